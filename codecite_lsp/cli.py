@@ -1,0 +1,172 @@
+"""Command line: ``codecite index|search|ask|stats|serve`` (shapes fixed in shared/contracts.md).
+
+Heavy modules (lancedb, litellm) are imported inside the commands that need them, so
+``codecite --help`` and ``codecite serve``'s initialize stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .config import Config, ConfigError, load_config
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codecite",
+        description="Answers questions about a repository, citing verified lines.",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--repo", default=".", help="repository root (default: current folder)")
+    common.add_argument(
+        "--index-dir", default=None, help="where the index lives (default: <repo>/.codecite)"
+    )
+    common.add_argument(
+        "--embedding", default=None, help="'default', 'none', or a litellm embedding model"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    index = sub.add_parser("index", parents=[common], help="build or update the index")
+    index.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    search = sub.add_parser("search", parents=[common], help="retrieval only, no model")
+    search.add_argument("query")
+    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--json", action="store_true")
+
+    ask = sub.add_parser("ask", parents=[common], help="answer with verified citations")
+    ask.add_argument("question")
+    ask.add_argument("--model", default=None, help="a litellm model string, or 'extractive'")
+    ask.add_argument("--json", action="store_true")
+
+    sub.add_parser("stats", parents=[common], help="summarise the request trace log")
+    sub.add_parser("serve", parents=[common], help="the language server on stdio")
+    return parser
+
+
+def _config(args: argparse.Namespace, repo: Path) -> Config:
+    overrides: dict[str, Any] = {
+        "index_dir": args.index_dir,
+        "embedding": args.embedding,
+        "model": getattr(args, "model", None),
+    }
+    return load_config(repo, overrides)
+
+
+class _ProgressBar:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        if not self.enabled:
+            return
+        width = 30
+        filled = width * done // total if total else width
+        percent = 100 * done // total if total else 100
+        line = f"\r[{'#' * filled}{'.' * (width - filled)}] {percent:3d}% {message[:50]:<50}"
+        sys.stderr.write(line)
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 90 + "\r")
+            sys.stderr.flush()
+
+
+def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
+    from .indexer import Indexer
+
+    bar = _ProgressBar(not args.quiet)
+    indexer = Indexer(repo, config)
+    try:
+        report = indexer.run(progress=bar)
+    finally:
+        bar.close()
+    for skip in report.skipped:
+        print(f"skipped {skip.path}: {skip.reason}", file=sys.stderr)
+    print(report.summary())
+    return 0
+
+
+def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
+    from .retrieval import open_retriever
+
+    if args.limit <= 0:
+        print("codecite: --limit must be positive", file=sys.stderr)
+        return 2
+    retriever = open_retriever(repo, config)
+    results = retriever.search(args.query, limit=args.limit)
+    if args.json:
+        print(json.dumps({"results": [r.to_json() for r in results]}, ensure_ascii=False))
+        return 0
+    if not results:
+        print("no results")
+    for result in results:
+        symbol = f"  {result.symbol}" if result.symbol else ""
+        print(f"{result.path}:{result.start_line}-{result.end_line}{symbol}  ({result.score:.3f})")
+    return 0
+
+
+def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
+    from .answering import Answerer
+    from .render import answer_to_text
+
+    answer = Answerer(repo, config).ask(args.question)
+    if args.json:
+        print(answer.model_dump_json())
+    else:
+        print(answer_to_text(answer))
+    return 0
+
+
+def _cmd_stats(args: argparse.Namespace, repo: Path, config: Config) -> int:
+    from .trace import summarise
+
+    print(json.dumps(summarise(config.resolved_index_dir(repo)), indent=2))
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace, repo: Path, config: Config) -> int:
+    from .server import run_stdio
+
+    run_stdio()
+    return 0
+
+
+_COMMANDS = {
+    "index": _cmd_index,
+    "search": _cmd_search,
+    "ask": _cmd_ask,
+    "stats": _cmd_stats,
+    "serve": _cmd_serve,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("RUST_LOG", "error")  # silences lancedb's deprecation chatter
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
+    args = _build_parser().parse_args(argv)
+    repo = Path(args.repo).resolve()
+    if not repo.is_dir():
+        print(f"codecite: repository folder not found: {repo}", file=sys.stderr)
+        return 2
+    try:
+        config = _config(args, repo)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"codecite: invalid setting: {problem}", file=sys.stderr)
+        return 2
+    return _COMMANDS[args.command](args, repo, config)
+
+
+def serve_main() -> None:
+    """``codecite-lsp``: the same as ``codecite serve``."""
+    sys.exit(main(["serve", *sys.argv[1:]]))
