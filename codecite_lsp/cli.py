@@ -12,9 +12,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Config, ConfigError, load_config
+
+if TYPE_CHECKING:
+    from .indexer import Indexer, IndexReport
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -81,18 +84,22 @@ class _ProgressBar:
             sys.stderr.flush()
 
 
-def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
-    from .indexer import Indexer
-
-    bar = _ProgressBar(not args.quiet)
-    indexer = Indexer(repo, config)
+def _run_index(indexer: Indexer, quiet: bool) -> IndexReport:
+    """One index pass with the progress bar; skipped files are listed on stderr."""
+    bar = _ProgressBar(not quiet)
     try:
         report = indexer.run(progress=bar)
     finally:
         bar.close()
     for skip in report.skipped:
         print(f"skipped {skip.path}: {skip.reason}", file=sys.stderr)
-    print(report.summary())
+    return report
+
+
+def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
+    from .indexer import Indexer
+
+    print(_run_index(Indexer(repo, config), args.quiet).summary())
     return 0
 
 
@@ -117,9 +124,19 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
 
 def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .answering import Answerer
+    from .indexer import Indexer
     from .render import answer_to_text
 
-    answer = Answerer(repo, config).ask(args.question)
+    indexer = Indexer(repo, config)
+    if indexer.store.meta.chunk_budget is None:  # set by the first complete index pass
+        print("codecite: no index yet; indexing the repository first", file=sys.stderr)
+        # stderr: with --json, stdout holds the answer only
+        print(_run_index(indexer, quiet=False).summary(), file=sys.stderr)
+    try:
+        answer = Answerer(repo, config).ask(args.question)
+    except ValueError as exc:  # an empty question
+        print(f"codecite: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(answer.model_dump_json())
     else:

@@ -1,0 +1,195 @@
+"""Index benchmarks, with the lower bounds measured in the same run.
+
+For each corpus (this repository, and a copy of the running interpreter's standard library
+without site-packages):
+- lower bounds: read + sha256 of every indexable file; tree-sitter parse of every file that has
+  a grammar (one core, like the indexer);
+- cold index, keyword part (``embedding = "none"``), then the default vectors separately
+  (training + embedding, ``fill_vectors``);
+- unchanged re-index (a new Indexer in this process, lancedb already imported);
+- one saved file -> searchable: append a unique word to one file, ``update_paths`` (with the
+  default embedder, as the server runs it), then search for the word; p50/p95 over the saves.
+
+Ratios against the targets: cold keyword <= 2x parse-only; unchanged re-index of the stdlib
+<= 1 s; one saved file searchable <= 300 ms p95. Not a timed test: run it by hand.
+
+Run: ``python bench/bench_index.py [--saves 20] [--only stdlib|self]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import statistics
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("RUST_LOG", "error")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from codecite_lsp.config import Config
+from codecite_lsp.embedding import fill_vectors, make_embedder
+from codecite_lsp.indexer import Indexer
+from codecite_lsp.languages import language_for_path, parser_for
+from codecite_lsp.retrieval import Retriever
+from codecite_lsp.workspace import scan
+
+SELF = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Figures:
+    name: str
+    files: int
+    megabytes: float
+    read_hash: float
+    parse: float
+    cold_keyword: float
+    chunks: int
+    vectors: float
+    unchanged: float
+    save_p50: float
+    save_p95: float
+
+
+def lower_bounds(repo: Path, config: Config) -> tuple[int, float, float, float]:
+    """(files, MB, read+hash seconds, parse seconds) over the files the indexer would read."""
+    files = [f.path for f in scan(repo, config).files]
+    t0 = time.perf_counter()
+    blobs = {}
+    for rel in files:
+        data = (repo / rel).read_bytes()
+        hashlib.sha256(data).digest()
+        blobs[rel] = data
+    read_hash = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for rel, data in blobs.items():
+        language = language_for_path(rel)
+        if language is not None:
+            parser_for(language).parse(data)
+    parse = time.perf_counter() - t0
+    return len(files), sum(map(len, blobs.values())) / 1e6, read_hash, parse
+
+
+def saves(repo: Path, config: Config, count: int) -> list[float]:
+    """Seconds from a file's save to its new word being found by search, ``count`` times."""
+    indexer = Indexer(repo, config)
+    retriever = Retriever(indexer.store, make_embedder(config, indexer.index_dir), config)
+    files = sorted(f.path for f in scan(repo, config).files if f.path.endswith(".py"))
+    latencies = []
+    for i in range(count):
+        rel = files[(i * 7919) % len(files)]
+        word = f"benchmarkword{i}x{time.time_ns()}"
+        with open(repo / rel, "a", encoding="utf-8") as handle:
+            handle.write(f"\n# {word}\n")
+        t0 = time.perf_counter()
+        indexer.update_paths([rel])
+        found = retriever.search(word, limit=1)
+        latencies.append(time.perf_counter() - t0)
+        if not found or found[0].path != rel:
+            raise SystemExit(f"saved word not found in {rel}: {found}")
+    return latencies
+
+
+def measure(name: str, repo: Path, index_root: Path, save_count: int) -> Figures:
+    index_dir = index_root / name
+    keyword = Config(embedding="none", index_dir=str(index_dir))
+    default = Config(index_dir=str(index_dir))
+    files, megabytes, read_hash, parse = lower_bounds(repo, keyword)
+
+    t0 = time.perf_counter()
+    report = Indexer(repo, keyword).run()
+    cold = time.perf_counter() - t0
+
+    indexer = Indexer(repo, default)
+    embedder = make_embedder(default, index_dir)
+    assert embedder is not None
+    t0 = time.perf_counter()
+    fill_vectors(indexer.store, embedder)
+    vectors = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    again = Indexer(repo, default).run()
+    unchanged = time.perf_counter() - t0
+    if again.written_files:
+        print(f"  warning: the unchanged re-index wrote {again.written_files} files")
+
+    latencies = sorted(saves(repo, default, save_count))
+    p95 = latencies[min(len(latencies) - 1, round(0.95 * (len(latencies) - 1)))]
+    return Figures(
+        name,
+        files,
+        megabytes,
+        read_hash,
+        parse,
+        cold,
+        report.chunks,
+        vectors,
+        unchanged,
+        statistics.median(latencies),
+        p95,
+    )
+
+
+def copy_stdlib(target: Path) -> Path:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    shutil.copytree(
+        stdlib, target, ignore=shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc")
+    )
+    return target
+
+
+def copy_self(target: Path) -> Path:
+    ignore = shutil.ignore_patterns(
+        ".git", ".codecite", "node_modules", "*.egg-info", "__pycache__"
+    )
+    shutil.copytree(SELF, target, ignore=ignore)
+    return target
+
+
+def report(figures: Figures) -> None:
+    f = figures
+    print(f"\n## {f.name}: {f.files} files, {f.megabytes:.1f} MB, {f.chunks} chunks")
+    print("| step | seconds | target | ratio |\n|---|---|---|---|")
+    print(f"| read + sha256 all bytes (lower bound) | {f.read_hash:.2f} | | |")
+    print(f"| tree-sitter parse all bytes (lower bound) | {f.parse:.2f} | | |")
+    print(
+        f"| cold index, keyword part | {f.cold_keyword:.2f} | <= 2x parse |"
+        f" {f.cold_keyword / max(f.parse, 1e-9):.2f}x parse |"
+    )
+    print(f"| default vectors (train + embed) | {f.vectors:.2f} | | |")
+    target = "<= 1 s" if f.name == "stdlib" else ""
+    print(f"| unchanged re-index | {f.unchanged:.2f} | {target} | |")
+    print(
+        f"| one saved file searchable, p50 / p95 | {f.save_p50 * 1000:.0f} ms /"
+        f" {f.save_p95 * 1000:.0f} ms | p95 <= 300 ms | {f.save_p95 / 0.3:.2f}x target |"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--saves", type=int, default=20)
+    parser.add_argument("--only", choices=["self", "stdlib"], default=None)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="codecite-bench-"))
+    try:
+        corpora = {"self": copy_self, "stdlib": copy_stdlib}
+        for name, copy in corpora.items():
+            if args.only and name != args.only:
+                continue
+            repo = copy(work / f"{name}-repo")
+            report(measure(name, repo, work / "index", args.saves))
+        print(f"\ncommand: python bench/bench_index.py --saves {args.saves}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

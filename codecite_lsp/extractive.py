@@ -1,0 +1,447 @@
+"""The offline answerer (pure): quotes the most relevant lines, in the model's JSON reply shape.
+
+No model is involved, so nothing is paraphrased: each claim is a short sentence built from the
+symbol and its doc comment, cited with a verbatim window of 1-4 lines. The reply goes through the
+same citation gate as a model's.
+
+Relevance: question terms (identifiers split on case and underscores, stop words removed, crude
+suffix stemming) weighted by idf, where each non-blank line of the sources is a document. A
+window scores the idf of the distinct question terms it covers, boosted when it holds a
+definition or an explaining comment, and lightly penalised for length.
+
+Sources that are adjacent pieces of one file are read as one run of lines, so a signature and
+its docstring split across two chunks still make one window; such a window is cited with one
+citation per chunk it touches.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from .citations import declared_lines
+from .prompt import Source
+
+# fmt: off
+_STOP = frozenset((
+    "a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "do", "does", "did",
+    "done", "how", "what", "where", "when", "which", "who", "whom", "why", "that", "this",
+    "these", "those", "to", "of", "in", "on", "for", "with", "by", "from", "at", "as", "and",
+    "or", "not", "no", "it", "its", "i", "we", "you", "they", "he", "she", "me", "my", "our",
+    "your", "their", "can", "could", "should", "would", "will", "shall", "may", "might", "must",
+    "there", "here", "about", "into", "get", "gets", "got", "have", "has", "had", "if", "then",
+    "else", "so", "than", "too", "very", "any", "all", "some", "each", "other", "such", "only",
+    "own", "same", "just", "also", "use", "used", "uses", "using", "work", "works", "working",
+    "code", "function", "functions", "method", "methods", "class", "classes", "file", "files",
+    "happen", "happens", "explain", "tell", "show", "find", "mean", "means", "thing", "things",
+    "self", "def", "return", "import", "please",
+))
+# fmt: on
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "edly", "ed", "es", "s", "e")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_MODIFIERS = (
+    r"(?:(?:export|default|public|private|protected|static|async|abstract|pub|override)\s+)*"
+)
+_DEF = re.compile(
+    rf"^\s*{_MODIFIERS}(?:def|class|function|func|fn|interface|type|struct|enum|trait|module)"
+    r"\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)"
+)
+_METHOD = re.compile(rf"^\s*{_MODIFIERS}([A-Za-z_$][\w$]*)\s*\(.*\)[^;=]*\{{\s*$")
+_NOT_METHODS = frozenset({"if", "for", "while", "switch", "catch", "with", "return", "function"})
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_COMMENT = re.compile(r'^\s*(?:"""|\'\'\'|#(?![!\[])|//|/\*|\*(?!\*)|--|<!--)')
+_COMMENT_MARKS = re.compile(
+    r'^\s*(?:"""|\'\'\'|/\*\*?|\*/|\*|//+|#+|--|<!--)\s*|\s*(?:"""|\'\'\'|\*/|-->)\s*$'
+)
+_PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
+_MAX_WINDOW = 4
+_MAX_CLAIMS = 4
+_PER_RUN = 2
+_MAX_USES = 3
+_COVERAGE_FLOOR = 0.34  # a quoted window covers at least a third of the question's weight
+
+
+def _stem(word: str) -> str:
+    if word.endswith("ss"):
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Search terms of a text: identifier parts, lower case, stop words dropped, stemmed."""
+    found = []
+    for word in _WORD.findall(text):
+        for part in _PART.findall(word):
+            lowered = part.lower()
+            if len(lowered) > 1 and lowered not in _STOP:
+                found.append(_stem(lowered))
+    return found
+
+
+def _defined_name(line: str) -> str | None:
+    match = _DEF.match(line)
+    if match:
+        return match.group(1)
+    match = _METHOD.match(line)
+    if match and match.group(1) not in _NOT_METHODS:
+        return match.group(1)
+    return None
+
+
+def _doc_sentence(line: str, query: frozenset[str] = frozenset()) -> str:
+    """The explaining text of a comment/docstring line: markers stripped, the sentence sharing
+    most terms with the question (the first one on a tie)."""
+    text = _COMMENT_MARKS.sub("", line.strip()).strip()
+    sentences = re.split(r"(?<=\.)\s+", text)
+    sentence = max(sentences, key=lambda one: len(query.intersection(terms(one))))
+    return sentence if len(sentence) <= 140 else sentence[:137].rstrip() + "..."
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+@dataclass(frozen=True)
+class _Subject:
+    name: str | None  # defined in the window or just above it
+    enclosing: str | None  # else the definition (or chunk symbol) the window sits inside
+    doc: str | None  # an explaining sentence of the window or of its definition
+
+
+@dataclass
+class _Run:
+    """Consecutive lines of one file, from one source or several adjacent ones, with what the
+    scorer needs to know about each line."""
+
+    path: str
+    first_line: int
+    lines: list[str]
+    owners: list[Source]  # the source each line is quoted from
+    ranks: list[int]  # that source's position in the request (retrieval rank)
+    terms: list[set[str]]
+    line_terms: list[list[str]]  # with repeats, in order
+    is_def: list[bool]
+    is_doc: list[bool]
+
+    @classmethod
+    def of(cls, ranked: list[tuple[int, Source]]) -> _Run:
+        first_line = min(source.start_line for _, source in ranked)
+        last_line = max(source.end_line for _, source in ranked)
+        size = last_line - first_line + 1
+        lines = [""] * size
+        owners: list[Source | None] = [None] * size
+        ranks = [0] * size
+        for rank, source in sorted(ranked, key=lambda item: item[0]):  # best-ranked source wins
+            count = source.end_line - source.start_line + 1
+            for offset, text in enumerate(declared_lines(source.text, count)):
+                at = source.start_line - first_line + offset
+                if owners[at] is None:
+                    lines[at], owners[at], ranks[at] = text, source, rank
+        prose = ranked[0][1].path.lower().endswith(_PROSE_SUFFIXES)
+        is_doc, in_docstring = [], False
+        for line in lines:
+            is_doc.append(
+                bool(line.strip()) and (prose or in_docstring or bool(_COMMENT.match(line)))
+            )
+            if (line.count('"""') + line.count("'''")) % 2:
+                in_docstring = not in_docstring
+        is_def = [
+            _defined_name(line) is not None or (prose and bool(_HEADING.match(line)))
+            for line in lines
+        ]
+        line_terms = [terms(line) for line in lines]
+        return cls(
+            path=ranked[0][1].path,
+            first_line=first_line,
+            lines=lines,
+            owners=[owner for owner in owners if owner is not None],  # runs have no holes
+            ranks=ranks,
+            terms=[set(found) for found in line_terms],
+            line_terms=line_terms,
+            is_def=is_def,
+            is_doc=is_doc,
+        )
+
+    def number(self, index: int) -> int:
+        return self.first_line + index
+
+    def citations(self, first: int, last: int) -> list[dict[str, Any]]:
+        """Lines first..last quoted verbatim, one citation per source they come from."""
+        found = []
+        start = first
+        while start <= last:
+            end = start
+            while end < last and self.owners[end + 1] is self.owners[start]:
+                end += 1
+            quote = "\n".join(self.lines[start : end + 1])
+            if quote.strip():
+                found.append(
+                    {
+                        "source": self.owners[start].label,
+                        "start_line": self.number(start),
+                        "end_line": self.number(end),
+                        "quote": quote,
+                    }
+                )
+            start = end + 1
+        return found
+
+    def subject(self, first: int, last: int, query: frozenset[str]) -> _Subject:
+        # The definition inside the window, else the nearest one just above it.
+        order = [*range(first, last + 1), *range(first - 1, max(-1, first - 3), -1)]
+        name_at = next((i for i in order if _defined_name(self.lines[i])), None)
+        name = _defined_name(self.lines[name_at]) if name_at is not None else None
+        symbol = self.owners[first].symbol
+        enclosing = None if name else (self._enclosing(first) or symbol)
+        # An explaining line inside the window, else just under the definition (a docstring).
+        below = range(name_at + 1, min(len(self.lines), name_at + 4)) if name_at is not None else []
+        doc = next(
+            (
+                sentence
+                for index in [*range(first, last + 1), *below]
+                if self.is_doc[index]
+                for sentence in [_doc_sentence(self.lines[index], query)]
+                if sentence
+            ),
+            None,
+        )
+        return _Subject(name, enclosing, doc)
+
+    def _enclosing(self, at: int) -> str | None:
+        """Name of the nearest definition above that is indented less than line ``at``."""
+        depth = _indent(self.lines[at])
+        for index in range(at - 1, -1, -1):
+            line = self.lines[index]
+            if line.strip() and _indent(line) < depth:
+                name = _defined_name(line)
+                if name:
+                    return name
+                depth = _indent(line)
+        return None
+
+
+def _runs(sources: list[Source]) -> list[_Run]:
+    """Sources grouped into runs: same path, overlapping or adjacent lines."""
+    by_path: dict[str, list[tuple[int, Source]]] = defaultdict(list)
+    for rank, source in enumerate(sources):
+        if source.end_line >= source.start_line:
+            by_path[source.path].append((rank, source))
+    runs = []
+    for ranked in by_path.values():
+        ranked.sort(key=lambda item: (item[1].start_line, item[0]))
+        current: list[tuple[int, Source]] = []
+        reach = 0  # the last line the current run covers
+        for item in ranked:
+            if current and item[1].start_line > reach + 1:
+                runs.append(_Run.of(current))
+                current = []
+            reach = max(reach, item[1].end_line) if current else item[1].end_line
+            current.append(item)
+        runs.append(_Run.of(current))
+    return runs
+
+
+@dataclass(frozen=True)
+class _Window:
+    score: float
+    coverage: float
+    run: _Run
+    first: int
+    last: int
+
+    @property
+    def rank(self) -> int:
+        return self.run.ranks[self.first]
+
+
+def _idf(documents: list[set[str]], wanted: frozenset[str]) -> dict[str, float]:
+    count = len(documents)
+    return {
+        term: math.log(1 + count / max(1, sum(term in doc for doc in documents))) for term in wanted
+    }
+
+
+def _windows(
+    run: _Run, query: frozenset[str], idf: dict[str, float], total: float
+) -> list[_Window]:
+    found = []
+    useful = [
+        bool(run.terms[i] & query) or run.is_def[i] or run.is_doc[i] for i in range(len(run.lines))
+    ]
+    for first in range(len(run.lines)):
+        if not run.terms[first] & query and not run.is_def[first]:
+            continue  # a window starts on a matching line or a definition, never on padding
+        covered: set[str] = set()
+        repeats = 0.0
+        for last in range(first, min(first + _MAX_WINDOW, len(run.lines))):
+            if not run.lines[last].strip() or not useful[last]:
+                break
+            hits = [term for term in run.line_terms[last] if term in query]
+            repeats += sum(idf[term] for term in hits if term in covered)
+            covered |= set(hits)
+            if not covered:
+                continue
+            weight = sum(idf[term] for term in covered)
+            span = range(first, last + 1)
+            boost = 1.0
+            boost += 0.3 if any(run.is_def[i] for i in span) else 0.0
+            boost += 0.2 if any(run.is_doc[i] for i in span) else 0.0
+            # Repeated terms add a little: the code that is *about* the subject says it often.
+            score = (weight + 0.1 * repeats) * boost / (1 + 0.15 * (last - first))
+            found.append(_Window(score, weight / total, run, first, last))
+    return found
+
+
+def _pick(windows: list[_Window]) -> list[_Window]:
+    """The best non-overlapping windows: at most 2 per run, 4 in all, none far below the best."""
+    # Ties go to the source retrieval ranked higher (sources come best first), then earlier lines.
+    ordered = sorted(windows, key=lambda w: (-w.score, w.rank, w.first))
+    picked: list[_Window] = []
+    for window in ordered:
+        if len(picked) == _MAX_CLAIMS or window.score < 0.35 * ordered[0].score:
+            break
+        same = [p for p in picked if p.run is window.run]
+        if len(same) >= _PER_RUN:
+            continue
+        if any(window.first <= p.last and p.first <= window.last for p in same):
+            continue
+        picked.append(window)
+    return picked
+
+
+def _owner(symbol: str | None, name: str | None) -> str:
+    """`` (Owner)`` for a name defined inside a chunk whose symbol says more."""
+    if not symbol or symbol == name or (name and symbol.endswith(f".{name}")):
+        return ""
+    return f" ({symbol.removesuffix(f'.{name}') if name else symbol})"
+
+
+def _claim_text(window: _Window, query: frozenset[str]) -> str:
+    run = window.run
+    subject = run.subject(window.first, window.last, query)
+    name, doc = subject.name, subject.doc
+    if name:
+        where = f"{run.path}{_owner(run.owners[window.first].symbol, name)}"
+        return f"`{name}` in {where}: {doc}" if doc else f"`{name}` is defined in {where}:"
+    first, last = run.number(window.first), run.number(window.last)
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    where = f"In `{subject.enclosing}` ({run.path})" if subject.enclosing else run.path
+    return f"{where}, {lines}: {doc}" if doc else f"{where}, {lines}:"
+
+
+def _claim(text: str, run: _Run, first: int, last: int) -> dict[str, Any]:
+    return {"kind": "claim", "text": text, "citations": run.citations(first, last)}
+
+
+def _reply(intro: str, claims: list[dict[str, Any]]) -> str:
+    if not claims:
+        return json.dumps({"spans": [], "refuse": {"reason": "no_span_in_retrieval"}})
+    return json.dumps({"spans": [{"kind": "prose", "text": intro}, *claims], "refuse": None})
+
+
+def answer(question: str, sources: list[Source]) -> str:
+    """Reply (model JSON shape) quoting the lines that best match the question, or a refusal."""
+    query = frozenset(terms(question))
+    runs = _runs(sources)
+    if not query or not runs:
+        return _reply("", [])
+    documents = [line for run in runs for line in run.terms if line]
+    idf = _idf(documents, query)
+    # A question term found nowhere still counts in the total, so an off-topic question whose only
+    # overlap is one common word does not clear the coverage floor.
+    total = sum(idf.values())
+    windows = [
+        window
+        for run in runs
+        for window in _windows(run, query, idf, total)
+        if window.coverage >= _COVERAGE_FLOOR
+    ]
+    claims = [_claim(_claim_text(w, query), w.run, w.first, w.last) for w in _pick(windows)]
+    return _reply("These lines of the indexed code best match the question:", claims)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hover
+
+
+def _mention(run: _Run, name: str, skip: range = range(0)) -> int | None:
+    """Index of the first line that mentions ``name`` as a whole word without defining it."""
+    word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    return next(
+        (
+            i
+            for i, line in enumerate(run.lines)
+            if i not in skip and not run.is_def[i] and word.search(line)
+        ),
+        None,
+    )
+
+
+def _signature(run: _Run, name: str, definition: Source) -> int | None:
+    """Index of the line defining ``name`` (in the definition's own lines first), else of its
+    first mention."""
+    own = [i for i, owner in enumerate(run.owners) if owner is definition]
+    others = [i for i in range(len(run.lines)) if run.owners[i] is not definition]
+    for index in [*own, *others]:
+        if _defined_name(run.lines[index]) == name:
+            return index
+    return _mention(run, name)
+
+
+def _definition_window(run: _Run, at: int) -> tuple[int, int]:
+    """The signature (continued while brackets are open) plus its doc comment, above or below."""
+    last, depth = at, 0
+    while last < len(run.lines):
+        line = run.lines[last]
+        depth += line.count("(") + line.count("[") - line.count(")") - line.count("]")
+        if depth <= 0 or last - at >= 3:
+            break
+        last += 1
+    last = min(last, len(run.lines) - 1)
+    first = at
+    if last + 1 < len(run.lines) and run.is_doc[last + 1] and last + 1 - at < _MAX_WINDOW:
+        last += 1  # a docstring right under the signature
+    else:
+        while first > 0 and run.is_doc[first - 1] and at - first < 2:
+            first -= 1  # a doc comment right above it
+    return first, last
+
+
+def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> str:
+    """Extractive hover reply: the definition (signature + first doc line) and cited usages."""
+    name = re.split(r"[.#:]+", symbol)[-1] or symbol
+    runs = _runs([definition, *uses] if definition is not None else uses)
+    claims = []
+    shown: tuple[_Run | None, range] = (None, range(0))
+    home = next((run for run in runs if any(o is definition for o in run.owners)), None)
+    if home is not None and definition is not None:
+        at = _signature(home, name, definition)
+        if at is not None:
+            first, last = _definition_window(home, at)
+            doc = next(
+                (_doc_sentence(home.lines[i]) for i in range(first, last + 1) if home.is_doc[i]),
+                "",
+            )
+            text = f"`{symbol}` is defined in {home.path}" + (f": {doc}" if doc else ":")
+            claims.append(_claim(text, home, first, last))
+            shown = (home, range(first, last + 1))
+    used = 0
+    for run in runs:
+        skip = shown[1] if run is shown[0] else range(0)
+        at = _mention(run, name, skip)
+        if at is None:
+            continue
+        used += 1
+        if used > _MAX_USES:
+            break
+        owner = _owner(run.owners[at].symbol, None)
+        claims.append(_claim(f"Used in {run.path}{owner}:", run, at, at))
+    return _reply(f"`{symbol}`, quoted from the indexed code:", claims)

@@ -1,0 +1,243 @@
+"""One model call through litellm: structured output, timeout, transient-error retries, cancel.
+
+litellm is imported on the first call only (it takes ~5 s and ~200 MB), never at server start-up.
+
+Testing aid: ``CODECITE_MOCK_RESPONSE`` makes every call go through litellm's own
+``mock_response=`` mechanism, so the whole path around the model stays real. Its value is either
+a reply (raw text), or ``@path`` to a JSON file holding one reply (an object) or a list of replies
+consumed one per litellm call (the last one repeats), so "a retry that fixes the answer" can be
+scripted for a separate server process. A reply that is an object is sent as its JSON text. The
+reply ``"litellm.RateLimitError"`` / ``"litellm.InternalServerError"`` makes litellm raise that
+error; ``"litellm.Timeout"``, ``"litellm.APIConnectionError"``, ``"litellm.AuthenticationError"``
+and ``"litellm.BadRequestError"`` are passed to litellm as exception instances, which it raises.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+MOCK_ENV = "CODECITE_MOCK_RESPONSE"
+
+ErrorKind = Literal["timeout", "api_error", "auth", "bad_request", "cancelled", "empty_reply"]
+
+
+class ModelError(Exception):
+    """The model gave no usable reply; ``message`` is plain words fit for the user."""
+
+    def __init__(self, kind: ErrorKind, message: str, attempts: int = 0) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.attempts = attempts  # litellm calls made before giving up
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReply:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+    attempts: int = 1  # litellm calls made, transient-error retries included
+
+
+class MockReplies:
+    """Scripted replies handed to litellm's ``mock_response=``, one per litellm call."""
+
+    def __init__(self, replies: Sequence[str]) -> None:
+        if not replies:
+            raise ValueError("a mock script needs at least one reply")
+        self._replies = list(replies)
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> str:
+        with self._lock:
+            reply = self._replies[min(self._next, len(self._replies) - 1)]
+            self._next += 1
+            return reply
+
+    @classmethod
+    def parse(cls, value: str) -> MockReplies:
+        """``value`` is a reply, or ``@file`` with one JSON reply or a JSON list of replies."""
+        if not value.startswith("@"):
+            return cls([value])
+        path = Path(value[1:]).expanduser()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{MOCK_ENV}: cannot read mock replies from {path}: {exc}") from None
+        items = data if isinstance(data, list) else [data]
+        return cls([item if isinstance(item, str) else json.dumps(item) for item in items])
+
+
+def mock_replies_from_env(environ: Mapping[str, str] | None = None) -> MockReplies | None:
+    value = (os.environ if environ is None else environ).get(MOCK_ENV)
+    return MockReplies.parse(value) if value else None
+
+
+_TRANSIENT = (
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "APIConnectionError",
+    "BadGatewayError",
+)
+_MOCK_EXCEPTIONS = {
+    "litellm.Timeout": "Timeout",
+    "litellm.APIConnectionError": "APIConnectionError",
+    "litellm.AuthenticationError": "AuthenticationError",
+    "litellm.BadRequestError": "BadRequestError",
+}
+
+
+def _litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-table download
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Provider List" banners on the terminal
+    return litellm
+
+
+def _mock_argument(litellm: Any, reply: str, model: str) -> Any:
+    name = _MOCK_EXCEPTIONS.get(reply)
+    if name is None:
+        return reply
+    return getattr(litellm, name)(message=f"mock {name}", llm_provider="openai", model=model)
+
+
+def _classify(litellm: Any, exc: Exception, timeout: float) -> tuple[ModelError, bool]:
+    """Map a litellm exception to (error for the user, whether retrying may help)."""
+    if isinstance(exc, litellm.Timeout):
+        return ModelError("timeout", f"the model timed out after {timeout:g} s"), False
+    if isinstance(exc, litellm.AuthenticationError):
+        return ModelError("auth", f"the model refused the credentials: {_short(exc)}"), False
+    if isinstance(exc, litellm.BadRequestError):  # includes context-window errors
+        return ModelError("bad_request", f"the model rejected the request: {_short(exc)}"), False
+    transient = any(isinstance(exc, getattr(litellm, n)) for n in _TRANSIENT if hasattr(litellm, n))
+    status = getattr(exc, "status_code", None)
+    transient = transient or (isinstance(status, int) and status >= 500)
+    return ModelError("api_error", f"the model service failed: {_short(exc)}"), transient
+
+
+def _short(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _response_format(litellm: Any, model: str, schema: dict[str, Any] | None) -> Any:
+    if schema is None:
+        return None
+    try:
+        supported = litellm.supports_response_schema(model=model)
+    except Exception:  # unknown provider strings raise in some litellm versions
+        supported = False
+    if not supported:
+        return None  # the prompt itself asks for JSON
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "schema": schema, "strict": True},
+    }
+
+
+def _call_in_thread(
+    fn: Any, kwargs: dict[str, Any], wait: float, cancel: threading.Event | None
+) -> Any:
+    """Run the blocking litellm call in a daemon thread so cancel and a hard deadline work."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = fn(**kwargs)
+        except BaseException as exc:  # handed back to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="codecite-model-call", daemon=True).start()
+    deadline = time.monotonic() + wait
+    while not done.wait(0.05):
+        if cancel is not None and cancel.is_set():
+            raise ModelError("cancelled", "the request was cancelled")
+        if time.monotonic() > deadline:
+            raise TimeoutError
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _pause(seconds: float, cancel: threading.Event | None) -> None:
+    """Sleep, cut short by cancel."""
+    if cancel is None:
+        time.sleep(seconds)
+    elif cancel.wait(seconds):
+        raise ModelError("cancelled", "the request was cancelled")
+
+
+def complete(
+    messages: list[dict[str, Any]],
+    model: str,
+    *,
+    timeout: float,
+    retries: int,
+    schema: dict[str, Any] | None,
+    cancel: threading.Event | None = None,
+    mock_response: str | MockReplies | None = None,
+    backoff: float = 0.5,
+) -> ModelReply:
+    """Ask ``model`` once (plus up to ``retries`` retries on transient errors); raise ModelError."""
+    if cancel is not None and cancel.is_set():
+        raise ModelError("cancelled", "the request was cancelled")
+    litellm = _litellm()
+    if mock_response is None:
+        mock_response = mock_replies_from_env()
+    kwargs: dict[str, Any] = {"model": model, "messages": messages, "timeout": timeout}
+    response_format = _response_format(litellm, model, schema)
+    if response_format is not None:
+        kwargs["response_format"] = response_format
+    started = time.monotonic()
+    attempt = 0
+    while True:
+        attempt += 1
+        if mock_response is not None:
+            reply = (
+                mock_response.take() if isinstance(mock_response, MockReplies) else mock_response
+            )
+            kwargs["mock_response"] = _mock_argument(litellm, reply, model)
+        try:
+            # the extra second lets litellm raise its own Timeout before the hard deadline
+            response = _call_in_thread(litellm.completion, kwargs, timeout + 1.0, cancel)
+            break
+        except TimeoutError:
+            error = ModelError("timeout", f"the model timed out after {timeout:g} s")
+            transient = False
+        except ModelError as exc:  # cancelled while waiting
+            error, transient = exc, False
+        except Exception as exc:
+            error, transient = _classify(litellm, exc, timeout)
+        if not transient or attempt > retries:
+            error.attempts = attempt
+            raise error
+        try:
+            _pause(backoff * 2 ** (attempt - 1), cancel)  # exponential backoff
+        except ModelError as exc:
+            exc.attempts = attempt
+            raise
+    text = response.choices[0].message.content or ""
+    if not text.strip():
+        raise ModelError("empty_reply", "the model returned an empty reply", attempt)
+    usage = getattr(response, "usage", None)
+    return ModelReply(
+        text=text,
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        latency_ms=(time.monotonic() - started) * 1000.0,
+        attempts=attempt,
+    )

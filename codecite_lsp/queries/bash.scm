@@ -1,0 +1,4 @@
+; See python.scm for the capture conventions.
+
+(function_definition name: (word) @name) @definition.function
+(comment) @comment

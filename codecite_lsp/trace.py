@@ -1,0 +1,106 @@
+"""Request trace: one JSON line per answered or refused question, summarised by ``codecite stats``.
+
+A record holds what is needed to see why an answer was given or refused (retrieved chunk hashes
+and scores, the gate's verdict per citation, retries, tokens, latency) but never the question text
+nor source code: only the question's sha256.
+
+The JSON-lines helpers here are shared with history.py: one ``os.write`` per record on an
+O_APPEND descriptor (concurrent writers never interleave inside a line), and readers skip a
+truncated last line left by a crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+TRACE_FILE = "trace.jsonl"
+
+
+def question_hash(question: str) -> str:
+    return hashlib.sha256(question.encode("utf-8")).hexdigest()
+
+
+def append_line(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON line; a previous crash's partial line is closed off first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = "\n" + line
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def read_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """Every well-formed record, oldest first; broken lines (a crash mid-write) are skipped."""
+    try:
+        handle = path.open("r", encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return
+    with handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                yield record
+
+
+class TraceLog:
+    def __init__(self, index_dir: Path) -> None:
+        self.path = Path(index_dir) / TRACE_FILE
+
+    def write(self, record: dict[str, Any]) -> None:
+        append_line(self.path, record)
+
+    def records(self) -> list[dict[str, Any]]:
+        return list(read_lines(self.path))
+
+
+def summarise(index_dir: Path) -> dict[str, Any]:
+    """Totals over the whole trace: outcomes, refusal reasons, citation checks, model use."""
+    answered = 0
+    refused: Counter[str] = Counter()
+    checked = unknown = failed = retries = model_calls = 0
+    tokens = 0
+    latencies: list[float] = []
+    records = TraceLog(index_dir).records()
+    for record in records:
+        if record.get("status") == "answered":
+            answered += 1
+        elif record.get("status") == "refused":
+            refused[str(record.get("reason"))] += 1
+        for attempt in record.get("attempts", []):
+            for check in attempt.get("checks", []):
+                checked += 1
+                unknown += not check.get("known_label", True)
+                failed += not check.get("ok", False)
+        retries += int(record.get("retries", 0))
+        model_calls += int(record.get("model_calls", 0))
+        tokens += int(record.get("prompt_tokens", 0)) + int(record.get("completion_tokens", 0))
+        if record.get("model_latency_ms"):
+            latencies.append(float(record["model_latency_ms"]))
+    return {
+        "requests": len(records),
+        "answered": answered,
+        "refused": sum(refused.values()),
+        "refused_by_reason": dict(sorted(refused.items())),
+        "citations_checked": checked,
+        "citations_failed": failed,
+        "unknown_label_citations": unknown,
+        "unknown_label_rate": round(unknown / checked, 4) if checked else 0.0,
+        "retries": retries,
+        "model_calls": model_calls,
+        "tokens": tokens,
+        "mean_model_latency_ms": round(sum(latencies) / len(latencies), 1) if latencies else 0.0,
+    }

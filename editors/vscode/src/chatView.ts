@@ -1,0 +1,124 @@
+// The chat panel's host side: serves the page, answers its messages, and keeps questions that are
+// still being answered so a panel opened (or re-opened) mid-answer shows them.
+
+import * as vscode from "vscode";
+import type { CodeciteApi } from "./codeciteApi.js";
+import { openLocation } from "./open.js";
+import type { AskParams, Citation, Exchange, HistoryEntry, HostMessage, PageMessage } from "./protocol.js";
+import { chatPageHtml, makeNonce } from "./webviewHtml.js";
+
+export const CHAT_VIEW_ID = "codecite.chat";
+const HISTORY_LIMIT = 50;
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function historyExchanges(entries: HistoryEntry[]): Exchange[] {
+  return entries
+    .filter((entry) => entry && typeof entry.question === "string" && entry.answer)
+    .map((entry, index) => ({
+      id: `history-${entry.answer.trace_id || index}`,
+      question: entry.question,
+      answer: entry.answer,
+      fromHistory: true,
+    }));
+}
+
+export class ChatViewProvider implements vscode.WebviewViewProvider {
+  private view: vscode.WebviewView | undefined;
+  private pageReady = false;
+  private readonly inFlight = new Map<string, Exchange>();
+  private asked = 0;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly api: CodeciteApi,
+  ) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.pageReady = false;
+    const media = vscode.Uri.joinPath(this.extensionUri, "media");
+    const script = vscode.Uri.joinPath(this.extensionUri, "out", "web");
+    view.webview.options = { enableScripts: true, localResourceRoots: [media, script] };
+    view.webview.html = chatPageHtml({
+      cspSource: view.webview.cspSource,
+      nonce: makeNonce(),
+      scriptUri: view.webview.asWebviewUri(vscode.Uri.joinPath(script, "chat.js")).toString(),
+      styleUri: view.webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.css")).toString(),
+    });
+    view.webview.onDidReceiveMessage((message: PageMessage) => this.handleMessage(message));
+    view.onDidDispose(() => {
+      this.view = undefined;
+      this.pageReady = false;
+    });
+  }
+
+  /** Shows the panel (the command palette path), creating it if it was never opened. */
+  async reveal(): Promise<void> {
+    if (this.view) {
+      this.view.show(true);
+    } else {
+      await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+    }
+  }
+
+  async handleMessage(message: PageMessage): Promise<void> {
+    switch (message.type) {
+      case "ready":
+        this.pageReady = true;
+        await this.sendHistory();
+        return;
+      case "ask":
+        await this.ask({ question: message.question });
+        return;
+      case "openCitation":
+        await this.openCitation(message.citation);
+        return;
+      case "openLocation":
+        await openLocation(message.location);
+        return;
+    }
+  }
+
+  async ask(params: AskParams): Promise<void> {
+    const id = `ask-${Date.now()}-${++this.asked}`;
+    const exchange: Exchange = { id, question: params.question };
+    this.inFlight.set(id, exchange);
+    this.post({ type: "exchange", exchange });
+    try {
+      exchange.answer = await this.api.ask(params);
+    } catch (error) {
+      exchange.error = `The question could not be asked: ${errorText(error)}`;
+    } finally {
+      this.inFlight.delete(id);
+    }
+    this.post({ type: "exchange", exchange });
+  }
+
+  private async sendHistory(): Promise<void> {
+    let exchanges: Exchange[] = [];
+    try {
+      exchanges = historyExchanges(await this.api.history(HISTORY_LIMIT));
+    } catch {
+      // No history yet (server starting or not running): the panel still works for new questions.
+    }
+    this.post({ type: "history", exchanges: [...exchanges, ...this.inFlight.values()] });
+  }
+
+  private async openCitation(citation: Citation): Promise<void> {
+    try {
+      // The server resolves the citation against the current files and shows the document.
+      await this.api.openCitation(citation);
+    } catch {
+      await openLocation(citation);
+    }
+  }
+
+  private post(message: HostMessage): void {
+    if (this.view && this.pageReady) {
+      void this.view.webview.postMessage(message);
+    }
+  }
+}

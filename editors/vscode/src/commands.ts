@@ -1,0 +1,98 @@
+// The palette commands. Their ids differ from the server's executeCommand ids (codecite.ask,
+// codecite.reindex, codecite.openCitation): vscode-languageclient registers those itself when the
+// server announces them, and a second registration of the same id would fail.
+
+import * as vscode from "vscode";
+import type { ChatViewProvider } from "./chatView.js";
+import type { CodeciteApi } from "./codeciteApi.js";
+import { describeStatus } from "./statusBar.js";
+
+export const COMMANDS = {
+  ask: "codecite.askQuestion",
+  askSelection: "codecite.askAboutSelection",
+  reindex: "codecite.reindexWorkspace",
+  status: "codecite.showIndexStatus",
+} as const;
+
+/** Selected code is appended to the question (capped) so retrieval can match on it. */
+const SELECTION_LIMIT = 4_000;
+
+export interface StatusRefresher {
+  poll(): void;
+}
+
+function failure(action: string, error: unknown): void {
+  const reason = error instanceof Error ? error.message : String(error);
+  void vscode.window.showErrorMessage(`Codecite: ${action} failed: ${reason}`);
+}
+
+async function ask(chat: ChatViewProvider): Promise<void> {
+  const question = await vscode.window.showInputBox({
+    title: "Codecite: Ask",
+    prompt: "Ask a question about this repository",
+    placeHolder: "How are API keys rotated?",
+  });
+  if (!question?.trim()) {
+    return;
+  }
+  await chat.reveal();
+  await chat.ask({ question: question.trim() });
+}
+
+async function askAboutSelection(chat: ChatViewProvider): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  const selected = editor?.document.getText(editor.selection).trim();
+  if (!editor || !selected) {
+    void vscode.window.showInformationMessage("Codecite: select some code first.");
+    return;
+  }
+  const question = await vscode.window.showInputBox({
+    title: "Codecite: Ask about selection",
+    prompt: "Ask about the selected code",
+    value: "What does this code do?",
+  });
+  if (!question?.trim()) {
+    return;
+  }
+  const start = editor.selection.start;
+  await chat.reveal();
+  await chat.ask({
+    question: `${question.trim()}\n\n${selected.slice(0, SELECTION_LIMIT)}`,
+    uri: editor.document.uri.toString(),
+    position: { line: start.line, character: start.character },
+  });
+}
+
+async function reindex(api: CodeciteApi, status: StatusRefresher): Promise<void> {
+  try {
+    const reindexing = api.reindex();
+    status.poll();
+    await reindexing;
+    status.poll();
+  } catch (error) {
+    failure("reindex", error);
+  }
+}
+
+async function showStatus(api: CodeciteApi): Promise<void> {
+  try {
+    const view = describeStatus(await api.status(), Date.now());
+    const [summary, ...details] = view.tooltip.split("\n");
+    await vscode.window.showInformationMessage(`Codecite: ${summary}`, { modal: true, detail: details.join("\n") });
+  } catch (error) {
+    failure("reading the index status", error);
+  }
+}
+
+export function registerCommands(
+  api: CodeciteApi,
+  chat: ChatViewProvider,
+  status: StatusRefresher,
+): vscode.Disposable[] {
+  return [
+    vscode.commands.registerCommand(COMMANDS.ask, () => ask(chat)),
+    vscode.commands.registerCommand(COMMANDS.askSelection, () => askAboutSelection(chat)),
+    vscode.commands.registerCommand(COMMANDS.reindex, () => reindex(api, status)),
+    vscode.commands.registerCommand(COMMANDS.status, () => showStatus(api)),
+  ];
+}

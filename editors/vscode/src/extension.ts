@@ -1,0 +1,139 @@
+// Entry point: starts the language server, then wires the chat panel, the commands and the
+// status-bar item to it.
+
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  type Executable,
+  LanguageClient,
+  type LanguageClientOptions,
+  ResponseError,
+} from "vscode-languageclient/node";
+import { CHAT_VIEW_ID, ChatViewProvider } from "./chatView.js";
+import { CodeciteApi, type RequestSender, SERVER_COMMANDS } from "./codeciteApi.js";
+import { COMMANDS, registerCommands } from "./commands.js";
+import { configurationChange, launchPlan, readSettings, SECTION, type Settings, serverOptions } from "./settings.js";
+import { IndexStatusBar } from "./statusBar.js";
+
+function currentSettings(): Settings {
+  return readSettings(vscode.workspace.getConfiguration(SECTION));
+}
+
+/** Owns the LanguageClient; a restart (launch settings changed) swaps it behind the same object. */
+class ServerConnection implements RequestSender {
+  private client: LanguageClient | undefined;
+
+  constructor(private readonly output: vscode.LogOutputChannel) {}
+
+  async start(): Promise<void> {
+    const plan = launchPlan(currentSettings(), process.env);
+    if (plan.warning) {
+      void vscode.window.showWarningMessage(`Codecite: ${plan.warning}`);
+    }
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const executable: Executable = { command: plan.command, args: plan.args, options: { env: plan.env, cwd } };
+    this.client = new LanguageClient("codecite", "Codecite", { run: executable, debug: executable }, this.clientOptions());
+    try {
+      await this.client.start();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      const choice = await vscode.window.showErrorMessage(
+        `Codecite: the server (${plan.command}) did not start: ${reason}. Set codecite.serverPath or codecite.pythonPath.`,
+        "Open Settings",
+      );
+      if (choice) {
+        await vscode.commands.executeCommand("workbench.action.openSettings", SECTION);
+      }
+    }
+  }
+
+  async restart(): Promise<void> {
+    const previous = this.client;
+    this.client = undefined;
+    if (previous?.isRunning()) {
+      await previous.stop();
+    }
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    if (this.client?.isRunning()) {
+      await this.client.stop();
+    }
+  }
+
+  sendRequest<R>(method: string, params: unknown): Promise<R> {
+    if (!this.client) {
+      return Promise.reject(new Error("the Codecite server is not running"));
+    }
+    return this.client.sendRequest<R>(method, params);
+  }
+
+  notifySettingsChanged(): void {
+    void this.client?.sendNotification(DidChangeConfigurationNotification.type, {
+      settings: serverOptions(currentSettings()),
+    });
+  }
+
+  private clientOptions(): LanguageClientOptions {
+    return {
+      documentSelector: [{ scheme: "file" }],
+      outputChannel: this.output,
+      initializationOptions: () => serverOptions(currentSettings()),
+      // Hover citations are command links that open the cited lines; nothing else is trusted.
+      markdown: { isTrusted: { enabledCommands: [SERVER_COMMANDS.openCitation] }, supportHtml: false },
+      middleware: {
+        provideHover: (document, position, token, next) =>
+          currentSettings().hoverEnabled ? next(document, position, token) : undefined,
+        workspace: {
+          // A server that pulls its settings gets the same keys as initializationOptions.
+          configuration: async (params, token, next) => {
+            const answers = await next(params, token);
+            if (answers instanceof ResponseError) {
+              return answers;
+            }
+            return params.items.map((item, index) =>
+              item.section === SECTION ? serverOptions(currentSettings()) : answers[index],
+            );
+          },
+        },
+      },
+    };
+  }
+}
+
+let connection: ServerConnection | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel("Codecite", { log: true });
+  const server = new ServerConnection(output);
+  connection = server;
+  const api = new CodeciteApi(server);
+  const chat = new ChatViewProvider(context.extensionUri, api);
+  const statusBar = new IndexStatusBar(
+    vscode.window.createStatusBarItem("codecite.index", vscode.StatusBarAlignment.Left, 10),
+    () => api.status(),
+    COMMANDS.status,
+  );
+  context.subscriptions.push(
+    output,
+    statusBar,
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat),
+    ...registerCommands(api, chat, statusBar),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      const change = configurationChange((section) => event.affectsConfiguration(section));
+      if (change === "restart") {
+        await server.restart();
+        statusBar.poll();
+      } else if (change === "notify") {
+        server.notifySettingsChanged();
+      }
+    }),
+  );
+  await server.start();
+  statusBar.poll();
+}
+
+export async function deactivate(): Promise<void> {
+  await connection?.stop();
+}

@@ -1,0 +1,174 @@
+// A small stand-in for the `vscode` module: just the API surface the glue code touches, recording
+// what it is asked to do. Importing this file first makes `require("vscode")` return it.
+
+import Module = require("node:module");
+
+export class Uri {
+  private constructor(
+    readonly scheme: string,
+    readonly path: string,
+  ) {}
+
+  static file(path: string): Uri {
+    return new Uri("file", path);
+  }
+
+  static joinPath(base: Uri, ...segments: string[]): Uri {
+    return new Uri(base.scheme, [base.path.replace(/\/$/, ""), ...segments].join("/"));
+  }
+
+  get fsPath(): string {
+    return this.path;
+  }
+
+  toString(): string {
+    return `${this.scheme}://${this.path}`;
+  }
+}
+
+export class Position {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+
+  constructor(startLine: number, startCharacter: number, endLine: number, endCharacter: number) {
+    this.start = new Position(startLine, startCharacter);
+    this.end = new Position(endLine, endCharacter);
+  }
+}
+
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+
+export const StatusBarAlignment = { Left: 1, Right: 2 };
+
+export interface Message {
+  level: "info" | "warning" | "error";
+  text: string;
+  detail?: string;
+}
+
+export interface FakeEditor {
+  document: { uri: Uri; getText(range?: unknown): string };
+  selection: Range;
+}
+
+type Handler = (...args: unknown[]) => unknown;
+
+/** Everything the code under test did, and the replies the "user" gives. Reset per test. */
+export const recorded = {
+  executed: [] as Array<{ command: string; args: unknown[] }>,
+  shown: [] as Array<{ uri: Uri; selection?: Range }>,
+  messages: [] as Message[],
+  inputBoxes: [] as Array<Record<string, unknown>>,
+  inputReplies: [] as Array<string | undefined>,
+  existingFiles: new Set<string>(),
+  workspaceFolders: [] as Array<{ uri: Uri; name: string; index: number }>,
+  activeTextEditor: undefined as FakeEditor | undefined,
+  settings: {} as Record<string, unknown>,
+  handlers: new Map<string, Handler>(),
+  viewProviders: new Map<string, unknown>(),
+  configurationListeners: [] as Handler[],
+};
+
+export function reset(): void {
+  recorded.executed = [];
+  recorded.shown = [];
+  recorded.messages = [];
+  recorded.inputBoxes = [];
+  recorded.inputReplies = [];
+  recorded.existingFiles = new Set();
+  recorded.workspaceFolders = [];
+  recorded.activeTextEditor = undefined;
+  recorded.settings = {};
+  recorded.handlers = new Map();
+  recorded.viewProviders = new Map();
+  recorded.configurationListeners = [];
+}
+
+function message(level: Message["level"]) {
+  return async (text: string, options?: unknown): Promise<undefined> => {
+    const detail = (options as { detail?: string } | undefined)?.detail;
+    recorded.messages.push(detail === undefined ? { level, text } : { level, text, detail });
+    return undefined;
+  };
+}
+
+const disposable = { dispose(): void {} };
+
+export const window = {
+  showInformationMessage: message("info"),
+  showWarningMessage: message("warning"),
+  showErrorMessage: message("error"),
+  async showInputBox(options: Record<string, unknown>): Promise<string | undefined> {
+    recorded.inputBoxes.push(options);
+    return recorded.inputReplies.shift();
+  },
+  async showTextDocument(uri: Uri, options: { selection?: Range }): Promise<void> {
+    recorded.shown.push({ uri, selection: options.selection });
+  },
+  get activeTextEditor(): FakeEditor | undefined {
+    return recorded.activeTextEditor;
+  },
+  createOutputChannel(name: string) {
+    return { name, dispose(): void {}, info(): void {}, error(): void {}, appendLine(): void {} };
+  },
+  createStatusBarItem() {
+    return { text: "", tooltip: "", name: "", command: "", show(): void {}, dispose(): void {} };
+  },
+  registerWebviewViewProvider(id: string, provider: unknown) {
+    recorded.viewProviders.set(id, provider);
+    return disposable;
+  },
+};
+
+export const workspace = {
+  get workspaceFolders() {
+    return recorded.workspaceFolders;
+  },
+  fs: {
+    async stat(uri: Uri): Promise<object> {
+      if (!recorded.existingFiles.has(uri.path)) {
+        throw new Error(`ENOENT ${uri.path}`);
+      }
+      return {};
+    },
+  },
+  getConfiguration() {
+    return { get: <T>(key: string): T | undefined => recorded.settings[key] as T | undefined };
+  },
+  onDidChangeConfiguration(listener: Handler) {
+    recorded.configurationListeners.push(listener);
+    return disposable;
+  },
+};
+
+export const commands = {
+  registerCommand(command: string, handler: Handler) {
+    recorded.handlers.set(command, handler);
+    return disposable;
+  },
+  async executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
+    recorded.executed.push({ command, args });
+    return recorded.handlers.get(command)?.(...args);
+  },
+};
+
+const stub = { Uri, Position, Range, ThemeColor, StatusBarAlignment, window, workspace, commands };
+
+/** Modules replaced for the code under test: `vscode` always, others by the tests that need it. */
+export const replacedModules = new Map<string, unknown>([["vscode", stub]]);
+
+type Loader = (request: string, parent: unknown, isMain: boolean) => unknown;
+const loader = Module as unknown as { _load: Loader };
+const originalLoad = loader._load;
+loader._load = function load(request: string, parent: unknown, isMain: boolean): unknown {
+  return replacedModules.has(request) ? replacedModules.get(request) : originalLoad.call(this, request, parent, isMain);
+};

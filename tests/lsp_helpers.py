@@ -1,0 +1,123 @@
+"""Shared helpers for the language-server tests (a real server process over stdio)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+FIXTURE = Path(__file__).parent / "fixtures" / "sample_repo"
+SERVER_COMMAND = [sys.executable, "-m", "codecite_lsp", "serve"]
+COMMAND_LINK = re.compile(r"\(command:codecite\.openCitation\?([^)\s]+)\)")
+
+T = TypeVar("T")
+
+
+def server_env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "RUST_LOG": "error", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("CODECITE_MODEL", None)
+    env.update(extra)
+    return env
+
+
+def server_config(**extra: str) -> ClientServerConfig:
+    return ClientServerConfig(server_command=SERVER_COMMAND, server_env=server_env(**extra))
+
+
+def copy_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE, repo)
+    return repo
+
+
+def init_params(
+    client_name: str, repo: Path, options: dict[str, Any] | None = None
+) -> types.InitializeParams:
+    from pytest_lsp import client_capabilities
+
+    return types.InitializeParams(
+        capabilities=client_capabilities(client_name),
+        root_uri=repo.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=repo.as_uri(), name=repo.name)],
+        initialization_options=options or {},
+    )
+
+
+def progress_ends(client: LanguageClient) -> list[types.WorkDoneProgressEnd]:
+    return [
+        value
+        for values in client.progress_reports.values()
+        for value in values
+        if isinstance(value, types.WorkDoneProgressEnd)
+    ]
+
+
+async def wait_for(
+    probe: Callable[[], Awaitable[T]], done: Callable[[T], bool], timeout: float = 30.0
+) -> T:
+    """Poll ``probe`` until ``done(value)``; fail with the last value seen."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await probe()
+        if done(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out; last value: {value!r}")
+        await asyncio.sleep(0.05)
+
+
+async def wait_indexed(client: LanguageClient, count: int = 1, timeout: float = 60.0) -> None:
+    async def ends() -> int:
+        return len(progress_ends(client))
+
+    await wait_for(ends, lambda n: n >= count, timeout)
+
+
+async def request(client: LanguageClient, method: str, params: Any) -> Any:
+    """A custom request; pygls gives results back as namedtuples, tests want plain JSON."""
+    result = await client.protocol.send_request_async(method, params)
+    return to_json(result)
+
+
+def to_json(value: Any) -> Any:
+    if hasattr(value, "_asdict"):
+        return {key: to_json(item) for key, item in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(item) for item in value]
+    return value
+
+
+def hover_markdown(hover: types.Hover | None) -> str:
+    assert hover is not None, "no hover"
+    assert isinstance(hover.contents, types.MarkupContent)
+    assert hover.contents.kind == types.MarkupKind.Markdown
+    return hover.contents.value
+
+
+def linked_citations(markdown: str) -> list[dict[str, Any]]:
+    """The citations a user can click in a hover: the JSON inside each command link."""
+    return [json.loads(unquote(match))[0] for match in COMMAND_LINK.findall(markdown)]
+
+
+def position_of(path: Path, needle: str, occurrence: int = 0) -> types.Position:
+    """The position of the ``occurrence``-th ``needle`` in a file (0-based line/character)."""
+    seen = 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        column = line.find(needle)
+        while column != -1:
+            if seen == occurrence:
+                return types.Position(line=number, character=column + 1)
+            seen += 1
+            column = line.find(needle, column + 1)
+    raise AssertionError(f"{needle!r} not in {path}")

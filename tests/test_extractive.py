@@ -1,0 +1,195 @@
+"""The offline answerer quotes the lines that answer the question; its replies pass the gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codecite_lsp.extractive import answer, hover_answer, terms
+from codecite_lsp.gate import GatePassed, GateRefusedByModel, verify
+from codecite_lsp.prompt import Source
+
+REPO = Path(__file__).parent / "fixtures" / "sample_repo"
+SECRETLESS = (
+    "keyvault/keys.py",
+    "keyvault/tokens.py",
+    "keyvault/ratelimit.py",
+    "keyvault/__init__.py",
+    "web/src/client.ts",
+    "README.md",
+    "docs/operations.md",
+)
+
+
+def repo_sources(window: int) -> list[Source]:
+    """The fixture's files cut into fixed windows of lines, labelled like retrieval would."""
+    sources: list[Source] = []
+    for rel in SECRETLESS:
+        lines = (REPO / rel).read_text(encoding="utf-8").split("\n")[:-1]
+        for start in range(0, len(lines), window):
+            part = lines[start : start + window]
+            sources.append(
+                Source(f"S{len(sources) + 1}", rel, start + 1, start + len(part), "\n".join(part))
+            )
+    return sources
+
+
+def claims_of(raw: str) -> list[dict[str, Any]]:
+    return [span for span in json.loads(raw)["spans"] if span["kind"] == "claim"]
+
+
+def lines_cited(sources: list[Source], claim: dict[str, Any]) -> tuple[str, int, int]:
+    citation = claim["citations"][0]
+    path = next(s.path for s in sources if s.label == citation["source"])
+    return path, citation["start_line"], citation["end_line"]
+
+
+ROTATE_KEY_LINES = range(47, 58)  # def rotate_key ... return fresh in keyvault/keys.py
+
+
+@pytest.mark.parametrize("window", [12, 20, 80])
+def test_key_rotation_question_quotes_rotate_key(window: int) -> None:
+    sources = repo_sources(window)
+    raw = answer("how are API keys rotated?", sources)
+    claims = claims_of(raw)
+    assert 2 <= len(claims) <= 4
+    path, start, end = lines_cited(sources, claims[0])
+    assert path == "keyvault/keys.py"
+    assert start in ROTATE_KEY_LINES and end in ROTATE_KEY_LINES
+    assert "def rotate_key(" in claims[0]["citations"][0]["quote"]
+    assert claims[0]["text"].startswith("`rotate_key` in keyvault/keys.py")
+    assert "issue a new key and retire the old one" in claims[0]["text"]
+    for claim in claims:  # short windows of lines, never whole chunks
+        _, first, last = lines_cited(sources, claim)
+        assert last - first < 4
+    assert isinstance(verify(raw, sources), GatePassed)
+
+
+def test_answer_starts_with_one_short_prose_span() -> None:
+    spans = json.loads(answer("how are API keys rotated?", repo_sources(20)))["spans"]
+    assert spans[0]["kind"] == "prose" and len(spans[0]["text"]) < 100
+    assert all(span["kind"] == "claim" for span in spans[1:])
+
+
+def test_a_different_question_finds_different_lines() -> None:
+    sources = repo_sources(20)
+    raw = answer("how long are session tokens valid?", sources)
+    cited = [lines_cited(sources, c)[0] for c in claims_of(raw)]
+    assert "docs/operations.md" in cited or "keyvault/tokens.py" in cited
+    assert "keyvault/keys.py" not in cited
+    assert isinstance(verify(raw, sources), GatePassed)
+
+
+@pytest.mark.parametrize(
+    "question", ["what is the capital of France?", "how does it work?", "", "?!"]
+)
+def test_unrelated_or_empty_questions_refuse(question: str) -> None:
+    raw = answer(question, repo_sources(20))
+    assert json.loads(raw) == {"spans": [], "refuse": {"reason": "no_span_in_retrieval"}}
+    assert isinstance(verify(raw, repo_sources(20)), GateRefusedByModel)
+
+
+def test_no_sources_refuse() -> None:
+    assert json.loads(answer("how are API keys rotated?", []))["refuse"] is not None
+
+
+def test_terms_split_identifiers_and_drop_stop_words() -> None:
+    assert terms("How are API keys rotated?") == ["api", "key", "rotat"]
+    assert terms("rotateKey rotate_key HTTPServer") == [
+        "rotat",
+        "key",
+        "rotat",
+        "key",
+        "http",
+        "server",
+    ]
+
+
+def test_hover_summarises_the_definition_and_cites_uses() -> None:
+    sources = repo_sources(20)
+    definition = next(s for s in sources if s.path == "keyvault/keys.py" and s.start_line == 41)
+    raw = hover_answer("rotate_key", definition, [s for s in sources if s is not definition])
+    claims = claims_of(raw)
+    first = claims[0]
+    assert first["text"] == (
+        "`rotate_key` is defined in keyvault/keys.py: "
+        "Rotate a client's API key: issue a new key and retire the old one."
+    )
+    assert lines_cited(sources, first) == ("keyvault/keys.py", 47, 48)
+    uses = claims[1:]
+    assert uses and all("rotate_key" in c["citations"][0]["quote"] for c in uses)
+    assert lines_cited(sources, uses[0])[0] == "keyvault/__init__.py"
+    assert isinstance(verify(raw, sources), GatePassed)
+
+
+def test_hover_takes_a_doc_comment_above_a_typescript_method() -> None:
+    sources = repo_sources(80)
+    client = next(s for s in sources if s.path == "web/src/client.ts")
+    raw = hover_answer("KeyvaultClient.rotateKey", client, [])
+    first = claims_of(raw)[0]
+    assert first["text"].endswith(": Ask the server to rotate the caller's API key.")
+    assert lines_cited(sources, first) == ("web/src/client.ts", 11, 12)
+    assert isinstance(verify(raw, sources), GatePassed)
+
+
+def test_hover_with_nothing_known_refuses() -> None:
+    assert json.loads(hover_answer("nowhere", None, []))["refuse"] is not None
+    assert json.loads(hover_answer("nowhere", None, repo_sources(20)))["refuse"] is not None
+
+
+def test_claim_text_names_the_enclosing_definition_and_the_fitting_sentence() -> None:
+    sources = repo_sources(20)
+    raw = answer("where is the token signature checked?", sources)
+    texts = [c["text"] for c in claims_of(raw)]
+    assert texts and all(
+        t.startswith("In `verify_token` (keyvault/tokens.py), line") for t in texts
+    )
+    grace = claims_of(answer("what is the grace period for old keys?", sources))
+    # Of "Keys rotate every 30 days. The old key keeps working for a 24 hour grace period.",
+    # the claim text keeps the sentence that answers the question.
+    assert "docs/operations.md, line 5: The old key keeps working for a 24 hour grace period." in [
+        c["text"] for c in grace
+    ]
+
+
+def chunked(rel: str, cuts: list[tuple[int, int]], first_label: int) -> list[Source]:
+    lines = (REPO / rel).read_text(encoding="utf-8").split("\n")
+    return [
+        Source(f"S{first_label + i}", rel, a, b, "\n".join(lines[a - 1 : b]) + "\n", symbol=None)
+        for i, (a, b) in enumerate(cuts)
+    ]
+
+
+# How a syntax chunker with a small budget cuts these files: rotate_key's signature (line 47) and
+# its body with the docstring (48-57) land in separate chunks.
+SPLIT = [
+    *chunked("web/src/client.ts", [(1, 7), (8, 10), (11, 12), (13, 21), (22, 22), (23, 26)], 1),
+    *chunked("keyvault/keys.py", [(1, 12), (13, 26), (27, 38), (39, 40), (41, 46)], 7),
+    *chunked("keyvault/keys.py", [(48, 57), (47, 47)], 12),  # retrieval order is not file order
+]
+
+
+def test_a_signature_and_docstring_split_across_chunks_are_quoted_together() -> None:
+    raw = answer("how are API keys rotated?", SPLIT)
+    first = claims_of(raw)[0]
+    assert first["text"].startswith("`rotate_key` in keyvault/keys.py: Rotate a client's API key")
+    assert [(c["source"], c["start_line"], c["end_line"]) for c in first["citations"]] == [
+        ("S13", 47, 47),
+        ("S12", 48, 48),
+    ]
+    assert isinstance(verify(raw, SPLIT), GatePassed)
+
+
+def test_hover_joins_the_definition_chunk_with_its_docstring_chunk() -> None:
+    definition = next(s for s in SPLIT if s.start_line == 47)
+    uses = [s for s in SPLIT if s is not definition]
+    raw = hover_answer("rotate_key", definition, uses)
+    first = claims_of(raw)[0]
+    assert first["text"].endswith(
+        ": Rotate a client's API key: issue a new key and retire the old one."
+    )
+    assert len(first["citations"]) == 2
+    assert isinstance(verify(raw, SPLIT), GatePassed)

@@ -1,0 +1,205 @@
+"""Hybrid retrieval: fusion, de-duplication, merging, the relevance floor, symbol seeding and
+``codecite search --json`` on the sample repository (real tree-sitter chunks in real LanceDB)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from codecite_lsp.config import Config
+from codecite_lsp.models import Result, content_hash
+from codecite_lsp.retrieval import (
+    RetrievalContext,
+    Retriever,
+    dedup_overlapping,
+    merge_adjacent,
+    open_retriever,
+    rrf,
+)
+
+os.environ.setdefault("RUST_LOG", "error")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+SAMPLE = Path(__file__).parent / "fixtures" / "sample_repo"
+
+
+def result(path: str, start: int, end: int, text: str = "", score: float = 0.5) -> Result:
+    text = text or "".join(f"line {n}\n" for n in range(start, end + 1))
+    return Result(path, start, end, None, score, content_hash(text), text, revision="r1")
+
+
+@pytest.fixture(scope="module")
+def sample_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample repository, copied and indexed once (keyword + default vectors)."""
+    from codecite_lsp.indexer import Indexer
+
+    repo = tmp_path_factory.mktemp("sample") / "repo"
+    shutil.copytree(SAMPLE, repo)
+    Indexer(repo, Config()).run()
+    return repo
+
+
+@pytest.fixture(scope="module")
+def retriever(sample_repo: Path) -> Retriever:
+    return open_retriever(sample_repo, Config())
+
+
+# -- pure parts --------------------------------------------------------------------------------
+
+
+def test_rrf_prefers_agreement_then_rank() -> None:
+    scores = rrf([["a", "b", "c"], ["c", "b", "d"]])
+    order = sorted(scores, key=lambda k: -scores[k])
+    assert set(order[:2]) == {"b", "c"}  # agreement of both lists beats one first place
+    assert scores["c"] == pytest.approx(1 / 61 + 1 / 63)
+    assert scores["a"] > scores["d"]  # first in one list beats third in one list
+    assert scores["b"] == pytest.approx(2 / 62)
+
+
+def test_overlapping_results_keep_the_best_one() -> None:
+    best, overlapping, other_file, after = (
+        result("a.py", 10, 20),
+        result("a.py", 15, 30),
+        result("b.py", 15, 30),
+        result("a.py", 21, 25),
+    )
+    assert dedup_overlapping([best, overlapping, other_file, after]) == [best, other_file, after]
+
+
+def test_adjacent_and_overlapping_chunks_of_one_file_merge_into_its_exact_lines() -> None:
+    file_lines = [f"line {n}\n" for n in range(1, 41)]
+
+    def lines(start: int, end: int) -> str:
+        return "".join(file_lines[start - 1 : end])
+
+    top = result("a.py", 11, 20, lines(11, 20), score=0.9)
+    other = result("b.py", 1, 5, lines(1, 5), score=0.8)
+    adjacent = result("a.py", 1, 10, lines(1, 10), score=0.7)
+    overlapping = result("a.py", 18, 25, lines(18, 25), score=0.6)
+    apart = result("a.py", 30, 35, lines(30, 35), score=0.5)
+    merged = merge_adjacent([top, other, adjacent, overlapping, apart])
+    assert [(m.path, m.start_line, m.end_line) for m in merged] == [
+        ("a.py", 1, 25),
+        ("b.py", 1, 5),
+        ("a.py", 30, 35),
+    ]
+    assert merged[0].text == lines(1, 25)
+    assert merged[0].content_hash == content_hash(lines(1, 25))
+    assert merged[0].score == 0.9
+
+
+def test_chunks_of_different_revisions_are_not_merged() -> None:
+    old = replace(result("a.py", 1, 5), revision="old")
+    assert len(merge_adjacent([old, result("a.py", 6, 9)])) == 2
+
+
+# -- on the indexed sample repository ---------------------------------------------------------
+
+
+def test_empty_query_gives_nothing(retriever: Retriever) -> None:
+    assert retriever.search("") == []
+    assert retriever.search("   \n\t") == []
+
+
+def test_search_is_hybrid_best_first_and_scores_are_in_range(retriever: Retriever) -> None:
+    assert retriever.embedder is not None
+    assert retriever.store.vector_count(retriever.embedder.name) > 0
+    assert retriever.search("refill_per_second elapsed", limit=3)[0].path == "keyvault/ratelimit.py"
+    results = retriever.search("rotate_key", limit=5)
+    assert {"keyvault/keys.py", "keyvault/__init__.py"} <= {r.path for r in results}
+    scores = [r.score for r in results]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0 < s <= 1 for s in scores)
+    spans = [(r.path, r.start_line, r.end_line) for r in results]
+    for i, (path, start, end) in enumerate(spans):
+        for other_path, other_start, other_end in spans[i + 1 :]:
+            assert path != other_path or end < other_start or other_end < start
+
+
+def test_search_works_keyword_only(sample_repo: Path) -> None:
+    keyword_only = open_retriever(sample_repo, Config(embedding="none"))
+    results = keyword_only.search("token bucket refill", limit=3)
+    assert results[0].path == "keyvault/ratelimit.py"
+    assert results[0].score == pytest.approx(1.0)  # first in the only ranking that ran
+
+
+def test_a_question_the_repository_answers_clears_the_floor(retriever: Retriever) -> None:
+    retrieval = retriever.retrieve("how are API keys rotated?")
+    assert retrieval.cleared_floor
+    assert retrieval.selected[0].path in {"keyvault/keys.py", "docs/operations.md"}
+    assert any("def rotate_key" in r.text for r in retrieval.selected)
+    config = retriever.config
+    assert len(retrieval.selected) <= config.context_chunks
+    assert sum(len(r.text) for r in retrieval.selected) <= config.context_tokens * 4
+    assert all(r.score >= config.relevance_floor for r in retrieval.selected)
+
+
+def test_a_question_about_absent_things_does_not_clear_the_floor(retriever: Retriever) -> None:
+    retrieval = retriever.retrieve("how does the flux capacitor calibrate warp coils?")
+    assert not retrieval.cleared_floor
+    assert retrieval.selected == []
+    assert retrieval.candidates  # still listed, for the refusal's "retrieved"
+    assert all(r.score < retriever.config.relevance_floor for r in retrieval.candidates)
+
+
+def test_stop_words_are_not_evidence(retriever: Retriever) -> None:
+    retrieval = retriever.retrieve("what is the way that it does this for them?")
+    assert not retrieval.cleared_floor
+
+
+def test_context_boosts_the_current_file(retriever: Retriever) -> None:
+    question = "where are tokens used?"  # several files are equally relevant
+    plain = retriever.retrieve(question).candidates
+    tied = [r.path for r in plain if r.score >= plain[0].score - 0.05]
+    assert len(tied) >= 2
+    here = retriever.retrieve(question, RetrievalContext(path=tied[-1]))
+    assert here.candidates[0].path == tied[-1]
+    # The boost reorders; it is not evidence: relevance is the same with or without it.
+    assert {r.path: r.score for r in here.candidates} == {
+        r.path: r.score for r in retriever.retrieve(question).candidates
+    }
+
+
+def test_symbol_seeding_returns_definition_then_uses(retriever: Retriever) -> None:
+    seeded = retriever.retrieve_for_symbol("rotate_key", "keyvault/keys.py")
+    assert seeded.candidates[0].path == "keyvault/keys.py"
+    assert "def rotate_key" in seeded.candidates[0].text
+    use_paths = {r.path for r in seeded.candidates[1:]}
+    assert "keyvault/__init__.py" in use_paths
+    assert retriever.retrieve_for_symbol("  ").candidates == []
+
+
+def test_cli_search_json_shape(sample_repo: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "codecite_lsp", "search", "retired key grace period", "--json", "--limit", "3"],
+        cwd=sample_repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    payload = json.loads(completed.stdout)
+    assert list(payload) == ["results"] and 1 <= len(payload["results"]) <= 3
+    for item in payload["results"]:
+        assert set(item) == {
+            "path",
+            "start_line",
+            "end_line",
+            "symbol",
+            "score",
+            "content_hash",
+            "text",
+        }
+        lines = (sample_repo / item["path"]).read_text().splitlines()
+        assert "\n".join(lines[item["start_line"] - 1 : item["end_line"]]) == item["text"].rstrip(
+            "\n"
+        )
+    assert "keyvault/keys.py" in {item["path"] for item in payload["results"]}
+    assert ".env" not in {item["path"] for item in payload["results"]}
