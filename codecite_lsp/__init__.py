@@ -1,3 +1,3 @@
-"""codecite-lsp: a language server that answers questions about a repository with verified citations."""
+"""codecite-lsp: answers questions about a repository and proves every answer with citations."""
 
 __version__ = "0.1.0"

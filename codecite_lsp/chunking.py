@@ -85,6 +85,10 @@ class Definition:
 # Lines
 
 
+def _lf_len(line: str) -> int:
+    return len(line) - 1 if line.endswith("\r\n") else len(line)
+
+
 class _Lines:
     """A file's lines (``"\\n"``-terminated, the last one possibly not) with prefix sums of their
     lengths in characters and UTF-8 bytes, so any range's size is O(1)."""
@@ -98,9 +102,13 @@ class _Lines:
             lines.append(parts[-1])
         self.lines = lines
         self.count = len(lines)
-        self.char_starts = list(accumulate(map(len, lines), initial=0))
+        lengths = list(accumulate(map(len, lines), initial=0))
+        # sizes count a "\r\n" as one character, so a CRLF checkout is cut like an LF one
+        self.char_starts = (
+            lengths if "\r" not in text else list(accumulate(map(_lf_len, lines), initial=0))
+        )
         if text.isascii():
-            self.byte_starts = self.char_starts
+            self.byte_starts = lengths
             self.source = text.encode("ascii")
         else:
             self.byte_starts = list(
@@ -109,7 +117,7 @@ class _Lines:
             self.source = text.encode("utf-8")
 
     def size(self, start: int, end: int) -> int:
-        """Characters in rows start..end-1."""
+        """Characters in rows start..end-1 (a "\r\n" counts as one)."""
         return self.char_starts[end] - self.char_starts[start]
 
     def text(self, start: int, end: int) -> str:
@@ -180,14 +188,17 @@ def _comment_rows(comments: Iterable[Node], lines: _Lines) -> set[int]:
     return rows
 
 
-def _error_share(errors: Sequence[Node], total: int) -> float:
-    covered, reach = 0, 0
-    for start, end in sorted((node.start_byte, node.end_byte) for node in errors):
-        start = max(start, reach)
-        if end > start:
-            covered += end - start
-            reach = end
-    return covered / total if total else 0.0
+def _error_share(errors: Sequence[Node], source: bytes) -> float:
+    """Share of the non-blank bytes that no rule of the grammar could place: the tokens and
+    fragments directly inside ERROR nodes. Intact subtrees inside an ERROR node (tree-sitter
+    often wraps whole valid definitions in one) do not count."""
+    bad = 0
+    for error in errors:
+        for child in error.children:
+            if child.type != "ERROR" and (not child.is_named or child.child_count == 0):
+                bad += len(b"".join(source[child.start_byte : child.end_byte].split()))
+    solid = len(b"".join(source.split()))
+    return bad / solid if solid else 0.0
 
 
 def _node_text(node: Node) -> str:
@@ -227,7 +238,7 @@ def _parse(language: str, lines: _Lines) -> _Parsed:
             known = found.get(match.node.id)
             if known is None or pattern < known.pattern:  # the first pattern in the .scm wins
                 found[match.node.id] = match
-    share = _error_share(errors, len(lines.source)) if root.has_error else 0.0
+    share = _error_share(errors, lines.source) if root.has_error else 0.0
     matches = sorted(found.values(), key=lambda m: (m.node.start_byte, -m.node.end_byte))
     return _Parsed(_nest(matches, lines, _comment_rows(comments, lines)), root, share)
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import load_config_lenient
-from .models import Citation
 
 if TYPE_CHECKING:
     from .answering import Answerer
@@ -244,6 +243,7 @@ class Session:
         from pydantic import ValidationError
 
         from .citations import resolve
+        from .models import Citation  # pydantic: kept off the start-up path
 
         try:
             parsed = Citation.model_validate(

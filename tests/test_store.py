@@ -160,15 +160,15 @@ def test_natural_words_find_every_spelling(store: Store) -> None:
 
 
 def test_rows_written_after_the_index_are_found_and_deleted_rows_are_not(store: Store) -> None:
-    put(store, chunk("first.py", "alpha_token = 1\n"))
-    put(store, chunk("second.py", "beta_token = 2\n"))  # after the FTS index exists
+    put(store, chunk("first.py", "alphavalue = 1\n"))
+    put(store, chunk("second.py", "betavalue = 2\n"))  # after the FTS index exists
     assert store.unindexed_rows() == 1
-    assert hit_paths(store, "beta_token") == ["second.py"]
+    assert hit_paths(store, "betavalue") == ["second.py"]
     store.delete(["first.py"])
-    assert hit_paths(store, "alpha_token") == []
+    assert hit_paths(store, "alphavalue") == []
     store.optimize()
     assert store.unindexed_rows() == 0
-    assert hit_paths(store, "beta_token") == ["second.py"]
+    assert hit_paths(store, "betavalue") == ["second.py"]
 
 
 def test_keyword_search_on_an_empty_store_and_odd_queries(store: Store) -> None:
