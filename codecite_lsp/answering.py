@@ -165,6 +165,7 @@ class Answerer:
         note: str,
     ) -> Answered | Refused:
         def refuse(reason: RefusalReason, detail: str, near: list[Result]) -> Refused:
+            detail = f"{detail} ({note})" if note else detail  # e.g. indexing still running
             return Refused(
                 trace_id=request.trace_id, reason=reason, detail=detail, retrieved=_refs(near)
             )

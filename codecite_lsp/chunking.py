@@ -39,7 +39,8 @@ from .models import Chunk, content_hash
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-MAX_ERROR_SHARE = 0.5  # above this share of bytes in ERROR nodes the tree is not worth following
+# Above this share of the non-blank bytes loose in ERROR nodes, the tree is not worth following.
+MAX_ERROR_SHARE = 0.5
 
 # Nodes that wrap a definition and belong to its chunk (decorators, `export`, `template <...>`).
 _WRAPPERS = frozenset(
@@ -111,10 +112,10 @@ class _Lines:
             self.byte_starts = lengths
             self.source = text.encode("ascii")
         else:
+            self.source = text.encode("utf-8")  # first: fails fast on a lone surrogate
             self.byte_starts = list(
                 accumulate((len(line.encode("utf-8")) for line in lines), initial=0)
             )
-            self.source = text.encode("utf-8")
 
     def size(self, start: int, end: int) -> int:
         """Characters in rows start..end-1 (a "\r\n" counts as one)."""
@@ -302,10 +303,12 @@ def _sections(lines: _Lines) -> _Parsed:
     )
     roots: list[_Def] = []
     stack: list[tuple[int, _Def]] = []  # (level, section) of the open sections
+    previous_row = -1
     for node in headings:
         level, row = _heading_level(node), node.start_point.row
-        if (stack and row < stack[-1][1].head + 1) or (roots and row < roots[-1].head + 1):
+        if row <= previous_row:
             continue  # a second heading on one row cannot start a section of whole lines
+        previous_row = row
         while stack and stack[-1][0] >= level:
             stack.pop()[1].end = row
         parent = stack[-1][1] if stack else None
@@ -315,8 +318,6 @@ def _sections(lines: _Lines) -> _Parsed:
         section = _Def(row, row, lines.count, path, "heading", None, node.byte_range)
         (parent.children if parent else roots).append(section)
         stack.append((level, section))
-    for _, section in stack:
-        section.end = lines.count
     return _Parsed(roots, None, 0.0)
 
 
@@ -343,6 +344,8 @@ class _Piece:
 
 
 class _Planner:
+    """Decides the row ranges of a file's chunks; sizes come from the prefix sums of ``lines``."""
+
     def __init__(self, lines: _Lines, budget: int) -> None:
         self.lines = lines
         self.budget = budget
@@ -386,13 +389,10 @@ class _Planner:
     def _fill(
         self, lo: int, hi: int, symbol: str | None, kind: str, is_def: bool, node: Node | None
     ) -> list[_Piece]:
-        """Rows between definitions: one piece, or sealed pieces when over the budget."""
+        """Rows between definitions, cut to the budget (the pieces may still join neighbours)."""
         if self.lines.size(lo, hi) <= self.budget:
             return [_Piece(lo, hi, symbol, kind, is_def)]
-        return [
-            _Piece(start, end, symbol, kind, is_def, sealed=True)
-            for start, end in self._cut(lo, hi, node)
-        ]
+        return [_Piece(start, end, symbol, kind, is_def) for start, end in self._cut(lo, hi, node)]
 
     def _split(self, definition: _Def) -> list[_Span]:
         if definition.children:
@@ -463,20 +463,23 @@ class _Planner:
 
     def _cut_rows(self, lo: int, hi: int, node: Node) -> set[int]:
         """Rows where a child of ``node`` begins or ends, descending into children over the
-        budget. Only the children overlapping rows lo..hi-1 are visited."""
+        budget. Only the children overlapping rows lo..hi-1 are visited; no recursion, since
+        expression chains can nest thousands deep."""
         lines, rows = self.lines, set()
-        end_byte = lines.byte_starts[hi]
-        # a cursor, not Node.first_named_child_for_byte: that one crashes when no child is found
-        cursor = node.walk()
-        found = cursor.goto_first_child_for_byte(lines.byte_starts[lo]) is not None
-        while found and (child := cursor.node) is not None and child.start_byte < end_byte:
-            if child.is_named:
-                first, last = child.start_point.row, lines.last_row(child) + 1
-                rows.add(first)
-                rows.add(last)
-                if lines.size(max(first, lo), min(last, hi)) > self.budget:
-                    rows |= self._cut_rows(lo, hi, child)
-            found = cursor.goto_next_sibling()
+        start_byte, end_byte = lines.byte_starts[lo], lines.byte_starts[hi]
+        pending = [node]
+        while pending:
+            # a cursor, not Node.first_named_child_for_byte: that one crashes when no child is found
+            cursor = pending.pop().walk()
+            found = cursor.goto_first_child_for_byte(start_byte) is not None
+            while found and (child := cursor.node) is not None and child.start_byte < end_byte:
+                if child.is_named:
+                    first, last = child.start_point.row, lines.last_row(child) + 1
+                    rows.add(first)
+                    rows.add(last)
+                    if lines.size(max(first, lo), min(last, hi)) > self.budget:
+                        pending.append(child)
+                found = cursor.goto_next_sibling()
         return rows
 
     def _paragraphs(self, lo: int, hi: int) -> set[int]:
@@ -492,7 +495,7 @@ class _Planner:
         index = 0
         while index < len(folded) and len(folded) > 1:
             span = folded[index]
-            if lines.text(span.start, span.end).strip():
+            if not all(lines.is_blank(row) for row in range(span.start, span.end)):
                 index += 1
                 continue
             before = folded[index - 1] if index > 0 else None
@@ -519,14 +522,20 @@ def chunk_text(path: str, text: str, *, revision: str, budget: int = 1800) -> li
         raise ValueError(f"chunk budget must be positive, got {budget}")
     if not text:
         return []
-    lines = _Lines(text)
+    try:
+        lines = _Lines(text)
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{path}: not valid Unicode text ({exc.reason} at {exc.start})") from None
     language = language_for_path(path)
     parsed = _parse_any(language, lines)
     planner = _Planner(lines, budget)
     if parsed is None or parsed.error_share > MAX_ERROR_SHARE:
         spans = planner.paragraphs()
     else:
-        spans = planner.plan(parsed.roots, parsed.root_node)
+        try:
+            spans = planner.plan(parsed.roots, parsed.root_node)
+        except RecursionError:  # definitions nested deeper than Python's stack allows
+            spans = planner.paragraphs()
     chunk_language = language or TEXT_LANGUAGE
     chunks = []
     for span in planner.fold_blank(spans):
@@ -608,7 +617,10 @@ def symbol_at(
     """
     if not text:
         return None
-    lines = _Lines(text)
+    try:
+        lines = _Lines(text)
+    except UnicodeEncodeError:  # a lone surrogate sent by a client: nothing sensible to show
+        return None
     if not 0 <= line < lines.count:
         return None
     row = lines.lines[line]

@@ -175,6 +175,10 @@ class Indexer:
             counts = store.chunk_counts()
             meta = store.meta
             rechunk = bool(known) and meta.chunk_budget != self.config.chunk_budget
+            if not known and meta.chunk_budget != self.config.chunk_budget:
+                # Recorded up front: a cancelled cold run must not look like a budget change.
+                meta.chunk_budget = self.config.chunk_budget
+                store.save_meta(meta)
             todo = [
                 f
                 for f in found.files

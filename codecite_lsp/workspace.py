@@ -18,7 +18,11 @@ Precedence of the ignore rules, strongest first:
 4. ``.gitignore`` files, the deepest folder first, each anchored at its own folder, then
    ``.git/info/exclude``. As in git, nothing inside an excluded folder comes back.
 
-Not read: the user's global git excludes, and .gitignore files above the repository folder.
+Not read: the user's global git excludes, .gitignore files above the repository folder, and git's
+index (a file git tracks although .gitignore matches it is excluded; no git process is started).
+Symlinked files are followed when they resolve inside the repository (to a file that is neither
+ignored nor secret); symlinked folders are never followed — their target is scanned where it
+lives, so nothing is indexed twice and a loop cannot hang the walk.
 """
 
 from __future__ import annotations

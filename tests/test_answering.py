@@ -350,7 +350,11 @@ def test_floor_nothing_clears_refuses_without_calling_the_model(
     indexed: tuple[Path, Config], litellm_calls: LitellmCalls
 ) -> None:
     answerer = mocked(indexed, "litellm.InternalServerError", relevance_floor=1.01)
-    answer = _refused(answerer.ask(QUESTION), "no_span_in_retrieval")
+    answer = _refused(
+        answerer.ask(QUESTION, index_note="indexing: 2 pending"), "no_span_in_retrieval"
+    )
+
+    assert answer.detail.endswith("(indexing: 2 pending)")  # maybe not indexed yet: say so
 
     assert answer.retrieved, "the closest places are still listed"
     assert answer.retrieved[0].path in {"keyvault/keys.py", "docs/operations.md"}
@@ -401,3 +405,36 @@ def test_structured_output_only_where_litellm_supports_it(litellm_calls: Litellm
     formats = [c["kwargs"].get("response_format") for c in litellm_calls.calls]
     assert formats[0]["json_schema"]["strict"] is True
     assert formats[1] is None
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def test_rendering_for_terminal_and_hover(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    from codecite_lsp.render import answer_to_markdown, answer_to_text
+
+    retire = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    answer = mocked(indexed, reply(claim("The [old] key is retired.", retire))).ask(QUESTION)
+    assert isinstance(answer, Answered), answer
+    citation = answer.spans[0].citations[0]  # type: ignore[union-attr]
+    where = f"keyvault/keys.py:{citation.start_line}-{citation.end_line}"
+
+    text = answer_to_text(answer)
+    assert text.splitlines() == [
+        "The [old] key is retired.",
+        f"  {where}",
+        "      old.retired_at = now",
+    ]
+
+    markdown = answer_to_markdown(answer, lambda c: f"file:///repo/{c.path}#L{c.start_line}")
+    assert f"[{where}](file:///repo/keyvault/keys.py#L{citation.start_line})" in markdown
+    assert "> old.retired_at = now" in markdown
+
+    refused = mocked(indexed, "x", relevance_floor=1.01).ask(QUESTION)
+    assert isinstance(refused, Refused)
+    assert answer_to_markdown(refused, lambda c: "").startswith(
+        "**No answer.** Nothing in the indexed code answers this question."
+    )
+    assert f"- `{refused.retrieved[0].path}:" in answer_to_markdown(refused, lambda c: "")

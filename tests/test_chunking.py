@@ -26,11 +26,16 @@ def read(name: str) -> str:
     return (POLYGLOT / name).read_text(encoding="utf-8")
 
 
+def lines_of(text: str) -> list[str]:
+    """The file's lines as the chunker defines them: cut after each "\\n"."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
 def assert_exact_cover(text: str, chunks: list[Chunk], budget: int) -> None:
     """Chunks cover every line once, in order; text and byte offsets match the file."""
     data = text.encode("utf-8")
-    lines = text.split("\n")
-    lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    lines = lines_of(text)
     expected_line = 1
     for chunk in chunks:
         assert chunk.start_line == expected_line, (chunk.start_line, expected_line)
@@ -229,7 +234,7 @@ def test_fixture_chunks_cover_the_file_and_keep_fitting_definitions_whole(
     assert {chunk.revision for chunk in chunks} == {"rev-1"}
     assert {chunk.language for chunk in chunks} == {language_for_path(name) or TEXT_LANGUAGE}
     for definition in outline(name, text):
-        size = len("".join(text.splitlines(keepends=True)[definition.start_line - 1 : definition.end_line]))
+        size = len("".join(lines_of(text)[definition.start_line - 1 : definition.end_line]))
         if size <= budget:
             assert any(
                 c.start_line <= definition.start_line and definition.end_line <= c.end_line
@@ -425,7 +430,9 @@ any_line = st.one_of(
 @st.composite
 def files(draw: st.DrawFn) -> tuple[str, str]:
     lines = draw(st.lists(any_line, max_size=40))
-    endings = draw(st.lists(st.sampled_from(["\n", "\r\n"]), min_size=len(lines), max_size=len(lines)))
+    endings = draw(
+        st.lists(st.sampled_from(["\n", "\r\n"]), min_size=len(lines), max_size=len(lines))
+    )
     text = "".join(line + end for line, end in zip(lines, endings, strict=True))
     if lines and draw(st.booleans()):
         text = text.removesuffix(endings[-1])  # no newline at the end of the file
@@ -485,3 +492,21 @@ def test_symbol_at_counts_utf16_code_units_by_default() -> None:
     assert found is not None and found.name == "name"
     codepoints = symbol_at("g.py", text, 1, len('    s = "🙂"; '), encoding="utf-32")
     assert codepoints is not None and codepoints.name == "name"
+
+
+def test_symbol_at_in_markdown_names_the_heading_path() -> None:
+    text = read("GUIDE.md")
+    found = symbol_at("GUIDE.md", text, 19, 0)  # "Keys rotate every 30 days."
+    assert found is not None
+    assert (found.name, found.enclosing, found.enclosing_lines) == (
+        "Keys",
+        "Operations > Key rotation",
+        (18, 21),
+    )
+
+
+def test_text_that_is_not_valid_unicode_is_a_clear_error_not_a_crash() -> None:
+    broken = "def f():\n    return '\udcff'\n"  # a lone surrogate from a lenient decode
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        chunk_text("f.py", broken, revision="r")
+    assert symbol_at("f.py", broken, 0, 4) is None
