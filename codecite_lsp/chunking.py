@@ -12,17 +12,19 @@ How a file is cut:
   (recursively into oversized blocks) and keeps its own symbol; a piece still too large is split
   between lines. A single line longer than the budget is one chunk: lines are never cut.
 * Neighbouring pieces of one level (imports, constants, short functions, the methods of a split
-  class) are merged greedily up to the budget. A merged chunk holding exactly one definition keeps
-  that definition's symbol and kind; otherwise its kind is ``"block"`` and its symbol is the
-  enclosing definition's (None at the top level).
+  class) are merged greedily up to the budget. A merged chunk's kind is ``"block"``; its symbol
+  is that of the one definition in it, if there is exactly one, else the enclosing definition's
+  (None at the top level). Blank lines joining a piece do not make it a merged block.
 * Markdown is cut the same way with sections as definitions (heading + body, nested by level,
   symbol ``"Operations > Key rotation"``, kind ``"heading"``). Plain text, and code whose parse is
-  mostly errors (more than ``MAX_ERROR_SHARE`` of its bytes in ERROR nodes), is cut into
-  blank-line paragraphs merged up to the budget (kind ``"paragraph"``, symbol None).
+  mostly errors (more than ``MAX_ERROR_SHARE`` of its non-blank bytes loose in ERROR nodes), is
+  cut into blank-line paragraphs merged up to the budget (kind ``"paragraph"``, symbol None).
 
 Lines end at ``"\\n"`` only (a ``"\\r"`` before it stays in the line's text), exactly as
-tree-sitter counts rows. The chunks of a file cover each of its lines exactly once, in order; an
-empty file has no chunks. A lone blank-line chunk is folded into a neighbour when it fits.
+tree-sitter counts rows; the budget counts a ``"\\r\\n"`` as one character, so CRLF and LF
+checkouts are cut alike (and hash alike). The chunks of a file cover each of its lines exactly
+once, in order; an empty file has no chunks (a blank one has one). A chunk of blank lines alone is
+folded into a neighbour when that fits the budget.
 """
 
 from __future__ import annotations
@@ -126,6 +128,9 @@ class _Lines:
 
     def is_blank(self, row: int) -> bool:
         return not self.lines[row].strip()
+
+    def is_blank_range(self, start: int, end: int) -> bool:
+        return all(not line.strip() for line in self.lines[start:end])
 
     def last_row(self, node: Node) -> int:
         """A node ending at column 0 (it swallowed a newline) ends on the row before."""
@@ -413,11 +418,12 @@ class _Planner:
             if not group:
                 return
             definitions = [piece for piece in group if piece.is_def]
-            if len(group) == 1 or len(definitions) == 1:
-                chosen = definitions[0] if definitions else group[0]
-                symbol, kind = chosen.symbol, chosen.kind
-            else:
-                symbol, kind = parent_symbol, "block"
+            # blank lines joining a piece do not make it a merged block
+            solid = [
+                piece for piece in group if not self.lines.is_blank_range(piece.start, piece.end)
+            ]
+            symbol = definitions[0].symbol if len(definitions) == 1 else parent_symbol
+            kind = solid[0].kind if len(solid) == 1 else "block"
             spans.append(_Span(group[0].start, group[-1].end, symbol, kind))
             group.clear()
 
@@ -495,7 +501,7 @@ class _Planner:
         index = 0
         while index < len(folded) and len(folded) > 1:
             span = folded[index]
-            if not all(lines.is_blank(row) for row in range(span.start, span.end)):
+            if not lines.is_blank_range(span.start, span.end):
                 index += 1
                 continue
             before = folded[index - 1] if index > 0 else None

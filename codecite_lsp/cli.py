@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import __version__
 from .config import Config, ConfigError, load_config
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="codecite",
         description="Answers questions about a repository, citing verified lines.",
     )
+    version = f"codecite {__version__}"
+    parser.add_argument("--version", action="version", version=version)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--repo", default=".", help="repository root (default: current folder)")
     common.add_argument(
@@ -49,7 +52,9 @@ def _build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true")
 
     sub.add_parser("stats", parents=[common], help="summarise the request trace log")
-    sub.add_parser("serve", parents=[common], help="the language server on stdio")
+    serve = sub.add_parser("serve", parents=[common], help="the language server on stdio")
+    # Here too, so `codecite-lsp --version` (an alias of `serve`) answers.
+    serve.add_argument("--version", action="version", version=version)
     return parser
 
 

@@ -7,7 +7,8 @@ cores (50k chunks: 30+ minutes). A PPMI co-occurrence matrix of identifier sub-t
 truncated SVD, trains in seconds with numpy and learns the repository's own vocabulary
 ("rotate" ~ "retire" ~ "grace"). bench/eval_retrieval.py measures it against keyword-only search.
 
-When it (re)trains: on a cold index (no model file yet), and when the vocabulary has drifted —
+When it (re)trains: on a cold index (no model file yet) of at least ``MIN_TRAIN_CHUNKS`` chunks
+(smaller repositories stay keyword-only), and when the vocabulary has drifted —
 more than ``DRIFT_RETRAIN`` of the word occurrences in chunks still lacking a vector are unknown to
 the model, and those chunks are at least ``DRIFT_MIN_SHARE`` of the index. The embedder's name
 carries a digest of the trained model, so vectors of an older model are never mixed with new ones.

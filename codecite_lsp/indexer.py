@@ -389,7 +389,8 @@ class Indexer:
             self._set_embedding(state="embedding")
             fill_vectors(self.store, self._embedder, progress, cancel)
             vectors = self.store.vector_count(self._embedder.name)
-            self._set_embedding(state="ready", vectors=vectors, error="")
+            # No vectors yet (e.g. too few chunks to train the default embedder): not "ready".
+            self._set_embedding(state="ready" if vectors else "idle", vectors=vectors, error="")
         except Exception as exc:  # model/network trouble: keep the keyword index usable
             log.warning("embedding failed: %s", exc)
             self._set_embedding(state="failed", error=str(exc))

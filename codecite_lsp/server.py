@@ -199,6 +199,10 @@ class CodeciteServer(LanguageServer):
                 self.soon(self.work_done_progress.report, token, value)
 
         loop = asyncio.get_running_loop()
+        try:  # before the pass, so edits made while it runs are caught too
+            await loop.run_in_executor(self.work, session.watch)
+        except Exception as exc:  # no live updates, but didSave and requests still work
+            self.report("file watcher", exc)
         summary = "cancelled"
         try:
             summary = await loop.run_in_executor(self.indexing, session.index, on_progress, cancel)
@@ -209,11 +213,6 @@ class CodeciteServer(LanguageServer):
             if progress:
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=summary))
                 self.work_done_progress.tokens.pop(token, None)
-        if not cancel.is_set():
-            try:
-                await loop.run_in_executor(self.work, session.watch)
-            except Exception as exc:  # no live updates, but didSave and requests still work
-                self.report("file watcher", exc)
 
     async def show_document_async(self, params: types.ShowDocumentParams) -> None:
         window = self.client_capabilities.window

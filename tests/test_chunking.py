@@ -16,7 +16,7 @@ from codecite_lsp.chunking import (
     outline,
     symbol_at,
 )
-from codecite_lsp.languages import TEXT_LANGUAGE, language_for_path
+from codecite_lsp.languages import LANGUAGES, TEXT_LANGUAGE, language_for_path, query_for
 from codecite_lsp.models import Chunk, content_hash
 
 POLYGLOT = Path(__file__).parent / "fixtures" / "polyglot"
@@ -208,9 +208,11 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
 }
 
 
-def test_every_required_language_has_a_fixture() -> None:
+def test_every_required_language_has_a_fixture_and_a_query() -> None:
     languages = {language_for_path(name) for name in EXPECTED}
-    assert languages == {
+    for language in LANGUAGES:
+        assert query_for(language).pattern_count > 0  # the .scm file exists and compiles
+    assert languages == LANGUAGES == {
         "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp",
         "csharp", "ruby", "php", "kotlin", "swift", "scala", "lua", "bash", "markdown",
     }  # fmt: skip
@@ -316,7 +318,7 @@ def test_small_neighbours_merge_into_one_block() -> None:
 def test_a_merged_chunk_with_one_definition_keeps_its_symbol() -> None:
     text = "import os\n\n\ndef main():\n    return os.getcwd()\n"
     [chunk] = chunk_text("main.py", text, revision="r")
-    assert (chunk.symbol, chunk.kind) == ("main", "function")
+    assert (chunk.symbol, chunk.kind) == ("main", "block")
 
 
 def test_neighbours_merge_only_up_to_the_budget() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from codecite_lsp.config import Config
 from codecite_lsp.embedding import (
+    MIN_TRAIN_CHUNKS,
     EmbeddingError,
     LiteLLMEmbedder,
     StaticEmbedder,
@@ -92,6 +93,13 @@ def sample_files() -> dict[str, str]:
         for p in sorted(SAMPLE.rglob("*"))
         if p.is_file() and p.suffix in {".py", ".ts", ".md"}
     }
+
+
+def grown_files() -> dict[str, str]:
+    """The sample files plus enough topical modules to pass MIN_TRAIN_CHUNKS."""
+    texts = corpus(copies=30)
+    extra = {f"topics/mod{i}.py": "\n".join(texts[i * 2 : i * 2 + 2]) + "\n" for i in range(60)}
+    return sample_files() | extra
 
 
 def test_word_parts_split_identifiers_stem_and_drop_stop_words() -> None:
@@ -199,7 +207,8 @@ def test_litellm_embedder_errors_name_the_model() -> None:
 
 
 def test_fill_vectors_trains_on_a_cold_index_and_fills_every_chunk(tmp_path: Path) -> None:
-    store = store_with(tmp_path, sample_files())
+    store = store_with(tmp_path, grown_files())
+    assert store.chunk_count() >= MIN_TRAIN_CHUNKS
     embedder = make_embedder(Config(), tmp_path / "index")
     assert isinstance(embedder, StaticEmbedder)
     calls: list[tuple[int, int, str]] = []
@@ -212,11 +221,19 @@ def test_fill_vectors_trains_on_a_cold_index_and_fills_every_chunk(tmp_path: Pat
     assert done == sorted(done) and calls[-1][0] == calls[-1][1] == store.chunk_count()
     assert fill_vectors(store, embedder) == 0  # nothing left: idempotent
     hits = store.vector_search(embedder.name, embedder.embed(["retire old api key"])[0], 3)
-    assert hits and hits[0][0].path == "keyvault/keys.py"
+    assert hits and all("retire" in chunk.text for chunk, _ in hits)  # the key-rotation topic
+
+
+def test_a_tiny_repository_stays_keyword_only(tmp_path: Path) -> None:
+    store = store_with(tmp_path, sample_files())
+    assert store.chunk_count() < MIN_TRAIN_CHUNKS
+    embedder = StaticEmbedder(tmp_path / "model.npz")
+    assert fill_vectors(store, embedder) == 0
+    assert embedder.model is None and not (tmp_path / "model.npz").exists()
 
 
 def test_fill_vectors_stops_when_cancelled(tmp_path: Path) -> None:
-    store = store_with(tmp_path, sample_files())
+    store = store_with(tmp_path, grown_files())
     embedder = StaticEmbedder(tmp_path / "model.npz")
     cancel = threading.Event()
     cancel.set()
@@ -226,8 +243,7 @@ def test_fill_vectors_stops_when_cancelled(tmp_path: Path) -> None:
 
 
 def test_vocabulary_drift_retrains_under_a_new_name(tmp_path: Path) -> None:
-    files = sample_files()
-    store = store_with(tmp_path, files)
+    store = store_with(tmp_path, grown_files())
     embedder = StaticEmbedder(tmp_path / "model.npz")
     fill_vectors(store, embedder)
     first = embedder.name

@@ -83,8 +83,12 @@ def test_stored_line_is_content_keyed_without_chunk_ids(
 def test_citations_survive_reindex_with_another_chunk_budget(
     asked: tuple[Path, Config, Answerer, Answered],
 ) -> None:
+    from codecite_lsp.indexer import Indexer
+
     repo, config, answerer, _ = asked
-    index_repo(repo, Path(str(config.index_dir)), chunk_budget=300)
+    before = Indexer(repo, config).run().chunks
+    rechunked = Indexer(repo, Config(index_dir=config.index_dir, chunk_budget=300)).run()
+    assert rechunked.chunks > before  # the index really was cut differently
     assert all(state == "exact" for _, state, _ in _states(answerer.history, repo))
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from codecite_lsp.config import Config
+from codecite_lsp.embedding import StaticEmbedder
 from codecite_lsp.models import Result, content_hash
 from codecite_lsp.retrieval import (
     RetrievalContext,
@@ -37,11 +38,34 @@ def result(path: str, start: int, end: int, text: str = "", score: float = 0.5) 
 
 @pytest.fixture(scope="module")
 def sample_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample repository, copied and indexed once (keyword + default vectors)."""
+    """The sample repository, copied and indexed once (too small for vectors: keyword only)."""
     from codecite_lsp.indexer import Indexer
 
     repo = tmp_path_factory.mktemp("sample") / "repo"
     shutil.copytree(SAMPLE, repo)
+    Indexer(repo, Config()).run()
+    return repo
+
+
+TOPICS = [
+    "def rotate_{i}(store, client):\n    old = store.current(client)\n    old.retired = True\n",
+    "def sign_{i}(secret, payload):\n    return hmac_digest(secret, payload, session_token)\n",
+    "def refill_{i}(bucket, elapsed):\n    bucket.tokens += elapsed * bucket.rate\n",
+    "def connect_{i}(host, port):\n    sock = socket_open(host, port)\n    return sock\n",
+]
+
+
+@pytest.fixture(scope="module")
+def grown_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample repository plus 120 small modules: big enough for the default vectors."""
+    from codecite_lsp.indexer import Indexer
+
+    repo = tmp_path_factory.mktemp("grown") / "repo"
+    shutil.copytree(SAMPLE, repo)
+    (repo / "gen").mkdir()
+    for i in range(120):
+        body = TOPICS[i % 4].format(i=i) + "\n\n" + TOPICS[(i + 1) % 4].format(i=i)
+        (repo / "gen" / f"mod{i}.py").write_text(body)
     Indexer(repo, Config()).run()
     return repo
 
@@ -108,9 +132,7 @@ def test_empty_query_gives_nothing(retriever: Retriever) -> None:
     assert retriever.search("   \n\t") == []
 
 
-def test_search_is_hybrid_best_first_and_scores_are_in_range(retriever: Retriever) -> None:
-    assert retriever.embedder is not None
-    assert retriever.store.vector_count(retriever.embedder.name) > 0
+def test_search_is_best_first_and_scores_are_in_range(retriever: Retriever) -> None:
     assert retriever.search("refill_per_second elapsed", limit=3)[0].path == "keyvault/ratelimit.py"
     results = retriever.search("rotate_key", limit=5)
     assert {"keyvault/keys.py", "keyvault/__init__.py"} <= {r.path for r in results}
@@ -121,6 +143,31 @@ def test_search_is_hybrid_best_first_and_scores_are_in_range(retriever: Retrieve
     for i, (path, start, end) in enumerate(spans):
         for other_path, other_start, other_end in spans[i + 1 :]:
             assert path != other_path or end < other_start or other_end < start
+
+
+def test_a_tiny_repository_is_searched_by_keyword_only(retriever: Retriever) -> None:
+    assert isinstance(retriever.embedder, StaticEmbedder)
+    assert retriever.embedder.model is None  # 8 chunks: no vectors trained
+    assert retriever.search("token bucket refill", limit=3)[0].score == pytest.approx(1.0)
+
+
+def test_search_is_hybrid_once_vectors_exist(grown_repo: Path) -> None:
+    hybrid = open_retriever(grown_repo, Config())
+    embedder = hybrid.embedder
+    assert isinstance(embedder, StaticEmbedder) and embedder.model is not None
+    assert hybrid.store.vector_count(embedder.name) == hybrid.store.chunk_count()
+    keyword_only = open_retriever(grown_repo, Config(embedding="none"))
+    query = "retired client key"
+    keyword = {c.path for c, _ in hybrid.store.keyword_search(query, 20)}  # the depth it fuses
+    vector = embedder.embed([query])[0]
+    nearest = {c.path for c, _ in hybrid.store.vector_search(embedder.name, vector, 20)}
+    fused = hybrid.search(query, limit=10)
+    assert {r.path for r in fused} <= keyword | nearest
+    assert [r.score for r in fused] == sorted((r.score for r in fused), reverse=True)
+    assert all(0 < r.score <= 1 for r in fused)
+    # Words no chunk contains: keyword search finds nothing, the vector side still answers.
+    assert keyword_only.search("quasar nebula") == []
+    assert hybrid.search("quasar nebula")
 
 
 def test_search_works_keyword_only(sample_repo: Path) -> None:
@@ -178,7 +225,16 @@ def test_symbol_seeding_returns_definition_then_uses(retriever: Retriever) -> No
 
 def test_cli_search_json_shape(sample_repo: Path) -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "codecite_lsp", "search", "retired key grace period", "--json", "--limit", "3"],
+        [
+            sys.executable,
+            "-m",
+            "codecite_lsp",
+            "search",
+            "retired key grace period",
+            "--json",
+            "--limit",
+            "3",
+        ],
         cwd=sample_repo,
         capture_output=True,
         text=True,

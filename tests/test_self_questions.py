@@ -31,6 +31,7 @@ QUESTIONS: dict[str, list[tuple[str, str]]] = {
     ],
     "Where are secret files excluded?": [
         ("codecite_lsp/workspace.py", "is_secret_path"),
+        ("codecite_lsp/workspace.py", "IgnoreRules.why_ignored"),
         ("codecite_lsp/workspace.py", ""),
     ],
     "How does a citation resolve after its file was edited?": [
