@@ -4,8 +4,8 @@ save -> searchable p95, server RSS after indexing the CPython standard library.
     python bench/bench_server.py            # everything (the stdlib part takes minutes)
     python bench/bench_server.py --no-stdlib
 
-Each server indexes into a temporary folder (initializationOptions.index_dir), so the
-repository itself is left untouched.
+The servers work on a temporary copy of the repository (and of the stdlib), so the working
+tree is left untouched.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from lsp_helpers import progress_ends, request, server_config, wait_for  # noqa: E402
-from lsprotocol import types  # noqa: E402
-from pytest_lsp import LanguageClient  # noqa: E402
+from lsp_helpers import progress_ends, request, server_config, wait_for
+from lsprotocol import types
+from pytest_lsp import LanguageClient
 
 REPO = Path(__file__).resolve().parent.parent
 DEFINITION = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)")
@@ -82,11 +82,11 @@ async def bench_initialize(scratch: Path, runs: int = 5) -> None:
     )
 
 
-def hover_targets(limit: int) -> list[tuple[Path, types.Position]]:
+def hover_targets(repo: Path, limit: int) -> list[tuple[Path, types.Position]]:
     """Definition names across the package: one hover per distinct symbol (no cache hits)."""
     seen: set[str] = set()
     targets = []
-    for path in sorted((REPO / "codecite_lsp").glob("*.py")):
+    for path in sorted((repo / "codecite_lsp").glob("*.py")):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
             match = DEFINITION.match(line)
             if match and match.group(1) not in seen:
@@ -96,7 +96,9 @@ def hover_targets(limit: int) -> list[tuple[Path, types.Position]]:
 
 
 async def bench_hover_and_save(scratch: Path) -> None:
-    client, _ = await start(REPO, scratch / "repo-index")
+    repo = scratch / "repo"
+    shutil.copytree(REPO, repo, ignore=shutil.ignore_patterns(".git", ".codecite", "__pycache__"))
+    client, _ = await start(repo, repo / ".codecite")
     try:
         started = time.perf_counter()
         await indexed(client, 900)
@@ -106,7 +108,7 @@ async def bench_hover_and_save(scratch: Path) -> None:
             f" in {time.perf_counter() - started:.1f} s"
         )
         times, empty = [], 0
-        for path, position in hover_targets(150):
+        for path, position in hover_targets(repo, 150):
             began = time.perf_counter()
             hover = await client.text_document_hover_async(
                 types.HoverParams(
@@ -118,37 +120,35 @@ async def bench_hover_and_save(scratch: Path) -> None:
             empty += hover is None
         print(
             f"hover (extractive), {len(times)} distinct symbols: "
-            f"p50 {percentile(times, 0.5) * 1000:.0f} ms, p95 {percentile(times, 0.95) * 1000:.0f} ms"
-            f", max {max(times) * 1000:.0f} ms ({empty} empty)"
+            f"p50 {percentile(times, 0.5) * 1000:.0f} ms, "
+            f"p95 {percentile(times, 0.95) * 1000:.0f} ms, "
+            f"max {max(times) * 1000:.0f} ms ({empty} empty)"
         )
-        await bench_save(client, scratch)
+        await bench_save(client, repo)
     finally:
         await stop(client)
 
 
-async def bench_save(client: LanguageClient, scratch: Path, runs: int = 20) -> None:
+async def bench_save(client: LanguageClient, repo: Path, runs: int = 20) -> None:
     """Write a file, send didSave, poll codecite/search until the new word is found."""
-    target = REPO / "bench" / "_bench_saved.py"
+    target = repo / "bench" / "_bench_saved.py"
     times = []
-    try:
-        for number in range(runs):
-            word = f"zebraquartz{number}x"
-            target.write_text(f"def saved_{number}():\n    return '{word}'\n", encoding="utf-8")
-            began = time.perf_counter()
-            client.text_document_did_save(
-                types.DidSaveTextDocumentParams(
-                    text_document=types.TextDocumentIdentifier(uri=target.as_uri())
-                )
+    for number in range(runs):
+        word = f"zebraquartz{number}x"
+        target.write_text(f"def saved_{number}():\n    return '{word}'\n", encoding="utf-8")
+        began = time.perf_counter()
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=target.as_uri())
             )
+        )
 
-            async def search(word: str = word) -> list[dict[str, Any]]:
-                found = await request(client, "codecite/search", {"query": word, "limit": 3})
-                return found["results"]
+        async def search(word: str = word) -> list[dict[str, Any]]:
+            found = await request(client, "codecite/search", {"query": word, "limit": 3})
+            return found["results"]
 
-            await wait_for(search, lambda r, w=word: any(w in x["text"] for x in r), 10)
-            times.append(time.perf_counter() - began)
-    finally:
-        target.unlink(missing_ok=True)
+        await wait_for(search, lambda r, w=word: any(w in x["text"] for x in r), 10)
+        times.append(time.perf_counter() - began)
     print(
         f"save -> searchable, {runs} saves: p50 {percentile(times, 0.5) * 1000:.0f} ms, "
         f"p95 {percentile(times, 0.95) * 1000:.0f} ms"

@@ -251,10 +251,10 @@ def main() -> int:
 
         variants = {
             "static d128 w4": TrainingParams(dim=128, window=4),
-            "static d256 w8": TrainingParams(dim=256, window=8),
+            "static d256 w8 (default)": TrainingParams(),
         }
         for label, params in variants.items():
-            embedder = StaticEmbedder(work / f"{label.replace(' ', '-')}.npz")
+            embedder = StaticEmbedder(work / f"{label.split(' (')[0].replace(' ', '-')}.npz")
             t0 = time.perf_counter()
             corpus = store.missing_vectors("training-corpus", 40_000)
             embedder.fit([text for _, text in corpus], params)
@@ -270,6 +270,10 @@ def main() -> int:
                 (f"vectors only, {label}", evaluate(queries, by_vectors(store, embedder)))
             )
             systems.append((f"hybrid, {label}", evaluate(queries, by_search(hybrid))))
+            even = Retriever(store, embedder, config, vector_weight=1.0)
+            systems.append(
+                (f"hybrid, vector weight 1, {label}", evaluate(queries, by_search(even)))
+            )
             systems.append((f"hybrid + rerank, {label}", evaluate(queries, by_retrieve(hybrid))))
 
         header = "| system | R@1 | R@5 | R@10 | MRR | ms/query |\n|---|---|---|---|---|---|"

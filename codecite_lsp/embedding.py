@@ -233,10 +233,26 @@ class StaticEmbedder:
 
     def __init__(self, model_path: Path) -> None:
         self.model_path = model_path
-        self.model: StaticModel | None = (
-            StaticModel.load(model_path) if model_path.exists() else None
-        )
+        self.model: StaticModel | None = None
+        self._stamp: int | None = None  # mtime_ns of the model file we loaded
         self._lock = threading.Lock()
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Load the model file if another process (or Indexer) wrote a new one since."""
+        try:
+            stamp = self.model_path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return
+        if stamp == self._stamp:
+            return
+        try:
+            model = StaticModel.load(self.model_path)
+        except (OSError, ValueError, KeyError) as exc:  # damaged: keep what we have
+            log.warning("default embedding model unreadable: %s", exc)
+            return
+        with self._lock:
+            self.model, self._stamp = model, stamp
 
     @property
     def name(self) -> str:
@@ -250,7 +266,7 @@ class StaticEmbedder:
         model = train_static(texts, params)
         model.save(self.model_path)
         with self._lock:
-            self.model = model
+            self.model, self._stamp = model, self.model_path.stat().st_mtime_ns
 
     def unknown_share(self, texts: Iterable[str]) -> float:
         """Fraction of word occurrences the model does not know (1.0 when untrained)."""
@@ -363,12 +379,11 @@ def make_embedder(config: Config, index_dir: Path) -> Embedder | None:
     if choice == "none":
         return None
     if choice == "default":
-        try:
-            return StaticEmbedder(static_model_path(index_dir))
-        except (OSError, ValueError, KeyError) as exc:  # a damaged model file: retrain it
-            log.warning("default embedding model unreadable (%s); it will be retrained", exc)
-            static_model_path(index_dir).unlink(missing_ok=True)
-            return StaticEmbedder(static_model_path(index_dir))
+        path = static_model_path(index_dir)
+        embedder = StaticEmbedder(path)
+        if embedder.model is None and path.exists():
+            path.unlink()  # unreadable (refresh logged why): the next fill_vectors retrains it
+        return embedder
     return LiteLLMEmbedder(choice, timeout=config.model_timeout)
 
 

@@ -11,6 +11,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import quote
 
 from .models import Answered, Citation, Refused
@@ -25,9 +26,11 @@ Link = Callable[[Citation], str]
 AskModel = Callable[[str, threading.Event], "Answered | Refused"]
 
 
-def command_link(citation: Citation) -> str:
-    """VS Code follows ``command:`` URIs in trusted hover markdown; arguments are a JSON list."""
-    argument = json.dumps([citation.model_dump(mode="json")], separators=(",", ":"))
+def command_link(citation: Citation, root: Path) -> str:
+    """VS Code follows ``command:`` URIs in trusted hover markdown; arguments are a JSON list.
+    ``root`` tells the server which workspace folder the relative path belongs to."""
+    payload = {**citation.model_dump(mode="json"), "root": root.as_uri()}
+    argument = json.dumps([payload], separators=(",", ":"))
     return f"command:{OPEN_CITATION}?{quote(argument, safe='')}"
 
 

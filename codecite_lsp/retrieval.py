@@ -30,7 +30,9 @@ log = logging.getLogger(__name__)
 
 RRF_K = 60  # the usual constant of Cormack et al.: dampens the weight of the very first ranks
 CHARS_PER_TOKEN = 4
-VECTOR_WEIGHT = 1.0  # the vector ranking's weight in the fusion (keyword: 1.0)
+# The vector ranking's weight in the fusion (keyword: 1.0). bench/eval_retrieval.py: 0.5 and
+# 1.0 are within noise; 0.5 keeps a keyword hit ahead of a chunk that is merely similar.
+VECTOR_WEIGHT = 0.5
 
 # Keywords that introduce a named definition in the languages we chunk.
 _DEFINING = "def|class|function|fn|func|interface|struct|enum|trait|type|const|let|var|module"
@@ -215,9 +217,12 @@ class Retriever:
             return []
         return self.store.vector_search(embedder.name, vector, limit)
 
-    def _fused(self, query: str, limit: int) -> list[Result]:
+    def search(self, query: str, limit: int = 10) -> list[Result]:
+        """Best first; empty for an empty query; keyword-only when no vectors exist yet."""
         if not query.strip():
             return []
+        if isinstance(self.embedder, StaticEmbedder):
+            self.embedder.refresh()  # the indexer may have (re)trained it since we opened
         depth = max(limit * 2, 20)  # fusion needs more than `limit` from each side
         keyword = self.store.keyword_search(query, depth)
         vector = self._vector_ranking(query, depth)
@@ -231,10 +236,6 @@ class Retriever:
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
         results = (result_from_chunk(chunks[key], scores[key] / best) for key in ordered)
         return dedup_overlapping(results)[:limit]
-
-    def search(self, query: str, limit: int = 10) -> list[Result]:
-        """Best first; empty for an empty query; keyword-only when no vectors exist yet."""
-        return self._fused(query, limit)
 
     # -- questions ------------------------------------------------------------------------
 
@@ -273,7 +274,7 @@ class Retriever:
         those whose relevance clears config.relevance_floor, adjacent chunks merged."""
         extra = [*context.extra_terms, context.symbol or ""] if context else []
         query = " ".join([question, *extra]).strip()
-        fused = self._fused(query, self.config.candidates)
+        fused = self.search(query, self.config.candidates)
         terms = {word: self._idf(word) for word in word_parts(question)}
         identifiers = _identifiers(question)
         scored = [(r, self._signals(r, terms, identifiers, context)) for r in fused]

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
@@ -29,6 +29,9 @@ from pygls.protocol import LanguageServerProtocol
 
 from . import __version__
 from .session import Cancelled, Session, SessionError
+
+if TYPE_CHECKING:
+    from .chunking import Encoding
 
 log = logging.getLogger(__name__)
 
@@ -149,10 +152,26 @@ class CodeciteServer(LanguageServer):
             raise JsonRpcInvalidParams(f"{uri} is not inside any workspace folder")
         return self.sessions[max(owners, key=lambda root: len(root.parts))]
 
+    def citation_session(self, root: Any, rel: str) -> Session:
+        """Hover links name their root; citations from answers carry only a relative path, so
+        take the first root that has that file."""
+        if isinstance(root, str):
+            return self.session_for(root)
+        for session in self.sessions.values():
+            if (session.root / rel).is_file():
+                return session
+        return self.default_session()
+
     def default_session(self) -> Session:
         if not self.sessions:
             raise JsonRpcInvalidParams("no workspace folder is open")
         return next(iter(self.sessions.values()))
+
+    def encoding(self) -> Encoding:
+        """How the client counts characters in positions (negotiated at initialize)."""
+        negotiated = self.workspace.position_encoding
+        value = getattr(negotiated, "value", negotiated)
+        return "utf-8" if value == "utf-8" else "utf-32" if value == "utf-32" else "utf-16"
 
     def current_text(self, path: Path) -> str | None:
         """The text the user sees: the open buffer if there is one, else the file on disk."""
@@ -412,7 +431,11 @@ async def on_hover(ls: CodeciteServer, params: types.HoverParams) -> types.Hover
     if text is None:
         return None
     markdown = await ls.run(
-        session.hover, path, text, params.position.line, params.position.character
+        functools.partial(session.hover, encoding=ls.encoding()),
+        path,
+        text,
+        params.position.line,
+        params.position.character,
     )
     if markdown is None:
         return None
@@ -469,7 +492,9 @@ async def _ask(ls: CodeciteServer, request: dict[str, Any]) -> dict[str, Any]:
     else:
         session, path = ls.default_session(), None
     text = ls.current_text(path) if path is not None else None
-    answer = await ls.run(session.ask, question, path, text, position)
+    answer = await ls.run(
+        functools.partial(session.ask, encoding=ls.encoding()), question, path, text, position
+    )
     return answer
 
 
@@ -522,7 +547,7 @@ def _one_argument(args: tuple[Any, ...], command: str) -> dict[str, Any]:
 async def open_citation(ls: CodeciteServer, *args: Any) -> dict[str, Any]:
     citation = _one_argument(args, CMD_OPEN)
     rel = _string(citation.get("path"), "citation path")
-    session = ls.session_for(citation["uri"]) if citation.get("uri") else ls.default_session()
+    session = ls.citation_session(citation.get("root"), rel)
     path = session.absolute(rel)
     resolution = await ls.run(session.resolve, citation, ls.current_text(path))
     state = resolution["state"]

@@ -7,6 +7,7 @@ first use, so creating a Session costs only reading the config files.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -17,6 +18,7 @@ from .config import load_config_lenient
 
 if TYPE_CHECKING:
     from .answering import Answerer
+    from .chunking import Encoding
     from .hover import AskModel
     from .indexer import Indexer
     from .retrieval import Retriever
@@ -147,13 +149,20 @@ class Session:
     # -- features ---------------------------------------------------------------------------
 
     def hover(
-        self, path: Path, text: str, line: int, character: int, *, cancel: threading.Event
+        self,
+        path: Path,
+        text: str,
+        line: int,
+        character: int,
+        *,
+        encoding: Encoding = "utf-16",
+        cancel: threading.Event,
     ) -> str | None:
         from .chunking import symbol_at
         from .hover import command_link, explain_symbol
 
         rel = self.relative(path)
-        at = symbol_at(rel, text, line, character)
+        at = symbol_at(rel, text, line, character, encoding=encoding)
         if at is None:
             return None
         symbol = at.name
@@ -165,7 +174,7 @@ class Session:
             self._hovers[key] = explain_symbol(
                 symbol,
                 found,
-                command_link,
+                functools.partial(command_link, root=self.root),
                 note=self.index_note(),
                 cancel=cancel,
                 ask_model=self._hover_model(rel, symbol),
@@ -186,15 +195,25 @@ class Session:
         text: str | None,
         position: tuple[int, int] | None,
         *,
+        encoding: Encoding = "utf-16",
         cancel: threading.Event,
     ) -> dict[str, Any]:
+        """The answer JSON; the current file and the symbol at the cursor boost retrieval."""
+        from .models import Refused
+
         context: dict[str, Any] = {}
         if path is not None:
             context["path"] = self.relative(path)
+            if context["path"] in self.indexer.pending:
+                refused = Refused(
+                    reason="stale_index",
+                    detail=f"{context['path']} is not indexed yet ({self.index_note()})",
+                )
+                return refused.model_dump(mode="json")
             if text is not None and position is not None:
                 from .chunking import symbol_at
 
-                at = symbol_at(context["path"], text, *position)
+                at = symbol_at(context["path"], text, *position, encoding=encoding)
                 if at is not None:
                     context["symbol"] = at.enclosing or at.name
         answer = self.answerer.ask(

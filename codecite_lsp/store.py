@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import threading
+import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -36,6 +38,7 @@ SCHEMA_VERSION = 1
 _IN_BATCH = 500  # literals per ``path IN (...)`` statement
 _FTS_INDEX = "search_text_idx"
 _MAX_TERM = 64  # longer "words" are blobs (base64, hashes): useless as search terms
+_OPEN_ATTEMPTS = 10  # x 0.1 s: how long a table being created elsewhere is waited for
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,25 +265,15 @@ class Store:
         # Interval 0: every read sees writes made by other processes (a CLI run, the server).
         db = lancedb.connect(index_dir / "lance", read_consistency_interval=timedelta(0))
         meta = _read_meta(index_dir)
-        existing = set(db.list_tables().tables)
         if not (index_dir / "meta.json").exists():
             _write_meta(index_dir, meta)
         elif meta.schema_version != SCHEMA_VERSION:
-            for name in existing:  # an index written by another layout is rebuilt, not misread
+            for name in db.list_tables().tables:  # another layout is rebuilt, not misread
                 db.drop_table(name)
-            existing = set()
             _write_meta(index_dir, Meta())
         chunk_schema, file_schema = _schemas()
-        chunks = (
-            db.open_table("chunks")
-            if "chunks" in existing
-            else db.create_table("chunks", schema=chunk_schema, exist_ok=True)
-        )
-        files = (
-            db.open_table("files")
-            if "files" in existing
-            else db.create_table("files", schema=file_schema, exist_ok=True)
-        )
+        chunks = _open_table(db, index_dir, "chunks", chunk_schema)
+        files = _open_table(db, index_dir, "files", file_schema)
         return cls(index_dir, db, chunks, files)
 
     # -- meta ------------------------------------------------------------------------------
@@ -440,9 +433,7 @@ class Store:
     # -- vectors ---------------------------------------------------------------------------
 
     def _vectors_table(self) -> Any | None:
-        if "vectors" in self._db.list_tables().tables:
-            return self._db.open_table("vectors")
-        return None
+        return _open_table(self._db, self.index_dir, "vectors")
 
     def missing_vectors(self, embedder: str, limit: int) -> list[tuple[str, str]]:
         """(content_hash, text) of chunks that have no vector from ``embedder`` yet."""
@@ -475,7 +466,7 @@ class Store:
                 self._db.drop_table("vectors")  # another embedder's width: those are useless now
                 table = None
             if table is None:
-                table = self._db.create_table("vectors", schema=_vector_schema(dim))
+                table = _open_table(self._db, self.index_dir, "vectors", _vector_schema(dim))
             meta = self.meta
             if (meta.embedder, meta.dim) != (embedder, dim):
                 meta.embedder, meta.dim = embedder, dim
@@ -544,6 +535,29 @@ class Store:
         meta = self.meta
         meta.optimized_version = self._chunks.version
         self.save_meta(meta)
+
+
+def _open_table(db: Any, index_dir: Path, name: str, schema: pa.Schema | None = None) -> Any:
+    """The table; if it does not exist yet, None, or a new empty one when ``schema`` is given.
+
+    A kill while a table was being created leaves a folder with no committed version; it
+    holds nothing, so it is removed and the table counts as missing.
+    """
+    folder = index_dir / "lance" / f"{name}.lance"
+    for attempt in range(_OPEN_ATTEMPTS):
+        if not folder.exists():
+            break
+        try:
+            return db.open_table(name)
+        except ValueError:
+            versions = folder / "_versions"
+            if versions.exists() and any(p.suffix == ".manifest" for p in versions.iterdir()):
+                raise  # a committed table we cannot read: not ours to delete
+            if attempt < _OPEN_ATTEMPTS - 1:
+                time.sleep(0.1)  # another process may be creating it this very moment
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+    return None if schema is None else db.create_table(name, schema=schema, exist_ok=True)
 
 
 def _column(table: Any, name: str, where: str | None = None) -> list[Any]:

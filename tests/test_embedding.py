@@ -261,3 +261,15 @@ def test_vocabulary_drift_retrains_under_a_new_name(tmp_path: Path) -> None:
     assert embedder.name != first
     assert "nebula" in (embedder.model.vocab if embedder.model else {})
     assert store.missing_vectors(embedder.name, 100_000) == []  # every chunk re-embedded
+
+
+def test_an_open_embedder_picks_up_a_model_trained_elsewhere(tmp_path: Path) -> None:
+    path = tmp_path / "model.npz"
+    reader, writer = StaticEmbedder(path), StaticEmbedder(path)
+    writer.fit(corpus())
+    assert reader.model is None
+    reader.refresh()
+    assert reader.name == writer.name
+    path.write_bytes(b"damaged")
+    reader.refresh()  # a damaged file is logged; the loaded model stays usable
+    assert reader.name == writer.name and reader.embed(["key"]).shape == (1, reader.dim)

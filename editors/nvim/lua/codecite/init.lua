@@ -288,7 +288,10 @@ function M.open_under_cursor()
   if target.kind == "retrieved" then
     -- Closest places of a refusal are not citations (no quote to resolve): open them directly.
     M.focus_code_window()
-    vim.cmd.edit(vim.fn.fnameescape(vim.fs.joinpath(last.root, target.item.path)))
+    local path = vim.fs.joinpath(last.root, target.item.path)
+    if vim.fs.normalize(vim.api.nvim_buf_get_name(0)) ~= vim.fs.normalize(path) then
+      vim.cmd.edit(vim.fn.fnameescape(path)) -- never re-edit: that fails on unsaved changes
+    end
     local line = math.min(target.item.start_line, vim.api.nvim_buf_line_count(0))
     vim.api.nvim_win_set_cursor(0, { line, 0 })
     return
