@@ -102,9 +102,14 @@ def _run_index(indexer: Indexer, quiet: bool) -> IndexReport:
 
 
 def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
-    from .indexer import Indexer
+    from .indexer import IndexBusy, Indexer
 
-    print(_run_index(Indexer(repo, config), args.quiet).summary())
+    try:
+        report = _run_index(Indexer(repo, config), args.quiet)
+    except IndexBusy as exc:  # another indexer kept the index locked too long
+        print(f"codecite: {exc}", file=sys.stderr)
+        return 1
+    print(report.summary())
     return 0
 
 

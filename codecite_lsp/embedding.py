@@ -435,7 +435,7 @@ def fill_vectors(
             return 0
     name = embedder.name
     total = store.chunk_count()
-    done = store.vector_count(name)
+    done = store.vector_count(name) if progress else 0
     written = 0
     previous: list[str] = []
     while not (cancel and cancel.is_set()):
@@ -449,4 +449,6 @@ def fill_vectors(
         done += len(pending)
         if progress:
             progress(min(done, total), total, "embedding chunks")
+        if len(pending) < batch:
+            break  # that was the rest: a saved file must not pay for another scan
     return written

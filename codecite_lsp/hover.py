@@ -29,7 +29,7 @@ AskModel = Callable[[str, threading.Event], "Answered | Refused"]
 def command_link(citation: Citation, root: Path) -> str:
     """VS Code follows ``command:`` URIs in trusted hover markdown; arguments are a JSON list.
     ``root`` tells the server which workspace folder the relative path belongs to."""
-    payload = {**citation.model_dump(mode="json"), "root": root.as_uri()}
+    payload = {**citation.model_dump(mode="json"), "root": str(root)}
     argument = json.dumps([payload], separators=(",", ":"))
     return f"command:{OPEN_CITATION}?{quote(argument, safe='')}"
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import posixpath
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -24,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from .config import Config
 from .languages import language_for_path
@@ -32,7 +33,7 @@ from .models import Chunk
 
 if TYPE_CHECKING:
     from .embedding import Embedder
-    from .store import FileRecord, Store
+    from .store import FileRecord, Meta, Store
     from .workspace import IgnoreRules, Skip, SourceFile
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,7 @@ class _Totals:
     chunks: int = 0
     deleted: int = 0
     skipped: list[Skip] = field(default_factory=list)
+    cancelled: bool = False
 
 
 @dataclass
@@ -149,14 +151,16 @@ class Indexer:
             return frozenset(self._pending)
 
     def status(self) -> IndexStatus:
-        store = self._store
+        store = self._store  # not opened yet: nothing indexed by this instance so far
+        files = store.file_count() if store is not None else 0
+        chunks = store.chunk_count() if store is not None else 0
         with self._state:
             return {
-                "files_indexed": store.file_count() if store else 0,
-                "chunks": store.chunk_count() if store else 0,
+                "files_indexed": files,
+                "chunks": chunks,
                 "pending": len(self._pending),
                 "last_update": self._last_update,
-                "embedder": dict(self._embedding),  # type: ignore[typeddict-item]
+                "embedder": self._embedding.copy(),
             }
 
     # -- full pass -------------------------------------------------------------------------
@@ -165,38 +169,45 @@ class Indexer:
         self, progress: Progress | None = None, cancel: threading.Event | None = None
     ) -> IndexReport:
         """Bring the whole index up to date with the working tree."""
-        from .workspace import read_source, scan
-
         started = time.monotonic()
         with self._write_lock(progress):
-            store = self.store
-            found = scan(self.repo, self.config)
-            known = store.files()
-            counts = store.chunk_counts()
-            meta = store.meta
-            rechunk = bool(known) and meta.chunk_budget != self.config.chunk_budget
-            if not known and meta.chunk_budget != self.config.chunk_budget:
-                # Recorded up front: a cancelled cold run must not look like a budget change.
-                meta.chunk_budget = self.config.chunk_budget
-                store.save_meta(meta)
-            todo = [
-                f
-                for f in found.files
-                if rechunk
-                or not _unchanged(known.get(f.path), f.size, f.mtime_ns, counts.get(f.path, 0))
-            ]
-            on_disk = {f.path for f in found.files}
-            gone = {path for path in known if path not in on_disk}
-            with self._state:
-                self._pending = {f.path for f in todo}
-            store.delete(gone)
+            self._ignore = None  # ignore files may have changed unseen: reload them later
+            totals = self._full_pass(progress, cancel)
+        if not totals.cancelled:
+            self.optimize_if_due()
+        return _report(self.store, started, totals)
 
-            totals = _Totals(deleted=len(gone), skipped=list(found.skipped))
-            batch = _Batch()
-            cancelled = False
+    def _full_pass(self, progress: Progress | None, cancel: threading.Event | None) -> _Totals:
+        from .workspace import read_source, scan
+
+        store = self.store
+        found = scan(self.repo, self.config)
+        known = store.files()
+        counts = store.chunk_counts()
+        meta = store.meta
+        rechunk = bool(known) and meta.chunk_budget != self.config.chunk_budget
+        if not known and meta.chunk_budget != self.config.chunk_budget:
+            # Recorded up front: a cancelled cold run must not look like a budget change.
+            meta.chunk_budget = self.config.chunk_budget
+            store.save_meta(meta)
+        todo = [
+            f
+            for f in found.files
+            if rechunk
+            or not _unchanged(known.get(f.path), f.size, f.mtime_ns, counts.get(f.path, 0))
+        ]
+        on_disk = {f.path for f in found.files}
+        gone = {path for path in known if path not in on_disk}
+        with self._state:
+            self._pending = {f.path for f in todo}
+        store.delete(gone)
+
+        totals = _Totals(deleted=len(gone), skipped=list(found.skipped))
+        batch = _Batch()
+        try:
             for done, file in enumerate(todo, start=1):
                 if cancel is not None and cancel.is_set():
-                    cancelled = True
+                    totals.cancelled = True
                     break
                 if progress:
                     progress(done, len(todo), file.path)
@@ -206,38 +217,65 @@ class Indexer:
                     self._commit(batch, totals)
                     batch = _Batch()
             self._commit(batch, totals)
-            if not cancelled:
-                store.remove_orphans()
-                meta = store.meta
-                meta.chunk_budget = self.config.chunk_budget
-                meta.last_update = self._stamp(meta.last_update)
-                store.save_meta(meta)
-                if progress:
-                    progress(len(todo), len(todo), "building the search index")
-                store.ensure_fts()
-                drift = store.versions()["chunks"] - meta.optimized_version
-                if store.unindexed_rows() >= OPTIMIZE_UNINDEXED_ROWS or (
-                    drift >= OPTIMIZE_EVERY_VERSIONS
-                ):
-                    store.optimize()
+        finally:
             with self._state:
-                self._pending.clear()
-            if not cancelled:
-                self._fill_vectors(progress, cancel)
-        return _report(store, started, totals, cancelled)
+                self._pending.clear()  # whatever happened, this pass no longer works on them
+        if totals.cancelled:
+            return totals  # the next run finishes the job; meta keeps the old budget
+        store.remove_orphans()
+        meta = store.meta
+        meta.chunk_budget = self.config.chunk_budget
+        self._finish(store, meta, progress, cancel)
+        return totals
+
+    def _finish(
+        self,
+        store: Store,
+        meta: Meta,
+        progress: Progress | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        """After the chunks are written: meta, the search index, vectors."""
+        meta.last_update = self._stamp(meta.last_update)
+        store.save_meta(meta)
+        if progress:
+            progress(1, 1, "building the search index")
+        store.ensure_fts()
+        self._fill_vectors(progress, cancel)
+
+    def optimize_if_due(self) -> bool:
+        """Compact the tables and fold new rows into the indexes if enough has piled up.
+
+        Seconds on a large index: run() calls it at its end; a server calls it when idle
+        (update_paths never does, a save must stay fast). True if it optimised.
+        """
+        with self._write_lock(None):
+            store = self.store
+            drift = store.versions()["chunks"] - store.meta.optimized_version
+            if store.unindexed_rows() < OPTIMIZE_UNINDEXED_ROWS and drift < OPTIMIZE_EVERY_VERSIONS:
+                return False
+            store.optimize()
+            return True
 
     # -- a few paths (watcher, didSave) ----------------------------------------------------
 
     def update_paths(self, paths: Iterable[str]) -> IndexReport:
-        """Re-read just these paths (repo-relative or absolute); gone or now-ignored -> deleted."""
+        """Re-read just these paths (repo-relative or absolute); gone or now-ignored -> deleted.
+
+        A changed ignore file (.gitignore, .codeciteignore) can change any file's fate: then
+        this is a full incremental pass.
+        """
         from .workspace import read_source
 
         started = time.monotonic()
         with self._write_lock(None):
             store = self.store
             known = store.files()
+            targets, rules_changed = self._expand(paths, known)
+            if rules_changed:
+                return _report(store, started, self._full_pass(None, None))
             batch = _Batch()
-            for rel in sorted(self._expand(paths, known)):
+            for rel in sorted(targets):
                 if self._indexable(rel):
                     source = read_source(self.repo, rel, self.config)
                     self._add(batch, rel, source, known.get(rel), rechunk=False)
@@ -245,22 +283,20 @@ class Indexer:
                     batch.deletes.add(rel)
             totals = _Totals()
             self._commit(batch, totals)
-            store.ensure_fts()
             if len(batch):
-                meta = store.meta
-                meta.last_update = self._stamp(meta.last_update)
-                store.save_meta(meta)
-            self._fill_vectors(None, None)
-        return _report(store, started, totals, cancelled=False)
+                self._finish(store, store.meta, None, None)
+        return _report(store, started, totals)
 
-    def _expand(self, paths: Iterable[str], known: dict[str, FileRecord]) -> set[str]:
-        """Repo-relative file paths for the given paths; a folder stands for the files in it."""
+    def _expand(self, paths: Iterable[str], known: dict[str, FileRecord]) -> tuple[set[str], bool]:
+        """Repo-relative file paths for the given paths (a folder stands for the files in it),
+        and whether one of them is an ignore file."""
         targets: set[str] = set()
+        rules_changed = False
         for raw in paths:
             rel = self._relative(raw)
             if rel is None:
                 continue
-            self._rules().refresh(rel)  # an ignore file changed: later decisions use it
+            rules_changed |= self._rules().refresh(rel)
             prefix = rel + "/"
             under = [p for p in known if p.startswith(prefix)]
             if (self.repo / rel).is_dir() or under:
@@ -268,7 +304,7 @@ class Indexer:
                 targets.update(self._walk(rel))
             else:
                 targets.add(rel)
-        return targets
+        return targets, rules_changed
 
     def _walk(self, folder: str) -> Iterator[str]:
         rules = self._rules()
@@ -279,14 +315,17 @@ class Indexer:
                 yield f"{base}/{name}"
 
     def _relative(self, raw: str) -> str | None:
+        """``raw`` as a normalised repo-relative path, or None if it is not one."""
+        if "\0" in raw:
+            return None
         path = Path(raw)
         if path.is_absolute():
             try:
                 path = path.relative_to(self.repo)
             except ValueError:
                 return None  # outside the repository
-        rel = path.as_posix()
-        return None if rel in ("", ".") or rel.startswith("../") else rel
+        rel = posixpath.normpath(path.as_posix())
+        return None if rel in (".", "..") or rel.startswith("../") else rel
 
     def _rules(self) -> IgnoreRules:
         if self._ignore is None:
@@ -340,9 +379,14 @@ class Indexer:
 
     def _commit(self, batch: _Batch, totals: _Totals) -> None:
         """Write one batch and count it into ``totals``."""
+        if len(batch):
+            self._write(batch)
+        totals.files += len(batch.chunks)
+        totals.chunks += batch.chunk_rows
+        totals.deleted += len(batch.deletes)
         totals.skipped.extend(batch.skipped)
-        if not len(batch):
-            return
+
+    def _write(self, batch: _Batch) -> None:
         store = self.store
         if batch.touched:
             # The chunk rows must still be those of this revision (a crash may have left
@@ -361,9 +405,6 @@ class Indexer:
             self._last_update = now
             for path in (*batch.chunks, *(r.path for r in batch.records), *batch.deletes):
                 self._pending.discard(path)
-        totals.files += len(batch.chunks)
-        totals.chunks += batch.chunk_rows
-        totals.deleted += len(batch.deletes)
 
     def _stamp(self, previous: str | None) -> str | None:
         """The ISO time of the last write, for meta.json."""
@@ -386,18 +427,21 @@ class Indexer:
                 self._embedder = make_embedder(self.config, self.index_dir)
             if self._embedder is None:
                 return
-            self._set_embedding(state="embedding")
+            self._set_embedding("embedding")
             fill_vectors(self.store, self._embedder, progress, cancel)
             vectors = self.store.vector_count(self._embedder.name)
             # No vectors yet (e.g. too few chunks to train the default embedder): not "ready".
-            self._set_embedding(state="ready" if vectors else "idle", vectors=vectors, error="")
+            self._set_embedding("ready" if vectors else "idle", vectors=vectors)
         except Exception as exc:  # model/network trouble: keep the keyword index usable
             log.warning("embedding failed: %s", exc)
-            self._set_embedding(state="failed", error=str(exc))
+            self._set_embedding("failed", error=str(exc))
 
-    def _set_embedding(self, **changes: Any) -> None:
+    def _set_embedding(self, state: str, *, vectors: int | None = None, error: str = "") -> None:
         with self._state:
-            self._embedding.update(changes)  # type: ignore[typeddict-item]
+            self._embedding["state"] = state
+            self._embedding["error"] = error
+            if vectors is not None:
+                self._embedding["vectors"] = vectors
 
     # -- the write lock --------------------------------------------------------------------
 
@@ -458,7 +502,7 @@ def _record(rel: str, source: SourceFile, chunk_count: int) -> FileRecord:
     )
 
 
-def _report(store: Store, started: float, totals: _Totals, cancelled: bool) -> IndexReport:
+def _report(store: Store, started: float, totals: _Totals) -> IndexReport:
     return IndexReport(
         files=store.file_count(),
         chunks=store.chunk_count(),
@@ -467,5 +511,5 @@ def _report(store: Store, started: float, totals: _Totals, cancelled: bool) -> I
         deleted_files=totals.deleted,
         skipped=totals.skipped,
         written_chunks=totals.chunks,
-        cancelled=cancelled,
+        cancelled=totals.cancelled,
     )

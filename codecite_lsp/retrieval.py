@@ -3,7 +3,9 @@ a cheap rerank, a relevance floor and a token-budgeted selection of chunks for t
 
 Scores:
 - ``search``: ``Result.score`` is the fused RRF score divided by its maximum, in (0, 1]; 1.0 means
-  ranked first by every retriever that ran (keyword, and vectors when present).
+  ranked first by every retriever that ran (keyword, and vectors when present). When the query
+  holds identifiers (``rotate_key``, ``rotateKey``, ``ident_42``), the score is the mean of that
+  and the share of those identifiers the chunk holds verbatim (still in [0, 1]).
 - ``retrieve``: ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the
   floor (config.relevance_floor) is applied to it.
 """
@@ -166,6 +168,19 @@ def _whole_word(name: str, text: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
 
 
+def _exact_share(names: set[str], text: str) -> float | None:
+    """Share of the identifiers the user typed that occur whole in the text (None: none typed)."""
+    if not names:
+        return None
+    return sum(_whole_word(name, text) for name in names) / len(names)
+
+
+def _search_score(fused: float, exact: float | None) -> float:
+    """An identifier the user typed outweighs rank fusion: a chunk merely similar to one that
+    holds ``rotate_key`` verbatim must not come first because both retrievers half-liked it."""
+    return fused if exact is None else (fused + exact) / 2
+
+
 def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
@@ -196,6 +211,7 @@ class Retriever:
         self.config = config
         self.vector_weight = vector_weight
         self.warnings: list[str] = []
+        self._has_vectors: str | None = None  # embedder name known to have stored vectors
 
     # -- hybrid search --------------------------------------------------------------------
 
@@ -206,8 +222,10 @@ class Retriever:
         if isinstance(embedder, StaticEmbedder) and embedder.model is None:
             return []
         try:
-            if self.store.vector_count(embedder.name) == 0:
-                return []
+            if embedder.name != self._has_vectors:
+                if self.store.vector_count(embedder.name) == 0:
+                    return []
+                self._has_vectors = embedder.name  # vectors never vanish: count once per name
             vector = embedder.embed([query])[0]
         except EmbeddingError as exc:  # keyword results still answer
             message = f"vector search skipped: {exc}"
@@ -231,10 +249,15 @@ class Retriever:
         if not rankings:
             return []
         chunks = {c.id: c for ranked in (keyword, vector) for c, _ in ranked}
-        scores = rrf([r for r, _ in rankings], weights=[w for _, w in rankings])
+        fused = rrf([r for r, _ in rankings], weights=[w for _, w in rankings])
         best = sum(w for _, w in rankings) / (RRF_K + 1)
+        names = _identifiers(query)
+        scores = {
+            key: _search_score(value / best, _exact_share(names, chunks[key].text))
+            for key, value in fused.items()
+        }
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
-        results = (result_from_chunk(chunks[key], scores[key] / best) for key in ordered)
+        results = (result_from_chunk(chunks[key], scores[key]) for key in ordered)
         return dedup_overlapping(results)[:limit]
 
     # -- questions ------------------------------------------------------------------------
@@ -256,12 +279,12 @@ class Retriever:
         words = set(word_parts(candidate.text)) | symbol_words | path_words
         total = sum(terms.values())
         coverage = sum(w for t, w in terms.items() if t in words) / total if total else 0.0
-        exact = sum(_whole_word(name, candidate.text) for name in identifiers)
+        exact = _exact_share(identifiers, candidate.text) or 0.0
         score = relevance(coverage, candidate.score)
         rerank = score
         rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
-        rerank += 0.15 * (exact / len(identifiers) if identifiers else 0.0)
+        rerank += 0.15 * exact
         # Context reorders near-equals (the file being edited first); it is never evidence.
         if context and context.path == candidate.path:
             rerank += 0.20

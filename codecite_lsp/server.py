@@ -94,6 +94,7 @@ class CodeciteServer(LanguageServer):
         self.indexing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codecite-index")
         self.loop: asyncio.AbstractEventLoop | None = None
         self.tasks: set[asyncio.Future[None]] = set()
+        self.index_runs: set[threading.Event] = set()  # cancel flags of running index passes
 
     # -- sending from any thread ------------------------------------------------------------
 
@@ -119,10 +120,11 @@ class CodeciteServer(LanguageServer):
         """Run blocking work in the pool; a cancelled request sets the worker's cancel flag."""
         loop = asyncio.get_running_loop()
         cancel = threading.Event()
-        future = loop.run_in_executor(self.work, functools.partial(fn, *args, cancel=cancel))
         try:
-            return await asyncio.shield(future)
-        except asyncio.CancelledError:
+            return await loop.run_in_executor(
+                self.work, functools.partial(fn, *args, cancel=cancel)
+            )
+        except asyncio.CancelledError:  # the thread cannot be stopped: ask it to stop itself
             cancel.set()
             raise
 
@@ -133,7 +135,7 @@ class CodeciteServer(LanguageServer):
         existing = self.sessions.get(root)
         if existing is not None:
             return existing
-        session = Session(root, self.settings, on_change=self.log_to_client)
+        session = Session(root, self.settings)
         self.sessions[root] = session
         for problem in session.problems:
             self.tell(f"codecite ({root.name}): invalid setting ignored: {problem}")
@@ -153,10 +155,13 @@ class CodeciteServer(LanguageServer):
         return self.sessions[max(owners, key=lambda root: len(root.parts))]
 
     def citation_session(self, root: Any, rel: str) -> Session:
-        """Hover links name their root; citations from answers carry only a relative path, so
-        take the first root that has that file."""
-        if isinstance(root, str):
-            return self.session_for(root)
+        """Hover links and history entries name their root (a path, or a file URI); citations
+        from answers carry only a relative path, so take the first root that has that file."""
+        if isinstance(root, str) and root:
+            folder = uri_to_path(root) if root.startswith("file:") else Path(root).resolve()
+            if folder not in self.sessions:
+                raise JsonRpcInvalidParams(f"{root} is not an open workspace folder")
+            return self.sessions[folder]
         for session in self.sessions.values():
             if (session.root / rel).is_file():
                 return session
@@ -192,6 +197,7 @@ class CodeciteServer(LanguageServer):
         """Index one root in the background, reported as cancellable work-done progress."""
         token = f"codecite-index-{uuid.uuid4().hex[:8]}"
         cancel = threading.Event()
+        self.index_runs.add(cancel)
         progress = self._progress_supported()
         if progress:
             try:
@@ -229,6 +235,7 @@ class CodeciteServer(LanguageServer):
             self.report("indexing", exc)
             summary = f"failed: {exc}"
         finally:
+            self.index_runs.discard(cancel)
             if progress:
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=summary))
                 self.work_done_progress.tokens.pop(token, None)
@@ -362,10 +369,22 @@ def on_initialize(ls: CodeciteServer, params: types.InitializeParams) -> None:
 def on_initialized(ls: CodeciteServer, params: types.InitializedParams) -> None:
     for session in ls.sessions.values():
         ls.start_indexing(session)
+    if any(session.config.model != "extractive" for session in ls.sessions.values()):
+        ls.work.submit(_import_litellm)
+
+
+def _import_litellm() -> None:
+    """litellm takes ~5 s to import: pay it now, in the background, not on the first question."""
+    try:
+        import litellm  # noqa: F401
+    except Exception as exc:  # the first question will report it properly
+        log.warning("litellm cannot be imported: %s", exc)
 
 
 @server.feature(types.SHUTDOWN)
 def on_shutdown(ls: CodeciteServer, params: None) -> None:
+    for cancel in ls.index_runs:  # an index pass would otherwise hold up the exit
+        cancel.set()
     for session in list(ls.sessions.values()):
         session.close()
 

@@ -51,12 +51,10 @@ class Session:
         self,
         root: Path,
         settings: Mapping[str, Any],
-        on_change: Callable[[str], None] | None = None,
     ) -> None:
         self.root = root
         self.config, self.problems = load_config_lenient(root, settings)
         self.index_dir = self.config.resolved_index_dir(root)
-        self._on_change = on_change
         self._lazy = threading.RLock()  # builds the heavy parts once
         self._indexer: Indexer | None = None
         self._retriever: Retriever | None = None
@@ -162,6 +160,8 @@ class Session:
         from .hover import command_link, explain_symbol
 
         rel = self.relative(path)
+        if _secret(rel):
+            return None  # the word under the cursor may be the secret itself
         at = symbol_at(rel, text, line, character, encoding=encoding)
         if at is None:
             return None
@@ -210,7 +210,7 @@ class Session:
                     detail=f"{context['path']} is not indexed yet ({self.index_note()})",
                 )
                 return refused.model_dump(mode="json")
-            if text is not None and position is not None:
+            if text is not None and position is not None and not _secret(context["path"]):
                 from .chunking import symbol_at
 
                 at = symbol_at(context["path"], text, *position, encoding=encoding)
@@ -231,6 +231,7 @@ class Session:
         """Past answers, every citation re-resolved against what the user sees now."""
         from .history import History
 
+        @functools.cache  # each file read once per request
         def read_rel(rel: str) -> str | None:
             return read(self.absolute(rel))
 
@@ -274,7 +275,12 @@ class Session:
 
     def status(self) -> dict[str, Any]:
         """codecite/status for this root; before the first index pass, zeros."""
-        counts: dict[str, Any] = dict(self._indexer.status()) if self._indexer else {}
+        counts: dict[str, Any] = {}
+        try:
+            counts = dict(self._indexer.status()) if self._indexer else {}
+        except Exception as exc:  # a broken index must not hide the rest of the status
+            log.warning("index status unavailable: %s", exc)
+            counts = {"error": str(exc)}
         return {
             "root": str(self.root),
             "files_indexed": counts.get("files_indexed", 0),
@@ -283,6 +289,7 @@ class Session:
             "indexing": self.indexing,
             "last_update": counts.get("last_update"),
             "embedder": counts.get("embedder", {"name": self.config.embedding, "state": "idle"}),
+            "error": counts.get("error"),
         }
 
     # -- configuration and paths ------------------------------------------------------------
@@ -326,6 +333,12 @@ class Session:
             log.removeHandler(self._log_file)
             self._log_file.close()
             self._log_file = None
+
+
+def _secret(rel: str) -> bool:
+    from .workspace import is_secret_path
+
+    return is_secret_path(rel)
 
 
 def _with_lines(resolution: dict[str, Any], text: str | None) -> dict[str, Any]:

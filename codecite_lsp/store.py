@@ -13,6 +13,7 @@ lancedb is imported inside :meth:`Store.open` because importing it costs seconds
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -46,6 +47,7 @@ _OPEN_ATTEMPTS = 10  # x 0.1 s: how long a table being created elsewhere is wait
 
 
 _WORD = re.compile(r"\w+(?:\.\w+)*")  # dotted names (os.path.join, keys.py) are kept whole too
+_ASCII_WORD = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")  # the same, ~35% faster on ASCII
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
@@ -97,7 +99,7 @@ def _word_terms(word: str) -> tuple[str, ...]:
 def search_terms(text: str, path: str, symbol: str | None) -> str:
     """The full-text field of one chunk: its words, its path's words and its symbol's words."""
     # The hot loop of a cold index run: map() over a cached per-word string keeps it in C.
-    words = _WORD.findall(text)
+    words = (_ASCII_WORD if text.isascii() else _WORD).findall(text)  # isascii() is O(1)
     words.extend(_WORD.findall(path))
     if symbol:
         words.extend(_WORD.findall(symbol))
@@ -588,6 +590,10 @@ def _read_meta(index_dir: Path) -> Meta:
 def _write_meta(index_dir: Path, meta: Meta) -> None:
     """Write atomically (temp file + rename): a crash never leaves half a meta.json."""
     target = index_dir / "meta.json"
+    text = json.dumps(asdict(meta), indent=2)
+    with contextlib.suppress(OSError):
+        if target.read_text(encoding="utf-8") == text:
+            return  # an unchanged index stays byte-for-byte unchanged
     temp = target.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
-    temp.write_text(json.dumps(asdict(meta), indent=2), encoding="utf-8")
+    temp.write_text(text, encoding="utf-8")
     os.replace(temp, target)

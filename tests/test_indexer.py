@@ -82,10 +82,12 @@ def test_an_unchanged_repository_writes_nothing(repo: Path) -> None:
     ix.run()
     versions = ix.store.versions()
     before = snapshot(ix)
+    meta = (repo / ".codecite" / "meta.json").stat().st_mtime_ns
     report = make(repo).run()
     assert (report.written_files, report.deleted_files, report.written_chunks) == (0, 0, 0)
     assert ix.store.versions() == versions
     assert snapshot(ix) == before
+    assert (repo / ".codecite" / "meta.json").stat().st_mtime_ns == meta
 
 
 def test_modifying_one_file_rewrites_only_its_chunks(repo: Path) -> None:
@@ -358,3 +360,65 @@ def test_cli_prints_one_summary_line(repo: Path) -> None:
     second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
     assert SUMMARY.match(second.stdout.strip())
     assert "(0 written, 0 deleted" in second.stdout
+
+
+def test_an_ignore_file_change_alone_reconciles_every_file(repo: Path) -> None:
+    ix = make(repo)
+    ix.run()
+    gitignore = repo / ".gitignore"
+    original = gitignore.read_text()
+    gitignore.write_text(original + "docs/\n")
+    report = ix.update_paths([".gitignore"])
+    assert "docs/operations.md" not in ix.store.files()
+    assert report.deleted_files == 1
+    gitignore.write_text(original)
+    ix.update_paths([".gitignore"])
+    assert "docs/operations.md" in ix.store.files()
+
+
+def test_the_cli_waits_for_a_running_indexer(repo: Path) -> None:
+    make(repo).run()
+    (repo / "late.py").write_text("def written_while_locked(): pass\n")
+    held = open(repo / ".codecite" / "index.lock", "a+")  # noqa: SIM115 - released by the timer
+    fcntl.flock(held, fcntl.LOCK_EX)
+    release = threading.Timer(3.0, held.close)  # closing the file releases the lock
+    release.start()
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "codecite_lsp", "index", "--repo", str(repo)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CODECITE_EMBEDDING": "none"},
+        timeout=120,
+    )
+    release.join()
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started >= 3.0
+    assert "(1 written, 0 deleted" in done.stdout
+
+
+def test_update_paths_refuses_paths_that_are_not_inside_the_repository(repo: Path) -> None:
+    ix = make(repo)
+    ix.run()
+    before = snapshot(ix)
+    (repo.parent / "outside.py").write_text("def outside_the_repo(): pass\n")
+    report = ix.update_paths(["bad\0name.py", "../outside.py", "keyvault/../../outside.py", ".."])
+    assert report.written_files == report.deleted_files == 0
+    assert snapshot(ix) == before
+
+
+def test_saves_leave_rows_outside_the_search_index_until_an_idle_optimize(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexer_module, "OPTIMIZE_UNINDEXED_ROWS", 1)
+    ix = make(repo)
+    ix.run()
+    assert ix.store.unindexed_rows() == 0
+    (repo / "saved.py").write_text("def saved_later(): pass\n")
+    ix.update_paths(["saved.py"])
+    assert ix.store.unindexed_rows() == 1  # the save did not pay for an optimize ...
+    assert ix.store.keyword_search("saved_later", 1)[0][0].path == "saved.py"  # ... nor wait
+    assert ix.optimize_if_due()
+    assert ix.store.unindexed_rows() == 0
+    assert not ix.optimize_if_due()
+    assert ix.store.keyword_search("saved_later", 1)[0][0].path == "saved.py"

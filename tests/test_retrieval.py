@@ -170,6 +170,14 @@ def test_search_is_hybrid_once_vectors_exist(grown_repo: Path) -> None:
     assert hybrid.search("quasar nebula")
 
 
+def test_an_identifier_typed_verbatim_wins_over_similar_chunks(grown_repo: Path) -> None:
+    hybrid = open_retriever(grown_repo, Config())
+    for name, path in [("refill_6", "gen/mod6.py"), ("refill_5", "gen/mod5.py")]:
+        results = hybrid.search(name, limit=5)
+        assert results[0].path == path
+        assert all(name not in r.text for r in results[1:])
+
+
 def test_search_works_keyword_only(sample_repo: Path) -> None:
     keyword_only = open_retriever(sample_repo, Config(embedding="none"))
     results = keyword_only.search("token bucket refill", limit=3)

@@ -45,13 +45,18 @@ async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, rep
     result = await lsp_client.initialize_session(init_params(request.param, repo))
     lsp_client.initialize_seconds = time.monotonic() - started  # type: ignore[attr-defined]
     assert result.capabilities.hover_provider
+    commands = result.capabilities.execute_command_provider
+    assert commands is not None
+    assert {"codecite.openCitation", "codecite.reindex", "codecite.ask"} <= set(commands.commands)
     yield
     await lsp_client.shutdown_session()
     MOCK_FILE.unlink(missing_ok=True)
 
 
 async def test_initialize_is_fast_and_indexing_reports_progress(client: LanguageClient):
-    assert client.initialize_seconds < 1.0  # type: ignore[attr-defined]
+    # Spawn + reply: ~0.7 s on an idle machine (bench/bench_server.py). The bound leaves room for
+    # a loaded CI box and still fails if lancedb (2.5 s) or litellm (5 s) sat on the path.
+    assert client.initialize_seconds < 2.0  # type: ignore[attr-defined]
     await wait_indexed(client)
     (values,) = [v for v in client.progress_reports.values() if v]
     kinds = [type(value).__name__ for value in values]
@@ -271,3 +276,167 @@ async def test_restart_reuses_the_index(repo: Path):
     assert status["files_indexed"] == first["files_indexed"] >= 5
     assert "(0 written, 0 deleted" in summaries[1], summaries
     assert sorted(str(p) for p in index.rglob("_versions/*")) == versions, "index rewritten"
+
+
+async def test_two_workspace_folders_each_get_their_own_index(tmp_path: Path):
+    """A document belongs to the folder that holds it; folders can come and go."""
+    first, second = copy_repo(tmp_path / "a"), copy_repo(tmp_path / "b")
+    (second / "keyvault" / "only_here.py").write_text("def only_in_second():\n    return 2\n")
+    client = await server_config().start()
+    try:
+        params = init_params("visual-studio-code", first)
+        params.workspace_folders = [types.WorkspaceFolder(uri=first.as_uri(), name="a")]
+        await client.initialize_session(params)
+        await wait_indexed(client)
+        client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(
+                    added=[types.WorkspaceFolder(uri=second.as_uri(), name="b")], removed=[]
+                )
+            )
+        )
+        await wait_indexed(client, count=2)
+        status = await request(client, "codecite/status", {})
+        assert {root["root"] for root in status["roots"]} == {str(first), str(second)}
+
+        target = second / "keyvault" / "only_here.py"
+        hover = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=target.as_uri()),
+                position=position_of(target, "only_in_second"),
+            )
+        )
+        (citation, *_) = linked_citations(hover_markdown(hover))
+        assert citation["path"] == "keyvault/only_here.py"
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="codecite.openCitation", arguments=[citation])
+        )
+        assert client.shown_documents[-1].uri == target.as_uri()
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def test_indexing_can_be_cancelled_from_the_progress_bar(tmp_path: Path):
+    repo = copy_repo(tmp_path)
+    for number in range(1500):  # enough work that the cancel arrives mid-run
+        module = repo / "generated" / f"module_{number}.py"
+        module.parent.mkdir(exist_ok=True)
+        module.write_text(
+            "".join(f"def f{number}_{i}(x):\n    return x + {i}\n\n\n" for i in range(20))
+        )
+    client = await server_config().start()
+    try:
+        await client.initialize_session(init_params("neovim", repo))
+
+        async def begun() -> list[Any]:
+            return [token for token, values in client.progress_reports.items() if values]
+
+        (token,) = await wait_for(begun, bool)
+        client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+        await wait_indexed(client)
+        assert "cancelled" in (progress_ends(client)[-1].message or "")
+        status = (await request(client, "codecite/status", {}))["roots"][0]
+        assert status["files_indexed"] < 1500
+
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="codecite.reindex", arguments=[])
+        )
+        await wait_indexed(client, count=2, timeout=300)
+        status = (await request(client, "codecite/status", {}))["roots"][0]
+        assert status["files_indexed"] >= 1505
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def test_no_hover_inside_a_secret_file(client: LanguageClient, repo: Path):
+    await wait_indexed(client)
+    env = repo / ".env"
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=env.as_uri()),
+            position=types.Position(line=0, character=len(env.read_text().split("=")[0]) + 3),
+        )
+    )
+    assert hover is None
+    found = await request(client, "codecite/search", {"query": env.read_text(), "limit": 10})
+    assert all(result["path"] != ".env" for result in found["results"])
+
+
+async def test_open_citation_follows_unsaved_edits_and_says_when_lines_are_gone(
+    client: LanguageClient, repo: Path
+):
+    await wait_indexed(client)
+    init = repo / "keyvault" / "__init__.py"
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=init.as_uri()),
+            position=position_of(init, "rotate_key"),
+        )
+    )
+    citation = next(
+        c for c in linked_citations(hover_markdown(hover)) if c["path"] == "keyvault/keys.py"
+    )
+    keys = repo / citation["path"]
+    # Two lines typed above the cited span, not saved: the buffer is what counts.
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=keys.as_uri(),
+                language_id="python",
+                version=1,
+                text="# a\n# b\n" + keys.read_text(),
+            )
+        )
+    )
+    moved = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="codecite.openCitation", arguments=[citation])
+    )
+    assert moved["state"] == "moved"
+    assert (moved["start_line"], moved["end_line"]) == (
+        citation["start_line"] + 2,
+        citation["end_line"] + 2,
+    )
+    assert client.shown_documents[-1].selection.start.line == citation["start_line"] + 1
+
+    # The cited code rewritten in the buffer: the file opens, and the user is told why.
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=keys.as_uri(), version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text="# rewritten\n")],
+        )
+    )
+    stale = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="codecite.openCitation", arguments=[citation])
+    )
+    assert stale["state"] == "stale"
+    assert client.shown_documents[-1].uri == keys.as_uri()
+    assert client.shown_documents[-1].selection is None
+    assert "changed" in client.messages[-1].message
+
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=keys.as_uri())
+        )
+    )
+    keys.unlink()
+    shown = len(client.shown_documents)
+    gone = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="codecite.openCitation", arguments=[citation])
+    )
+    assert gone["state"] == "gone"
+    assert len(client.shown_documents) == shown  # nothing opened
+    assert "gone" in client.messages[-1].message
+
+
+async def test_ask_works_as_a_command(client: LanguageClient, repo: Path):
+    await wait_indexed(client)
+    answer = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="codecite.ask", arguments=[{"question": "How long is the grace period?"}]
+        )
+    )
+    assert answer["status"] == "answered", answer
+    cited = {c["path"] for s in answer["spans"] if s["kind"] == "claim" for c in s["citations"]}
+    assert cited & {"keyvault/keys.py", "docs/operations.md"}

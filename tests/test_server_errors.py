@@ -4,6 +4,7 @@ still works."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -205,3 +206,21 @@ async def test_invalid_settings_are_reported_and_defaults_kept(repo: Path):
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+async def test_a_failing_feature_is_logged_and_the_rest_keeps_working(
+    client: LanguageClient, repo: Path
+):
+    await wait_indexed(client)
+    await still_answers(client)  # the server now holds the index open
+    (table,) = (repo / ".codecite").rglob("chunks.lance")
+    shutil.rmtree(table)  # the index broken under the running server
+    with pytest.raises(JsonRpcException, match="codecite search failed"):
+        await request(client, "codecite/search", {"query": "rotate_key"})
+    assert any("search failed" in m.message for m in client.log_messages)
+    assert "search failed" in (repo / ".codecite" / "server.log").read_text()
+    (root,) = (await request(client, "codecite/status", {}))["roots"]
+    assert root["root"] == str(repo)
+    assert "chunks.lance" in root["error"]
+    history = await request(client, "codecite/history", {})
+    assert history == {"entries": []}

@@ -296,3 +296,10 @@ def test_an_index_of_another_schema_version_is_rebuilt_not_misread(tmp_path: Pat
     (index / "meta.json").write_text("{not json")
     assert Store.open(index).chunk_count() == 0
     assert json.loads((index / "meta.json").read_text())["schema_version"] == 1
+
+
+def test_unicode_identifiers_are_terms_too(store: Store) -> None:
+    terms = set(search_terms("naïve_café = größe + 1", "docs/über.md", None).split())
+    assert {"naïve_café", "naïve", "café", "größe", "docs", "über.md", "über", "md"} <= terms
+    put(store, chunk("i18n.py", "naïve_café = 1\n"), chunk("plain.py", "cafe = 2\n"))
+    assert hit_paths(store, "naïve_café") == ["i18n.py"]

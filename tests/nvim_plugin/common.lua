@@ -31,8 +31,12 @@ function T.setup(extra)
 end
 
 --- Open a repository file and wait for the server to attach and finish the first index pass.
-function T.open_and_index(rel)
+--- `start_cmd` (e.g. "CodeciteStart") starts the server by hand when autostart is off.
+function T.open_and_index(rel, start_cmd)
   vim.cmd.edit(vim.fn.fnameescape(T.repo .. "/" .. rel))
+  if start_cmd then
+    vim.cmd(start_cmd)
+  end
   T.report.attached = T.wait(30000, function()
     return #vim.lsp.get_clients({ name = "codecite", bufnr = 0 }) > 0
   end)
@@ -88,6 +92,7 @@ function T.where()
     bufname = vim.api.nvim_buf_get_name(0),
     line = vim.api.nvim_win_get_cursor(0)[1],
     buftype = vim.bo.buftype,
+    answer_visible = vim.fn.bufwinid(T.answer_buf()) ~= -1,
   }
 end
 
@@ -115,6 +120,8 @@ function T.run(scenario)
   if not ok then
     T.report.error = err
   end
+  -- Server messages (window/showMessage) are echoed into :messages, not vim.notify.
+  T.report.messages = vim.split(vim.fn.execute("messages"), "\n", { trimempty = true })
   local file = assert(io.open(T.out, "w"))
   file:write(vim.json.encode(T.report))
   file:close()

@@ -5,8 +5,10 @@ local T = dofile(vim.fs.joinpath(vim.fs.dirname(here), "common.lua"))
 local where = require("codecite.answer").where
 
 T.run(function()
-  T.setup()
-  T.open_and_index("keyvault/keys.py")
+  -- Started by hand: the vim.lsp.start path (the one Neovim 0.10 uses) with its root detection.
+  T.setup({ autostart = false })
+  T.open_and_index("keyvault/keys.py", "CodeciteStart")
+  T.report.root = require("codecite").client().root_dir
   local refused = T.ask("CodeciteAsk How are API keys rotated?")
   T.report.refusal = refused
   local ref = refused.answer.retrieved[#refused.answer.retrieved]
@@ -14,4 +16,11 @@ T.run(function()
   T.report.refusal_open = { ref = ref, at = T.wait_at(ref.path, ref.start_line) }
   vim.cmd("CodeciteCitations")
   T.report.quickfix_items = #vim.fn.getqflist()
+
+  -- The server rejects a question over 100 000 characters: the answer buffer says why.
+  vim.cmd("CodeciteAsk " .. string.rep("x", 100001))
+  T.wait(15000, function()
+    return vim.startswith(T.lines(T.answer_buf())[3] or "", "The request failed")
+  end)
+  T.report.too_long = T.lines(T.answer_buf())
 end)

@@ -4,7 +4,8 @@
 import * as vscode from "vscode";
 import type { CodeciteApi } from "./codeciteApi.js";
 import { openLocation } from "./open.js";
-import type { AskParams, Citation, Exchange, HistoryEntry, HostMessage, PageMessage } from "./protocol.js";
+import { historyExchanges } from "./history.js";
+import type { AskParams, Citation, Exchange, HostMessage, PageMessage } from "./protocol.js";
 import { chatPageHtml, makeNonce } from "./webviewHtml.js";
 
 export const CHAT_VIEW_ID = "codecite.chat";
@@ -14,15 +15,26 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export function historyExchanges(entries: HistoryEntry[]): Exchange[] {
-  return entries
-    .filter((entry) => entry && typeof entry.question === "string" && entry.answer)
-    .map((entry, index) => ({
-      id: `history-${entry.answer.trace_id || index}`,
-      question: entry.question,
-      answer: entry.answer,
-      fromHistory: true,
-    }));
+/** The page is ours, but its messages cross a process boundary: anything malformed is dropped. */
+function isPageMessage(value: unknown): value is PageMessage {
+  const message = value as {
+    type?: unknown;
+    question?: unknown;
+    citation?: { path?: unknown };
+    location?: { path?: unknown };
+  };
+  switch (message?.type) {
+    case "ready":
+      return true;
+    case "ask":
+      return typeof message.question === "string";
+    case "openCitation":
+      return typeof message.citation?.path === "string";
+    case "openLocation":
+      return typeof message.location?.path === "string";
+    default:
+      return false;
+  }
 }
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
@@ -48,7 +60,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       scriptUri: view.webview.asWebviewUri(vscode.Uri.joinPath(script, "chat.js")).toString(),
       styleUri: view.webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.css")).toString(),
     });
-    view.webview.onDidReceiveMessage((message: PageMessage) => this.handleMessage(message));
+    view.webview.onDidReceiveMessage((message: unknown) => this.handleMessage(message));
     view.onDidDispose(() => {
       this.view = undefined;
       this.pageReady = false;
@@ -64,7 +76,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     }
   }
 
-  async handleMessage(message: PageMessage): Promise<void> {
+  async handleMessage(message: unknown): Promise<void> {
+    if (!isPageMessage(message)) {
+      return;
+    }
     switch (message.type) {
       case "ready":
         this.pageReady = true;

@@ -10,7 +10,6 @@ export interface RequestSender {
 
 export const METHODS = {
   ask: "codecite/ask",
-  search: "codecite/search",
   history: "codecite/history",
   status: "codecite/status",
   executeCommand: "workspace/executeCommand",

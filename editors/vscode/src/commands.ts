@@ -78,7 +78,10 @@ async function showStatus(api: CodeciteApi): Promise<void> {
   try {
     const view = describeStatus(await api.status(), Date.now());
     const [summary, ...details] = view.tooltip.split("\n");
-    await vscode.window.showInformationMessage(`Codecite: ${summary}`, { modal: true, detail: details.join("\n") });
+    await vscode.window.showInformationMessage(`Codecite: ${summary}`, {
+      modal: true,
+      detail: details.join("\n"),
+    });
   } catch (error) {
     failure("reading the index status", error);
   }

@@ -12,7 +12,14 @@ import {
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chatView.js";
 import { CodeciteApi, type RequestSender, SERVER_COMMANDS } from "./codeciteApi.js";
 import { COMMANDS, registerCommands } from "./commands.js";
-import { configurationChange, launchPlan, readSettings, SECTION, type Settings, serverOptions } from "./settings.js";
+import {
+  configurationChange,
+  launchPlan,
+  readSettings,
+  SECTION,
+  type Settings,
+  serverOptions,
+} from "./settings.js";
 import { IndexStatusBar } from "./statusBar.js";
 
 function currentSettings(): Settings {
@@ -31,8 +38,17 @@ class ServerConnection implements RequestSender {
       void vscode.window.showWarningMessage(`Codecite: ${plan.warning}`);
     }
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    const executable: Executable = { command: plan.command, args: plan.args, options: { env: plan.env, cwd } };
-    this.client = new LanguageClient("codecite", "Codecite", { run: executable, debug: executable }, this.clientOptions());
+    const executable: Executable = {
+      command: plan.command,
+      args: plan.args,
+      options: { env: plan.env, cwd },
+    };
+    this.client = new LanguageClient(
+      "codecite",
+      "Codecite",
+      { run: executable, debug: executable },
+      this.clientOptions(),
+    );
     try {
       await this.client.start();
     } catch (error) {

@@ -17,6 +17,9 @@ export interface Resolution {
 }
 
 export interface Citation {
+  /** Workspace root the citation belongs to (history entries carry it; the server uses it to
+   * pick the right folder in a multi-root workspace). */
+  root?: string;
   path: string;
   start_line: number;
   end_line: number;
@@ -41,11 +44,7 @@ export interface ClaimSpan {
 export type Span = ProseSpan | ClaimSpan;
 
 export type RefusalReason =
-  | "no_span_in_retrieval"
-  | "unverified_citation"
-  | "ambiguous"
-  | "stale_index"
-  | "model_error";
+  "no_span_in_retrieval" | "unverified_citation" | "ambiguous" | "stale_index" | "model_error";
 
 export interface RetrievedRef {
   path: string;
@@ -77,19 +76,24 @@ export interface AskParams {
   position?: Position;
 }
 
+/** One codecite/history entry: the stored answer plus each of its citations resolved against the
+ * current files, in the order the citations appear in the answer's claims. */
 export interface HistoryEntry {
   question: string;
   answer: Answer;
-  asked_at?: string | number;
+  time?: string;
+  root?: string;
+  citations?: Array<{ citation: Citation; resolution: Resolution }>;
 }
 
 export interface RootStatus {
   root: string;
   files_indexed: number;
   pending: number;
+  indexing?: boolean;
   /** ISO time or seconds since the epoch; null before the first index run. */
   last_update?: string | number | null;
-  embedder?: string | null;
+  embedder?: string | { name?: string; state?: string } | null;
 }
 
 export interface IndexStatus {

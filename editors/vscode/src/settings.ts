@@ -97,7 +97,7 @@ export function launchPlan(settings: Settings, environment: NodeJS.ProcessEnv): 
 }
 
 /** Settings that only take effect by restarting the server process. */
-export const LAUNCH_KEYS = ["serverPath", "pythonPath", "apiKeyEnvVar"].map((key) => `${SECTION}.${key}`);
+const LAUNCH_KEYS = ["serverPath", "pythonPath", "apiKeyEnvVar"].map((key) => `${SECTION}.${key}`);
 
 export type ConfigurationChange = "restart" | "notify" | "none";
 

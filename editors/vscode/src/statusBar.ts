@@ -3,7 +3,7 @@
 // handling, which vscode-languageclient already shows as a progress notification.
 
 import * as vscode from "vscode";
-import type { IndexStatus } from "./protocol.js";
+import type { IndexStatus, RootStatus } from "./protocol.js";
 
 export interface StatusView {
   text: string;
@@ -26,7 +26,7 @@ function timestamp(value: string | number | null | undefined): number | undefine
   return Number.isNaN(parsed) ? undefined : parsed;
 }
 
-export function ago(then: number, now: number): string {
+function ago(then: number, now: number): string {
   const seconds = Math.max(0, Math.round((now - then) / 1000));
   if (seconds < 60) {
     return "just now";
@@ -39,25 +39,45 @@ export function ago(then: number, now: number): string {
   return hours < 24 ? `${hours} h ago` : `${Math.floor(hours / 24)} d ago`;
 }
 
+function embedderName(root: RootStatus): string | undefined {
+  const embedder = root.embedder;
+  return typeof embedder === "string" ? embedder : (embedder?.name ?? undefined);
+}
+
 export function describeStatus(status: IndexStatus, now: number): StatusView {
   const roots = status.roots ?? [];
   if (roots.length === 0) {
-    return { text: "$(circle-slash) Codecite: no index", tooltip: "No workspace folder is indexed.", indexing: false };
+    return {
+      text: "$(circle-slash) Codecite: no index",
+      tooltip: "No workspace folder is indexed.",
+      indexing: false,
+    };
   }
   const indexed = roots.reduce((sum, root) => sum + (root.files_indexed ?? 0), 0);
   const pending = roots.reduce((sum, root) => sum + (root.pending ?? 0), 0);
-  const updates = roots.map((root) => timestamp(root.last_update)).filter((t): t is number => t !== undefined);
+  const updates = roots
+    .map((root) => timestamp(root.last_update))
+    .filter((t): t is number => t !== undefined);
   const lines = roots.map((root) => {
     const when = timestamp(root.last_update);
     const fresh = when === undefined ? "never indexed" : `updated ${ago(when, now)}`;
     const waiting = root.pending ? `, ${root.pending} pending` : "";
-    return `${root.root}: ${root.files_indexed} files${waiting}, ${fresh}${root.embedder ? `, embedder ${root.embedder}` : ""}`;
+    const embedder = embedderName(root);
+    return `${root.root}: ${root.files_indexed} files${waiting}, ${fresh}${embedder ? `, embedder ${embedder}` : ""}`;
   });
   if (pending > 0) {
     const percent = Math.floor((100 * indexed) / (indexed + pending));
     return {
       text: `$(sync~spin) Codecite: indexing ${percent}%`,
       tooltip: [`Indexing: ${pending} files to go`, ...lines].join("\n"),
+      indexing: true,
+    };
+  }
+  if (roots.some((root) => root.indexing)) {
+    // A pass is running but has not counted its files yet.
+    return {
+      text: "$(sync~spin) Codecite: indexing",
+      tooltip: ["Indexing", ...lines].join("\n"),
       indexing: true,
     };
   }

@@ -35,6 +35,13 @@ local function split(text)
   return vim.split(text, "\n", { plain = true })
 end
 
+--- A quote's lines as written (the gate keeps indentation), without blank edges.
+---@param quote string
+---@return string[]
+local function quote_lines(quote)
+  return split((quote:gsub("^\n+", ""):gsub("\n+$", "")))
+end
+
 --- One rendered answer: its lines, highlights, and what each line opens.
 ---@class codecite.Rendered
 ---@field lines string[]
@@ -83,7 +90,7 @@ function M.render(question, answer)
         for _, citation in ipairs(span.citations or {}) do
           local target = { kind = "citation", item = citation }
           add("  " .. M.where(citation), "Directory", target)
-          for _, line in ipairs(split(vim.trim(citation.quote))) do
+          for _, line in ipairs(quote_lines(citation.quote)) do
             add("      " .. line, "Comment", target)
           end
         end
@@ -103,6 +110,20 @@ function M.render(question, answer)
     add("trace " .. answer.trace_id, "NonText")
   end
   return out
+end
+
+--- A question with a one-line message instead of an answer (waiting, or the request failed).
+---@param question string
+---@param message string
+---@param group? string
+---@return codecite.Rendered
+function M.render_message(question, message, group)
+  local lines = { "Q: " .. split(question)[1], "", message }
+  local highlights = { { line = 1, group = "Title" } }
+  if group then
+    table.insert(highlights, { line = 3, group = group })
+  end
+  return { lines = lines, targets = {}, highlights = highlights }
 end
 
 --- The answer buffer, created on first use and reused afterwards.
@@ -171,7 +192,7 @@ function M.quickfix_items(answer, root)
         lnum = citation.start_line,
         end_lnum = citation.end_line,
         col = 1,
-        text = vim.trim(split(vim.trim(citation.quote))[1]),
+        text = vim.trim(quote_lines(citation.quote)[1]),
       })
     end
   end

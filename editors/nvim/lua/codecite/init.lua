@@ -232,29 +232,34 @@ function M.ask(question, range)
   end
   local bufnr = vim.api.nvim_get_current_buf()
   local params = { question = question }
-  if range and vim.lsp.buf_is_attached(bufnr, client.id) then
+  if range then
     local lines = vim.api.nvim_buf_get_lines(bufnr, range.line1 - 1, range.line2, false)
-    local rel = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":.")
+    local name = vim.fs.normalize(vim.api.nvim_buf_get_name(bufnr))
+    local root = vim.fs.normalize(client_root(client))
+    local inside = vim.bo[bufnr].buftype == "" and vim.startswith(name, root .. "/")
+    local label = inside and name:sub(#root + 2) or (name ~= "" and name or "selection")
     params.question = ("%s\n\nSelected code (%s:%d-%d):\n%s"):format(
-      question, rel, range.line1, range.line2, table.concat(lines, "\n"))
-    params.uri = vim.uri_from_bufnr(bufnr)
-    local indent = (lines[1] or ""):find("%S") or 1
-    params.position = { line = range.line1 - 1, character = indent - 1 }
+      question, label, range.line1, range.line2, table.concat(lines, "\n"))
+    if inside then -- the server resolves uri+position to the enclosing symbol as context
+      params.uri = vim.uri_from_bufnr(bufnr)
+      local indent = (lines[1] or ""):find("%S") or 1
+      params.position = { line = range.line1 - 1, character = indent - 1 }
+    end
   end
   asked = asked + 1
   local ticket = asked
   local origin_win = vim.api.nvim_get_current_win()
   local buf = answer.buffer()
-  answer.write(buf, { lines = { "Q: " .. question, "", "Asking codecite…" }, targets = {}, highlights = {} })
+  M.last = nil -- the buffer no longer shows the previous answer: <CR> must not open its lines
+  answer.write(buf, answer.render_message(question, "Asking codecite…", "Comment"))
   answer.show()
   request(client, "codecite/ask", params, function(err, result)
     if ticket ~= asked then
       return
     end
     if err then
-      answer.write(buf, answer.render(question, {
-        status = "refused", reason = "model_error", detail = "the request failed: " .. err.message,
-      }))
+      local failed = "The request failed: " .. err.message
+      answer.write(buf, answer.render_message(question, failed, "ErrorMsg"))
       notify("ask failed: " .. err.message, vim.log.levels.ERROR)
       return
     end
@@ -348,12 +353,7 @@ function M.status()
       notify("status failed: " .. err.message, vim.log.levels.ERROR)
       return
     end
-    local lines = M.status_lines(result)
-    local progress = vim.lsp.status()
-    if progress ~= "" then
-      table.insert(lines, "progress: " .. progress)
-    end
-    notify(table.concat(lines, "\n"))
+    notify(table.concat(M.status_lines(result), "\n"))
   end)
 end
 
@@ -400,7 +400,9 @@ local function create_commands()
       end
       map("<CR>")
       map("gd")
-      vim.keymap.set("n", "q", "<cmd>close<CR>", { buffer = event.buf, desc = "close" })
+      vim.keymap.set("n", "q", function()
+        pcall(vim.cmd.close) -- the last window cannot close; leave it be
+      end, { buffer = event.buf, desc = "codecite: close the answer window" })
     end,
   })
 end

@@ -1,7 +1,7 @@
 // Recording fakes for the server transport and the webview, shared by the unit tests.
 
 import type { RequestSender } from "../codeciteApi.js";
-import type { HostMessage, PageMessage } from "../protocol.js";
+import type { HostMessage } from "../protocol.js";
 import { Uri } from "./vscodeStub.js";
 
 export interface SentRequest {
@@ -29,13 +29,13 @@ export class FakeTransport implements RequestSender {
 
 export class FakeWebviewView {
   readonly posted: HostMessage[] = [];
-  private receive: ((message: PageMessage) => Promise<void>) | undefined;
+  private receive: ((message: unknown) => Promise<void>) | undefined;
   readonly webview = {
     options: {} as { enableScripts?: boolean; localResourceRoots?: Uri[] },
     html: "",
     cspSource: "vscode-webview://fake",
     asWebviewUri: (uri: Uri): Uri => uri,
-    onDidReceiveMessage: (listener: (message: PageMessage) => Promise<void>) => {
+    onDidReceiveMessage: (listener: (message: unknown) => Promise<void>) => {
       this.receive = listener;
       return { dispose(): void {} };
     },
@@ -52,7 +52,7 @@ export class FakeWebviewView {
   }
 
   /** Delivers a message as the page would, and waits for the host to finish handling it. */
-  async fromPage(message: PageMessage): Promise<void> {
+  async fromPage(message: unknown): Promise<void> {
     if (!this.receive) {
       throw new Error("the provider did not listen to the page");
     }

@@ -6,7 +6,8 @@ export const CITATION: Citation = {
   path: "keyvault/keys.py",
   start_line: 47,
   end_line: 51,
-  quote: "def rotate_key(store: KeyStore, client: str, now: float | None = None) -> ApiKey:\n    \"\"\"Rotate a client's API key: issue a new key and retire the old one.",
+  quote:
+    'def rotate_key(store: KeyStore, client: str, now: float | None = None) -> ApiKey:\n    """Rotate a client\'s API key: issue a new key and retire the old one.',
   content_hash: "abc123",
   revision: "rev1",
 };
@@ -16,7 +17,11 @@ export const ANSWERED: Answer = {
   trace_id: "t-1",
   spans: [
     { kind: "prose", text: "Keys are rotated by " },
-    { kind: "claim", text: "rotate_key, which issues a new key and retires the old one", citations: [CITATION] },
+    {
+      kind: "claim",
+      text: "rotate_key, which issues a new key and retires the old one",
+      citations: [CITATION],
+    },
   ],
 };
 

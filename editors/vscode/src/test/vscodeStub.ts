@@ -170,5 +170,7 @@ type Loader = (request: string, parent: unknown, isMain: boolean) => unknown;
 const loader = Module as unknown as { _load: Loader };
 const originalLoad = loader._load;
 loader._load = function load(request: string, parent: unknown, isMain: boolean): unknown {
-  return replacedModules.has(request) ? replacedModules.get(request) : originalLoad.call(this, request, parent, isMain);
+  return replacedModules.has(request)
+    ? replacedModules.get(request)
+    : originalLoad.call(this, request, parent, isMain);
 };

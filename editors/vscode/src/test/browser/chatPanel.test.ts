@@ -125,7 +125,10 @@ test("an answered reply renders claims with citation chips that open the citatio
 
 test("a refused reply explains the reason in plain words and lists the closest places", async () => {
   await fromHost(exchange("r1", "How is billing computed?", REFUSED));
-  assert.equal(await page.locator(".refusal-title").textContent(), "The indexed code does not seem to answer this.");
+  assert.equal(
+    await page.locator(".refusal-title").textContent(),
+    "The indexed code does not seem to answer this.",
+  );
   const places = page.locator(".retrieved .location");
   assert.deepEqual(await places.allTextContents(), ["keyvault/ratelimit.py:1-20", "docs/operations.md:5-9"]);
   await places.nth(1).click();
@@ -140,7 +143,10 @@ test("the question box posts the question; Enter asks, an empty box does not", a
   await page.locator("#question").press("Enter");
   await page.locator("#question").fill("Where is the grace period defined?");
   await page.locator("#question").press("Enter");
-  assert.deepEqual(await posted(), [{ type: "ready" }, { type: "ask", question: "Where is the grace period defined?" }]);
+  assert.deepEqual(await posted(), [
+    { type: "ready" },
+    { type: "ask", question: "Where is the grace period defined?" },
+  ]);
   assert.equal(await page.locator("#question").inputValue(), "");
 });
 
@@ -170,7 +176,10 @@ test("history shows moved, changed and gone citations with badges", async () => 
       },
     ],
   };
-  await fromHost({ type: "history", exchanges: [{ id: "h1", question: "Old question", answer, fromHistory: true }] });
+  await fromHost({
+    type: "history",
+    exchanges: [{ id: "h1", question: "Old question", answer, fromHistory: true }],
+  });
   const chips = page.locator(".chip");
   assert.deepEqual(await chips.allTextContents(), [
     "keyvault/keys.py:47-51",
@@ -178,7 +187,10 @@ test("history shows moved, changed and gone citations with badges", async () => 
     "keyvault/keys.py:47-51changed",
     "keyvault/keys.py:47-51gone",
   ]);
-  assert.equal(await chips.nth(1).locator(".badge").getAttribute("title"), "Moved since the answer: was lines 47-51.");
+  assert.equal(
+    await chips.nth(1).locator(".badge").getAttribute("title"),
+    "Moved since the answer: was lines 47-51.",
+  );
   assert.equal(await chips.nth(3).locator(".badge").getAttribute("title"), "keyvault/keys.py was deleted");
 });
 
@@ -213,10 +225,15 @@ test("hostile answer text stays inert text", async () => {
   assert.equal(await page.locator("img").count(), 0);
   assert.equal(await page.locator("iframe").count(), 0);
   assert.equal(await page.locator("script").count(), 1);
+  // Nothing even tried to run: a handler that reached the DOM would be a CSP violation.
+  assert.deepEqual(await page.evaluate<string[]>("window.__violations"), []);
   assert.ok((await page.locator(".prose").textContent())?.includes(`<img src=x onerror=`));
   assert.equal(await page.locator(".chip").getAttribute("title"), HOSTILE);
   // An unknown reason is never echoed as the headline; the detail is shown as text.
-  assert.equal(await page.locator(".refusal-title").textContent(), "No answer could be verified against the code.");
+  assert.equal(
+    await page.locator(".refusal-title").textContent(),
+    "No answer could be verified against the code.",
+  );
   assert.equal(await page.locator(".refusal-detail").textContent(), HOSTILE);
 });
 

@@ -4,14 +4,17 @@ import { beforeEach, test } from "node:test";
 import type * as vscode from "vscode";
 import { ChatViewProvider } from "../../chatView.js";
 import { CodeciteApi } from "../../codeciteApi.js";
-import type { Citation, Exchange, HostMessage } from "../../protocol.js";
+import type { Exchange, HostMessage } from "../../protocol.js";
 import { FakeTransport, FakeWebviewView } from "../fakes.js";
 import { ANSWERED, CITATION, REFUSED } from "../fixtures.js";
 
 beforeEach(reset);
 
 function open(transport: FakeTransport): { view: FakeWebviewView; provider: ChatViewProvider } {
-  const provider = new ChatViewProvider(Uri.file("/ext") as unknown as vscode.Uri, new CodeciteApi(transport));
+  const provider = new ChatViewProvider(
+    Uri.file("/ext") as unknown as vscode.Uri,
+    new CodeciteApi(transport),
+  );
   const view = new FakeWebviewView();
   provider.resolveWebviewView(view as unknown as vscode.WebviewView);
   return { view, provider };
@@ -34,27 +37,45 @@ test("the panel page only runs its own nonce'd script", () => {
   assert.notEqual(/nonce-([^']+)/.exec(second)?.[1], nonce, "a fresh nonce per page");
 });
 
-test("a ready page receives the history with resolved citations", async () => {
-  const moved: Citation = { ...CITATION, resolution: { state: "moved", start_line: 50, end_line: 54 } };
+test("a ready page receives the history, oldest first, with each citation's resolution", async () => {
+  const moved = { state: "moved" as const, start_line: 50, end_line: 54 };
+  // The server's codecite/history shape: newest first, resolutions listed beside the answer.
   const transport = new FakeTransport({
-    "codecite/history": () => [
-      { question: "How are keys rotated?", answer: { ...ANSWERED, spans: [{ kind: "claim", text: "x", citations: [moved] }] } },
-      { question: "Billing?", answer: REFUSED },
-    ],
+    "codecite/history": () => ({
+      entries: [
+        {
+          question: "Billing?",
+          time: "2026-11-29T11:05:00+00:00",
+          answer: REFUSED,
+          root: "/repo",
+          citations: [],
+        },
+        {
+          question: "How are keys rotated?",
+          time: "2026-11-29T11:00:00+00:00",
+          answer: ANSWERED,
+          root: "/repo",
+          citations: [{ citation: CITATION, resolution: moved }],
+        },
+      ],
+    }),
   });
   const { view } = open(transport);
   await view.fromPage({ type: "ready" });
   assert.deepEqual(transport.sent, [{ method: "codecite/history", params: { limit: 50 } }]);
   assert.equal(view.posted.length, 1);
   const history = view.posted[0];
-  assert.equal(history.type, "history");
+  assert.ok(history.type === "history");
   assert.deepEqual(
-    history.type === "history" ? history.exchanges.map((exchange) => [exchange.question, exchange.answer?.status]) : [],
+    history.exchanges.map((exchange) => [exchange.question, exchange.answer?.status]),
     [
       ["How are keys rotated?", "answered"],
       ["Billing?", "refused"],
     ],
   );
+  const answer = history.exchanges[0].answer;
+  assert.ok(answer?.status === "answered" && answer.spans[1].kind === "claim");
+  assert.deepEqual(answer.spans[1].citations, [{ ...CITATION, root: "/repo", resolution: moved }]);
 });
 
 test("a page opened while the server is down still gets an (empty) history", async () => {
@@ -68,7 +89,10 @@ test("a question from the page is asked and its answer posted back", async () =>
   const { view } = open(transport);
   await view.fromPage({ type: "ready" });
   await view.fromPage({ type: "ask", question: "How are API keys rotated?" });
-  assert.deepEqual(transport.sent.at(-1), { method: "codecite/ask", params: { question: "How are API keys rotated?" } });
+  assert.deepEqual(transport.sent.at(-1), {
+    method: "codecite/ask",
+    params: { question: "How are API keys rotated?" },
+  });
   const [pending, done] = exchanges(view.posted);
   assert.equal(pending.id, done.id);
   assert.deepEqual(done.answer, ANSWERED);
@@ -89,7 +113,10 @@ test("clicking a chip runs the server's codecite.openCitation with that citation
   const { view } = open(transport);
   await view.fromPage({ type: "openCitation", citation: CITATION });
   assert.deepEqual(transport.sent, [
-    { method: "workspace/executeCommand", params: { command: "codecite.openCitation", arguments: [CITATION] } },
+    {
+      method: "workspace/executeCommand",
+      params: { command: "codecite.openCitation", arguments: [CITATION] },
+    },
   ]);
   assert.deepEqual(recorded.shown, []);
 });
@@ -112,7 +139,10 @@ test("a refusal's retrieved path opens in the workspace folder that holds it", a
   ];
   recorded.existingFiles.add("/repo/docs/operations.md");
   const { view } = open(new FakeTransport());
-  await view.fromPage({ type: "openLocation", location: { path: "docs/operations.md", start_line: 5, end_line: 9 } });
+  await view.fromPage({
+    type: "openLocation",
+    location: { path: "docs/operations.md", start_line: 5, end_line: 9 },
+  });
   assert.deepEqual(
     recorded.shown.map((shown) => [shown.uri.path, shown.selection?.start.line]),
     [["/repo/docs/operations.md", 4]],
@@ -123,8 +153,32 @@ test("paths that leave the workspace are refused", async () => {
   recorded.workspaceFolders = [{ uri: Uri.file("/repo"), name: "repo", index: 0 }];
   recorded.existingFiles.add("/etc/passwd");
   const { view } = open(new FakeTransport());
-  await view.fromPage({ type: "openLocation", location: { path: "../../etc/passwd", start_line: 1, end_line: 1 } });
-  await view.fromPage({ type: "openLocation", location: { path: "/etc/passwd", start_line: 1, end_line: 1 } });
+  await view.fromPage({
+    type: "openLocation",
+    location: { path: "../../etc/passwd", start_line: 1, end_line: 1 },
+  });
+  await view.fromPage({
+    type: "openLocation",
+    location: { path: "/etc/passwd", start_line: 1, end_line: 1 },
+  });
   assert.deepEqual(recorded.shown, []);
   assert.equal(recorded.messages.filter((message) => message.level === "warning").length, 2);
+});
+
+test("malformed page messages are ignored", async () => {
+  const transport = new FakeTransport({ "workspace/executeCommand": () => null });
+  const { view } = open(transport);
+  for (const message of [
+    null,
+    "ready",
+    { type: "ask" },
+    { type: "openCitation" },
+    { type: "openLocation", location: 3 },
+    { type: "rm -rf" },
+  ]) {
+    await view.fromPage(message);
+  }
+  assert.deepEqual(transport.sent, []);
+  assert.deepEqual(view.posted, []);
+  assert.deepEqual(recorded.shown, []);
 });

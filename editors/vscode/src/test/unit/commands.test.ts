@@ -30,7 +30,9 @@ test("Ask sends the typed question as codecite/ask and opens the chat panel", as
   const { transport } = setUp();
   recorded.inputReplies = ["  How are API keys rotated?  "];
   await vscode.commands.executeCommand(COMMANDS.ask);
-  assert.deepEqual(transport.sent, [{ method: "codecite/ask", params: { question: "How are API keys rotated?" } }]);
+  assert.deepEqual(transport.sent, [
+    { method: "codecite/ask", params: { question: "How are API keys rotated?" } },
+  ]);
   assert.ok(recorded.executed.some((call) => call.command === "codecite.chat.focus"));
 });
 
@@ -79,13 +81,23 @@ test("Reindex failure is shown to the user", async () => {
     },
   });
   await vscode.commands.executeCommand(COMMANDS.reindex);
-  assert.deepEqual(recorded.messages, [{ level: "error", text: "Codecite: reindex failed: Client is not running" }]);
+  assert.deepEqual(recorded.messages, [
+    { level: "error", text: "Codecite: reindex failed: Client is not running" },
+  ]);
 });
 
 test("Show index status summarises codecite/status", async () => {
   const { transport } = setUp({
     "codecite/status": () => ({
-      roots: [{ root: "/repo", files_indexed: 12, pending: 0, last_update: new Date().toISOString(), embedder: "minilm" }],
+      roots: [
+        {
+          root: "/repo",
+          files_indexed: 12,
+          pending: 0,
+          last_update: new Date().toISOString(),
+          embedder: "minilm",
+        },
+      ],
     }),
   });
   await vscode.commands.executeCommand(COMMANDS.status);

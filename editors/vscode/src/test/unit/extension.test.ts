@@ -3,22 +3,30 @@ import { FakeLanguageClient } from "../fakeLanguageClient.js";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { beforeEach, test } from "node:test";
+import { afterEach, beforeEach, test } from "node:test";
 import type * as vscode from "vscode";
 import { activate } from "../../extension.js";
 
 const MANIFEST = JSON.parse(readFileSync(join(__dirname, "..", "..", "..", "package.json"), "utf8"));
+
+let context: vscode.ExtensionContext | undefined;
 
 beforeEach(() => {
   reset();
   FakeLanguageClient.instances = [];
 });
 
-async function activated(settings: Record<string, unknown>): Promise<vscode.ExtensionContext> {
+afterEach(() => {
+  // Stops the status bar's polling timer.
+  for (const subscription of context?.subscriptions ?? []) {
+    subscription.dispose();
+  }
+});
+
+async function activated(settings: Record<string, unknown>): Promise<void> {
   recorded.settings = settings;
-  const context = { subscriptions: [], extensionUri: Uri.file("/ext") } as unknown as vscode.ExtensionContext;
+  context = { subscriptions: [], extensionUri: Uri.file("/ext") } as unknown as vscode.ExtensionContext;
   await activate(context);
-  return context;
 }
 
 function configurationChanged(...sections: string[]): Promise<unknown> {
@@ -42,7 +50,9 @@ test("activation starts the server with the settings as initializationOptions", 
 
 test("every command and view in package.json is registered on activation", async () => {
   await activated({});
-  const declared = MANIFEST.contributes.commands.map((command: { command: string }) => command.command).sort();
+  const declared = MANIFEST.contributes.commands
+    .map((command: { command: string }) => command.command)
+    .sort();
   assert.deepEqual([...recorded.handlers.keys()].sort(), declared);
   const views = MANIFEST.contributes.views.codecite.map((view: { id: string }) => view.id);
   assert.deepEqual([...recorded.viewProviders.keys()], views);

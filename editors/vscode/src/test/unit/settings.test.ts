@@ -32,7 +32,10 @@ test("unset settings are left to the server's own configuration layers", () => {
 });
 
 test("the server runs from serverPath, else python -m codecite_lsp serve, else codecite-lsp on PATH", () => {
-  const explicit = launchPlan(settingsFrom({ serverPath: "/opt/bin/codecite-lsp", pythonPath: "/usr/bin/python3" }), {});
+  const explicit = launchPlan(
+    settingsFrom({ serverPath: "/opt/bin/codecite-lsp", pythonPath: "/usr/bin/python3" }),
+    {},
+  );
   assert.deepEqual([explicit.command, explicit.args], ["/opt/bin/codecite-lsp", []]);
   const python = launchPlan(settingsFrom({ pythonPath: "/venv/bin/python" }), {});
   assert.deepEqual([python.command, python.args], ["/venv/bin/python", ["-m", "codecite_lsp", "serve"]]);
@@ -61,7 +64,10 @@ test("a missing or malformed key variable is reported, and the server still star
 });
 
 test("launch settings restart the server; the others are sent as didChangeConfiguration", () => {
-  const changed = (...sections: string[]) => (section: string) => sections.includes(section);
+  const changed =
+    (...sections: string[]) =>
+    (section: string) =>
+      sections.includes(section);
   assert.equal(configurationChange(changed("codecite", "codecite.pythonPath")), "restart");
   assert.equal(configurationChange(changed("codecite", "codecite.apiKeyEnvVar")), "restart");
   assert.equal(configurationChange(changed("codecite", "codecite.model")), "notify");

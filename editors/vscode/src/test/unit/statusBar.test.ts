@@ -23,14 +23,26 @@ test("when idle the item shows the file count and the stalest root's freshness",
     {
       roots: [
         { root: "/a", files_indexed: 10, pending: 0, last_update: (NOW - 5 * 60_000) / 1000 },
-        { root: "/b", files_indexed: 2, pending: 0, last_update: "2026-11-29T11:58:00Z" },
+        {
+          root: "/b",
+          files_indexed: 2,
+          pending: 0,
+          last_update: "2026-11-29T11:58:00Z",
+          embedder: { name: "none", state: "idle" },
+        },
       ],
     },
     NOW,
   );
   assert.equal(view.text, "$(check) Codecite: 12 files · 5 min ago");
   assert.equal(view.indexing, false);
-  assert.match(view.tooltip, /\/b: 2 files, updated 2 min ago/);
+  assert.match(view.tooltip, /\/b: 2 files, updated 2 min ago, embedder none$/);
+});
+
+test("a pass that has not counted its files yet still shows as indexing", () => {
+  const view = describeStatus({ roots: [{ root: "/a", files_indexed: 0, pending: 0, indexing: true }] }, NOW);
+  assert.equal(view.text, "$(sync~spin) Codecite: indexing");
+  assert.equal(view.indexing, true);
 });
 
 test("no roots means no index", () => {
