@@ -7,6 +7,7 @@ that clears the relevance floor, and an answer whose citations fail twice is ref
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -236,6 +237,7 @@ class Answerer:
                 schema=RESPONSE_SCHEMA,
                 cancel=cancel,
                 mock_response=self.replies,
+                api_key=os.environ.get(self.config.api_key_env or "") or None,
             )
         except ModelError as exc:
             request.model_calls += exc.attempts

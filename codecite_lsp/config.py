@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +33,9 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class Config:
     model: str = "extractive"
+    # Name of the environment variable holding the model's API key, for keys not kept under the
+    # provider's standard name; the key itself never appears in settings or LSP messages.
+    api_key_env: str | None = None
     embedding: str = "default"
     index_dir: str | None = None  # None: <repo>/.codecite
     chunk_budget: int = 1800  # characters per chunk before a definition is split
@@ -54,16 +58,20 @@ class Config:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+_OPTIONAL_STRINGS = {"index_dir", "api_key_env"}
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _coerce(key: str, value: Any) -> Any:
     """Convert one raw value (TOML, JSON or env string) to the field's type, or raise ValueError."""
     default = _FIELDS[key].default
-    if key == "index_dir":
+    if key in _OPTIONAL_STRINGS:
         if value is None or value == "":
             return None
         if not isinstance(value, str):
-            raise ValueError(f"{key} must be a path string, got {value!r}")
+            raise ValueError(f"{key} must be a string, got {value!r}")
+        if key == "api_key_env" and not _ENV_NAME.fullmatch(value):
+            raise ValueError(f"{key} must be an environment variable name, got {value!r}")
         return value
     if isinstance(default, bool):
         if isinstance(value, bool):

@@ -191,6 +191,7 @@ def complete(
     cancel: threading.Event | None = None,
     mock_response: str | MockReplies | None = None,
     backoff: float = 0.5,
+    api_key: str | None = None,
 ) -> ModelReply:
     """Ask ``model`` once (plus up to ``retries`` retries on transient errors); raise ModelError."""
     if cancel is not None and cancel.is_set():
@@ -199,6 +200,8 @@ def complete(
     if mock_response is None:
         mock_response = mock_replies_from_env()
     kwargs: dict[str, Any] = {"model": model, "messages": messages, "timeout": timeout}
+    if api_key:
+        kwargs["api_key"] = api_key
     response_format = _response_format(litellm, model, schema)
     if response_format is not None:
         kwargs["response_format"] = response_format

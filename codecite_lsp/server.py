@@ -401,6 +401,8 @@ def on_folders(ls: CodeciteServer, params: types.DidChangeWorkspaceFoldersParams
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def on_configuration(ls: CodeciteServer, params: types.DidChangeConfigurationParams) -> None:
+    if params.settings is None:  # a "pull" client's bare ping: keep what we have
+        return
     try:
         ls.settings = settings_from(params.settings)
     except ValueError as exc:

@@ -50,3 +50,10 @@ def test_lenient_loading_keeps_defaults_for_bad_values(tmp_path: Path) -> None:
     assert config.hover is True
     assert config.model == "m"
     assert len(problems) == 3
+
+
+def test_api_key_env_takes_a_variable_name_not_a_key(tmp_path: Path) -> None:
+    config = load_config(tmp_path, overrides={"api_key_env": "MY_TEAM_OPENAI_KEY"}, environ={})
+    assert config.api_key_env == "MY_TEAM_OPENAI_KEY"
+    with pytest.raises(ConfigError, match="api_key_env"):
+        load_config(tmp_path, overrides={"api_key_env": "sk-live abc"}, environ={})

@@ -286,10 +286,6 @@ function M.open_under_cursor()
     notify("no citation on this line", vim.log.levels.WARN)
     return
   end
-  local client = vim.lsp.get_client_by_id(last.client_id) or require_client()
-  if not client then
-    return
-  end
   if target.kind == "retrieved" then
     -- Closest places of a refusal are not citations (no quote to resolve): open them directly.
     M.focus_code_window()
@@ -299,6 +295,10 @@ function M.open_under_cursor()
     end
     local line = math.min(target.item.start_line, vim.api.nvim_buf_line_count(0))
     vim.api.nvim_win_set_cursor(0, { line, 0 })
+    return
+  end
+  local client = vim.lsp.get_client_by_id(last.client_id) or require_client()
+  if not client then
     return
   end
   local command = { command = "codecite.openCitation", arguments = { target.item } }
@@ -420,6 +420,11 @@ function M.setup(opts)
   end
   if M.options.autostart then
     enable_autostart()
+  else -- a setup() that turns autostart off undoes an earlier one that turned it on
+    pcall(vim.api.nvim_del_augroup_by_name, "codecite_autostart")
+    if type(vim.lsp.config) == "table" and vim.lsp.enable then
+      vim.lsp.enable(M.NAME, false)
+    end
   end
 end
 
