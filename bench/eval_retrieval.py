@@ -169,6 +169,14 @@ def _mrr(ranks: Sequence[int | None]) -> float:
     return sum(1 / r for r in ranks if r is not None) / len(ranks)
 
 
+def _paired(ranks: Sequence[int | None], reference: Sequence[int | None]) -> tuple[int, int]:
+    """How many queries rank better, and how many worse, than the reference system."""
+    pairs = [
+        (1 / a if a else 0.0, 1 / b if b else 0.0) for a, b in zip(ranks, reference, strict=True)
+    ]
+    return sum(a > b for a, b in pairs), sum(a < b for a, b in pairs)
+
+
 def _file_rank(paths: Sequence[str], query: Query) -> int | None:
     ordered = list(dict.fromkeys(paths))
     return ordered.index(query.path) + 1 if query.path in ordered else None
@@ -285,6 +293,14 @@ def main() -> int:
         print(header)
         for name, scores in systems[1:]:
             print(_row(name, scores, len(queries), chunks=True))
+        reference_name, reference = systems[2]  # keyword + rerank: the question path, no vectors
+        print(f"\nPaired against {reference_name} (queries whose reciprocal rank is better/worse):")
+        print("| system | file better | file worse | chunk better | chunk worse |")
+        print("|---|---|---|---|---|")
+        for name, scores in systems[3:]:
+            file_cmp = _paired(scores.file_ranks, reference.file_ranks)
+            chunk_cmp = _paired(scores.chunk_ranks, reference.chunk_ranks)
+            print(f"| {name} | {file_cmp[0]} | {file_cmp[1]} | {chunk_cmp[0]} | {chunk_cmp[1]} |")
         print(
             f"\ntotal {time.perf_counter() - started:.0f} s;"
             f" command: python bench/eval_retrieval.py --queries {args.queries} --seed {args.seed}"

