@@ -203,7 +203,8 @@ def main() -> int:
                 continue
             repo = copy(work / f"{name}-repo")
             report(measure(name, repo, work / "index", args.saves))
-        print(f"\ncommand: python bench/bench_index.py --saves {args.saves}")
+        only = f" --only {args.only}" if args.only else ""
+        print(f"\ncommand: python bench/bench_index.py --saves {args.saves}{only}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

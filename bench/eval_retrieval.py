@@ -14,7 +14,7 @@ Systems: (1) plain BM25 over whole files (a tiny implementation below, in the sa
 candidate, and vectors alone; ``+rerank`` rows are the question path (``Retriever.retrieve``'s
 candidate order).
 
-Run: ``python bench/eval_retrieval.py [--queries 300] [--seed 0]`` (about 2-3 minutes on 2 cores).
+Run: ``python bench/eval_retrieval.py --queries 600 --seed 0`` (about 2 minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ def _row(name: str, scores: Scores, n: int, chunks: bool) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--queries", type=int, default=600)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 

@@ -2,6 +2,6 @@ import sys
 
 from .cli import main
 
-# Guarded: the indexer's worker processes (spawn) import this module as __mp_main__.
+# Guarded: importing this module (multiprocessing's spawn does) must not run the CLI.
 if __name__ == "__main__":
     sys.exit(main())

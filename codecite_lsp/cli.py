@@ -120,6 +120,9 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
         print("codecite: --limit must be positive", file=sys.stderr)
         return 2
     retriever = open_retriever(repo, config)
+    if retriever.store.meta.chunk_budget is None:  # set by the first complete index pass
+        # stderr: an empty result list alone reads as "nothing matches"
+        print("codecite: no index yet; run `codecite index` first", file=sys.stderr)
     results = retriever.search(args.query, limit=args.limit)
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results]}, ensure_ascii=False))
@@ -134,7 +137,7 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
 
 def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .answering import Answerer
-    from .indexer import Indexer
+    from .indexer import IndexBusy, Indexer
     from .render import answer_to_text
 
     indexer = Indexer(repo, config)
@@ -142,6 +145,16 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
         print("codecite: no index yet; indexing the repository first", file=sys.stderr)
         # stderr: with --json, stdout holds the answer only
         print(_run_index(indexer, quiet=False).summary(), file=sys.stderr)
+    else:
+        # Without a watcher, files edited or deleted since the last pass would be quoted from
+        # their old text; an incremental pass over unchanged files only hashes them.
+        try:
+            report = indexer.run()
+        except IndexBusy as exc:  # a server is indexing: answer from what is there
+            print(f"codecite: index not refreshed: {exc}", file=sys.stderr)
+        else:
+            if report.written_files or report.deleted_files:
+                print(f"codecite: index refreshed: {report.summary()}", file=sys.stderr)
     try:
         answer = Answerer(repo, config).ask(args.question)
     except ValueError as exc:  # an empty question
@@ -191,7 +204,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in exc.problems:
             print(f"codecite: invalid setting: {problem}", file=sys.stderr)
         return 2
-    return _COMMANDS[args.command](args, repo, config)
+    try:
+        return _COMMANDS[args.command](args, repo, config)
+    except OSError as exc:  # e.g. an index folder that cannot be created or written
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"codecite: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
 
 
 def serve_main() -> None:

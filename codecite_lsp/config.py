@@ -8,6 +8,7 @@ Every key is documented once, in README.md ("Configuration").
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 import sys
@@ -59,6 +60,8 @@ class Config:
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 _OPTIONAL_STRINGS = {"index_dir", "api_key_env"}
+_POSITIVE_REALS = {"model_timeout"}
+_FRACTIONS = {"relevance_floor"}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -98,8 +101,12 @@ def _coerce(key: str, value: Any) -> Any:
             real = float(value)
         except ValueError:
             raise ValueError(f"{key} must be a number, got {value!r}") from None
-        if real < 0:
-            raise ValueError(f"{key} must not be negative, got {real}")
+        # nan/inf would silently disable the model deadline; a zero timeout fails every call.
+        if not math.isfinite(real) or real < 0 or (key in _POSITIVE_REALS and real == 0):
+            bound = "positive" if key in _POSITIVE_REALS else "a finite number, not negative"
+            raise ValueError(f"{key} must be {bound}, got {value!r}")
+        if key in _FRACTIONS and real > 1:  # a score in [0, 1]: above 1 refuses every question
+            raise ValueError(f"{key} must be between 0 and 1, got {real}")
         return real
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{key} must be a non-empty string, got {value!r}")
@@ -126,7 +133,7 @@ def _read_toml(path: Path, problems: list[str]) -> dict[str, Any]:
             return tomllib.load(handle)
     except FileNotFoundError:
         return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         problems.append(f"{path.name}: cannot be read ({exc})")
         return {}
 

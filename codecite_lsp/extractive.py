@@ -199,8 +199,7 @@ class _Run:
         order = [*range(first, last + 1), *range(first - 1, max(-1, first - 3), -1)]
         name_at = next((i for i in order if _defined_name(self.lines[i])), None)
         name = _defined_name(self.lines[name_at]) if name_at is not None else None
-        symbol = self.owners[first].symbol
-        enclosing = None if name else (self._enclosing(first) or symbol)
+        enclosing = None if name else self._enclosing(first)
         # An explaining line inside the window, else just under the definition (a docstring).
         below = range(name_at + 1, min(len(self.lines), name_at + 4)) if name_at is not None else []
         doc = next(
@@ -216,7 +215,8 @@ class _Run:
         return _Subject(name, enclosing, doc)
 
     def _enclosing(self, at: int) -> str | None:
-        """Name of the nearest definition above that is indented less than line ``at``."""
+        """Name of the nearest definition above that is indented less than line ``at``; else the
+        chunk's symbol when the run starts inside a definition; None at the top level."""
         depth = _indent(self.lines[at])
         for index in range(at - 1, -1, -1):
             line = self.lines[index]
@@ -225,7 +225,11 @@ class _Run:
                 if name:
                     return name
                 depth = _indent(line)
-        return None
+        # A top-level line (an import, ``__all__``) is outside every definition: the chunk's
+        # symbol names its first definition further down, and "In `that`" would be false.
+        if depth == 0 and not self.path.lower().endswith(_PROSE_SUFFIXES):
+            return None
+        return self.owners[at].symbol
 
 
 def _runs(sources: list[Source]) -> list[_Run]:

@@ -16,18 +16,14 @@ from __future__ import annotations
 
 import fcntl
 import logging
-import multiprocessing
 import os
 import posixpath
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
@@ -52,10 +48,6 @@ BATCH_FILES = int(os.environ.get("CODECITE_INDEX_BATCH_FILES", "1000"))
 OPTIMIZE_UNINDEXED_ROWS = 3000
 OPTIMIZE_EVERY_VERSIONS = 300
 LOCK_WAIT_SECONDS = 600.0
-# A pass with this much to read and chunk spreads it over worker processes (tree-sitter holds
-# the GIL); below it, starting the workers (~0.5 s) would cost more than it saves.
-PARALLEL_MIN_BYTES = 4_000_000
-MAX_WORKERS = 4
 
 
 class IndexBusy(RuntimeError):
@@ -186,7 +178,7 @@ class Indexer:
         return _report(self.store, started, totals)
 
     def _full_pass(self, progress: Progress | None, cancel: threading.Event | None) -> _Totals:
-        from .workspace import scan
+        from .workspace import read_source, scan
 
         store = self.store
         found = scan(self.repo, self.config)
@@ -212,24 +204,20 @@ class Indexer:
 
         totals = _Totals(deleted=len(gone), skipped=list(found.skipped))
         batch = _Batch()
-        revisions = [
-            None if rechunk or f.path not in known else known[f.path].revision for f in todo
-        ]
-        prepared = self._prepare([f.path for f in todo], revisions)
         try:
-            for done, (rel, source, chunks) in enumerate(prepared, start=1):
+            for done, file in enumerate(todo, start=1):
                 if cancel is not None and cancel.is_set():
                     totals.cancelled = True
                     break
                 if progress:
-                    progress(done, len(todo), rel)
-                self._add(batch, rel, source, known.get(rel), rechunk, chunks)
+                    progress(done, len(todo), file.path)
+                source = read_source(self.repo, file.path, self.config)
+                self._add(batch, file.path, source, known.get(file.path), rechunk)
                 if batch.chunk_rows >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
                     self._commit(batch, totals)
                     batch = _Batch()
             self._commit(batch, totals)
         finally:
-            prepared.close()  # stops the workers, if any
             with self._state:
                 self._pending.clear()  # whatever happened, this pass no longer works on them
         if totals.cancelled:
@@ -359,12 +347,8 @@ class Indexer:
         source: SourceFile | Skip,
         record: FileRecord | None,
         rechunk: bool,
-        chunks: list[Chunk] | None = None,
     ) -> None:
-        """Put one file's new state (chunks + row, row only, or deletion) into the batch.
-
-        ``chunks``: the file already chunked by a worker process, if it was.
-        """
+        """Put one file's new state (chunks + row, row only, or deletion) into the batch."""
         from .workspace import Skip
 
         if isinstance(source, Skip):
@@ -374,48 +358,24 @@ class Indexer:
         elif not rechunk and record is not None and record.revision == source.revision:
             batch.touched.append((_record(rel, source, record.chunk_count), source))
         else:
-            self._chunk(batch, rel, source, chunks)
+            self._chunk(batch, rel, source)
 
-    def _chunk(
-        self, batch: _Batch, rel: str, source: SourceFile, chunks: list[Chunk] | None = None
-    ) -> None:
+    def _chunk(self, batch: _Batch, rel: str, source: SourceFile) -> None:
+        from .chunking import chunk_text
         from .workspace import Skip
 
-        if chunks is None:
-            try:
-                chunks = _chunk_source(rel, source, self.config)
-            except Exception as exc:  # a chunker bug must not stop the whole index
-                log.exception("could not chunk %s", rel)
-                batch.skipped.append(Skip(rel, f"could not be chunked ({type(exc).__name__})"))
-                batch.deletes.add(rel)
-                return
+        try:
+            chunks = chunk_text(
+                rel, source.text, revision=source.revision, budget=self.config.chunk_budget
+            )
+        except Exception as exc:  # a chunker bug must not stop the whole index
+            log.exception("could not chunk %s", rel)
+            batch.skipped.append(Skip(rel, f"could not be chunked ({type(exc).__name__})"))
+            batch.deletes.add(rel)
+            return
         batch.chunks[rel] = chunks
         batch.records.append(_record(rel, source, len(chunks)))
         batch.chunk_rows += len(chunks)
-
-    def _prepare(
-        self, paths: list[str], revisions: list[str | None]
-    ) -> Generator[_Prepared, None, None]:
-        """Each file read and, when its revision is not ``revisions[i]``, chunked: in worker
-        processes for a large pass, in this one otherwise (or if the workers fail)."""
-        repo, config = self.repo, self.config
-        total = sum(_size(repo / rel) for rel in paths) if len(paths) > 1 else 0
-        done = 0
-        if total >= PARALLEL_MIN_BYTES and _cpus() > 1:
-            pool: ProcessPoolExecutor | None = None
-            try:
-                pool = _pool()
-                work = partial(_read_and_chunk, repo, config)
-                for result in pool.map(work, paths, revisions, chunksize=8):
-                    yield result
-                    done += 1
-            except (OSError, BrokenProcessPool) as exc:  # no workers: carry on in this process
-                log.warning("index workers failed (%s); continuing in one process", exc)
-            finally:
-                if pool is not None:  # also on cancel: drop the files not started yet
-                    pool.shutdown(wait=True, cancel_futures=True)
-        for rel, revision in zip(paths[done:], revisions[done:], strict=True):
-            yield _read_and_chunk(repo, config, rel, revision)
 
     def _commit(self, batch: _Batch, totals: _Totals) -> None:
         """Write one batch and count it into ``totals``."""
@@ -517,49 +477,6 @@ class Indexer:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-_Prepared = tuple[str, "SourceFile | Skip", "list[Chunk] | None"]
-
-
-def _read_and_chunk(repo: Path, config: Config, rel: str, revision: str | None) -> _Prepared:
-    """Read one file and chunk it unless its revision is ``revision`` (runs in workers).
-
-    A chunker failure returns no chunks: the indexer retries in its own process, where the
-    failure is logged and reported as a skip.
-    """
-    from .workspace import Skip, read_source
-
-    source = read_source(repo, rel, config)
-    if isinstance(source, Skip) or source.revision == revision:
-        return rel, source, None
-    try:
-        return rel, source, _chunk_source(rel, source, config)
-    except Exception:
-        return rel, source, None
-
-
-def _chunk_source(rel: str, source: SourceFile, config: Config) -> list[Chunk]:
-    from .chunking import chunk_text
-
-    return chunk_text(rel, source.text, revision=source.revision, budget=config.chunk_budget)
-
-
-def _pool() -> ProcessPoolExecutor:
-    # spawn, not fork: this process runs lancedb's threads, which a fork would copy mid-flight.
-    context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(min(_cpus(), MAX_WORKERS), mp_context=context)
-
-
-def _cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def _unchanged(record: FileRecord | None, size: int, mtime_ns: int, chunk_rows: int) -> bool:

@@ -55,6 +55,10 @@ class CodeciteProtocol(LanguageServerProtocol):
     client waits forever; answer such a request with InvalidParams saying what is wrong."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" in data and "method" in data and "params" not in data:
+            # JSON-RPC lets a request omit params; pygls's generic message type for custom
+            # methods requires the field, fails, and the request was never answered.
+            data = {**data, "params": None}
         try:
             return super().structure_message(data)
         except JsonRpcInvalidParams as exc:

@@ -24,7 +24,6 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +38,7 @@ SCHEMA_VERSION = 1
 _IN_BATCH = 500  # literals per ``path IN (...)`` statement
 _FTS_INDEX = "search_text_idx"
 _MAX_TERM = 64  # longer "words" are blobs (base64, hashes): useless as search terms
+_EXPANSIONS_MAX = 500_000  # cached word expansions (~60 MB at most)
 _OPEN_ATTEMPTS = 10  # x 0.1 s: how long a table being created elsewhere is waited for
 
 
@@ -70,9 +70,21 @@ def _identifier_parts(ident: str) -> list[str]:
     return [p.lower() for p in ident.split("_") if p]
 
 
-@lru_cache(maxsize=262_144)
-def _word_string(word: str) -> str:
-    return " ".join(_word_terms(word))
+class _Expansions(dict[str, str]):
+    """word -> its terms joined by spaces, computed on first use.
+
+    A dict with ``__missing__`` rather than lru_cache: hits stay in C, and a repository's
+    vocabulary (~300k words for the CPython stdlib) would thrash a bounded LRU.
+    """
+
+    def __missing__(self, word: str) -> str:
+        if len(self) >= _EXPANSIONS_MAX:
+            self.clear()  # a bound on memory; refilled at the cost of recomputing
+        value = self[word] = " ".join(_word_terms(word))
+        return value
+
+
+_expansions = _Expansions()
 
 
 def _word_terms(word: str) -> tuple[str, ...]:
@@ -103,7 +115,7 @@ def search_terms(text: str, path: str, symbol: str | None) -> str:
     words.extend(_WORD.findall(path))
     if symbol:
         words.extend(_WORD.findall(symbol))
-    return " ".join(filter(None, map(_word_string, words)))
+    return " ".join(filter(None, map(_expansions.__getitem__, words)))
 
 
 def query_terms(query: str) -> str:

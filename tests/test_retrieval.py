@@ -66,6 +66,11 @@ def grown_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for i in range(120):
         body = TOPICS[i % 4].format(i=i) + "\n\n" + TOPICS[(i + 1) % 4].format(i=i)
         (repo / "gen" / f"mod{i}.py").write_text(body)
+    # Similar to a query for refill_6 on both sides (many "refill"s), yet not holding it.
+    (repo / "gen" / "refills.py").write_text(
+        "def refill_all(buckets):\n    # refill, refill, refill: refill every bucket\n"
+        "    for bucket in buckets:\n        refill(bucket)\n"
+    )
     Indexer(repo, Config()).run()
     return repo
 
@@ -267,3 +272,15 @@ def test_cli_search_json_shape(sample_repo: Path) -> None:
         )
     assert "keyvault/keys.py" in {item["path"] for item in payload["results"]}
     assert ".env" not in {item["path"] for item in payload["results"]}
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["x' OR '1'='1", 'path = "a"; DROP TABLE chunks', "é🙂 ünïcode", "(((", "rotate " * 5000],
+)
+def test_odd_queries_neither_crash_nor_leak_secrets(retriever: Retriever, query: str) -> None:
+    found = retriever.search(query, limit=5)
+    asked = retriever.retrieve(query)
+    paths = {r.path for r in [*found, *asked.candidates]}
+    assert ".env" not in paths
+    assert all(0 <= r.score <= 1 for r in [*found, *asked.candidates])

@@ -1,0 +1,160 @@
+"""Problems a first-time user hit (QA pass), each pinned by what that user would see."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsp_helpers import FIXTURE, copy_repo, init_params, server_config
+from pytest_lsp import LanguageClient
+
+from codecite_lsp.config import ConfigError, load_config
+from codecite_lsp.extractive import answer
+from codecite_lsp.prompt import Source
+
+
+def codecite(repo: Path, index_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "codecite_lsp", *args, "--repo", str(repo),
+         "--index-dir", str(index_dir)],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "RUST_LOG": "error", "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )  # fmt: skip
+
+
+def sample(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE, repo)
+    return repo
+
+
+# -- configuration ------------------------------------------------------------------------------
+
+
+def test_a_config_file_that_is_not_utf8_is_named_not_a_traceback(tmp_path: Path) -> None:
+    repo = sample(tmp_path)
+    (repo / ".codecite.toml").write_bytes(b"\xff\xfemodel = 'x'\n")
+    done = codecite(repo, tmp_path / "index", "search", "rotate")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert ".codecite.toml: cannot be read" in done.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-1"])
+def test_model_timeout_must_be_a_positive_finite_number(tmp_path: Path, value: str) -> None:
+    # nan disabled the hard deadline; 0 made every model call time out at once.
+    with pytest.raises(ConfigError, match="model_timeout"):
+        load_config(tmp_path, environ={"CODECITE_MODEL_TIMEOUT": value})
+
+
+def test_relevance_floor_above_one_is_rejected_not_a_silent_refusal_of_everything(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ConfigError, match="relevance_floor must be between 0 and 1"):
+        load_config(tmp_path, environ={"CODECITE_RELEVANCE_FLOOR": "5"})
+    assert load_config(tmp_path, environ={"CODECITE_RELEVANCE_FLOOR": "1"}).relevance_floor == 1.0
+
+
+# -- command line -------------------------------------------------------------------------------
+
+
+def test_an_index_dir_that_cannot_be_created_is_a_clear_error(tmp_path: Path) -> None:
+    repo = sample(tmp_path)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    done = codecite(repo, blocker, "index")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert str(blocker) in done.stderr
+
+
+def test_search_before_any_index_says_so(tmp_path: Path) -> None:
+    done = codecite(sample(tmp_path), tmp_path / "index", "search", "rotate", "--json")
+    assert done.returncode == 0
+    assert json.loads(done.stdout) == {"results": []}
+    assert "no index yet" in done.stderr
+
+
+def test_ask_after_edits_quotes_the_current_files(tmp_path: Path) -> None:
+    """Without a watcher, ask used to quote lines from the index that the files no longer held,
+    and cite deleted files, as verified answers."""
+    repo = sample(tmp_path)
+    index = tmp_path / "index"
+    assert codecite(repo, index, "index").returncode == 0
+    keys = repo / "keyvault" / "keys.py"
+    keys.write_text("\n" * 20 + keys.read_text())  # every line moves down by 20
+    (repo / "docs" / "operations.md").unlink()
+
+    done = codecite(repo, index, "ask", "What is the grace period of a retired key?", "--json")
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout)
+    assert reply["status"] == "answered", reply
+    citations = [c for span in reply["spans"] for c in span.get("citations", [])]
+    assert citations
+    for citation in citations:
+        assert citation["path"] != "docs/operations.md"
+        lines = (repo / citation["path"]).read_text().splitlines()
+        cited = "\n".join(lines[citation["start_line"] - 1 : citation["end_line"]])
+        assert citation["quote"].strip() and citation["quote"].strip() in cited
+
+
+# -- extractive answers -------------------------------------------------------------------------
+
+
+def test_a_module_level_line_is_not_said_to_be_inside_the_next_function() -> None:
+    text = (
+        '"""Support for tasks."""\n'
+        "\n"
+        "__all__ = (\n"
+        "    'shield', 'gather', 'wait_for',\n"
+        ")\n"
+        "\n"
+        "\n"
+        "def current_task(loop=None):\n"
+        "    return None\n"
+    )
+    source = Source(
+        label="S1", path="asyncio/tasks.py", start_line=1, end_line=9, text=text,
+        symbol="current_task", content_hash="h", revision="r", start_byte=0,
+    )  # fmt: skip
+    reply = json.loads(answer("where is shield exported?", [source]))
+    claims = [span for span in reply["spans"] if span["kind"] == "claim"]
+    assert claims
+    cited_line_4 = [c for c in claims if c["citations"][0]["start_line"] == 4]
+    assert cited_line_4, claims
+    assert "current_task" not in cited_line_4[0]["text"]
+
+
+# -- language server ----------------------------------------------------------------------------
+
+
+@pytest_lsp.fixture(config=server_config())
+async def client(lsp_client: LanguageClient, tmp_path: Path):
+    await lsp_client.initialize_session(init_params("visual-studio-code", copy_repo(tmp_path)))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_request_without_params_is_answered_not_left_hanging(
+    client: LanguageClient,
+) -> None:
+    """JSON-RPC lets a request omit ``params``; the server used to drop it, so the editor waited
+    for ever."""
+    futures = {}
+    for method in ("codecite/status", "codecite/search"):
+        future: Future[object] = Future()
+        client.protocol._request_futures[method] = future
+        client.protocol._send_data({"jsonrpc": "2.0", "id": method, "method": method})
+        futures[method] = asyncio.wrap_future(future)
+    status = await asyncio.wait_for(futures["codecite/status"], 20)
+    assert "roots" in status._asdict()
+    with pytest.raises(Exception, match="params must be an object"):
+        await asyncio.wait_for(futures["codecite/search"], 20)
