@@ -27,7 +27,6 @@ import json
 import logging
 import math
 import os
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -36,6 +35,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+from .terms import word_parts
 
 if TYPE_CHECKING:
     from .config import Config
@@ -70,52 +71,6 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> np.ndarray:
         """float32 array (len(texts), dim) of L2-normalised rows."""
         ...
-
-
-# ---------------------------------------------------------------------------------------------
-# Words: identifier parts, lower-cased and lightly stemmed (shared with retrieval's reranker)
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
-
-# Function words and question scaffolding: never evidence that a chunk answers a question.
-STOP_WORDS = frozenset(
-    """a about above after again all also am an and any are as at be been being both but by can
-    could did do does doing done during each either else every few for from had has have having
-    he her here hers him his how i if in into is it its itself just may me might more most much
-    must my no nor not now of off on once only or other our out over own per please same shall
-    she should show so some such tell than that the their them then there these they this those
-    through thus to too under until up upon us very via was we were what when where whether which
-    while who whom whose why will with within without would you your yours explain describe
-    happen happens happening work works working get gets got make makes made use uses used using
-    thing things way ways code""".split()  # noqa: SIM905 - a word list reads better as prose
-)
-
-
-def stem(word: str) -> str:
-    """A deliberately tiny stemmer so 'rotated', 'rotates', 'rotation' and 'rotate' meet."""
-    for suffix in ("ions", "ion", "ings", "ing", "ed", "es", "s"):
-        if not word.endswith(suffix) or len(word) - len(suffix) < 3:
-            continue
-        if suffix == "s" and word.endswith("ss"):
-            break
-        if suffix == "es" and not word.endswith(("sses", "xes", "ches", "shes")):
-            continue
-        word = word[: -len(suffix)]
-        break
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
-
-
-def word_parts(text: str) -> list[str]:
-    """Stemmed lower-case parts of every identifier (snake_case and camelCase split), in order,
-    without stop words and one-letter parts."""
-    words: list[str] = []
-    for identifier in _IDENTIFIER.findall(text):
-        for part in _PART.findall(identifier):
-            lower = part.lower()
-            if len(lower) > 1 and lower not in STOP_WORDS:
-                words.append(stem(lower))
-    return words
 
 
 # ---------------------------------------------------------------------------------------------

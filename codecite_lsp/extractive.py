@@ -25,25 +25,8 @@ from typing import Any
 
 from .citations import declared_lines
 from .prompt import Source
+from .terms import word_parts
 
-# fmt: off
-_STOP = frozenset((
-    "a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "do", "does", "did",
-    "done", "how", "what", "where", "when", "which", "who", "whom", "why", "that", "this",
-    "these", "those", "to", "of", "in", "on", "for", "with", "by", "from", "at", "as", "and",
-    "or", "not", "no", "it", "its", "i", "we", "you", "they", "he", "she", "me", "my", "our",
-    "your", "their", "can", "could", "should", "would", "will", "shall", "may", "might", "must",
-    "there", "here", "about", "into", "get", "gets", "got", "have", "has", "had", "if", "then",
-    "else", "so", "than", "too", "very", "any", "all", "some", "each", "other", "such", "only",
-    "own", "same", "just", "also", "use", "used", "uses", "using", "work", "works", "working",
-    "code", "function", "functions", "method", "methods", "class", "classes", "file", "files",
-    "happen", "happens", "explain", "tell", "show", "find", "mean", "means", "thing", "things",
-    "self", "def", "return", "import", "please",
-))
-# fmt: on
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "edly", "ed", "es", "s", "e")
-_WORD = re.compile(r"[A-Za-z0-9]+")
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _MODIFIERS = (
     r"(?:(?:export|default|public|private|protected|static|async|abstract|pub|override)\s+)*"
 )
@@ -66,26 +49,6 @@ _MAX_USES = 3
 _COVERAGE_FLOOR = 0.34  # a quoted window covers at least a third of the question's weight
 
 
-def _stem(word: str) -> str:
-    if word.endswith("ss"):
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-def terms(text: str) -> list[str]:
-    """Search terms of a text: identifier parts, lower case, stop words dropped, stemmed."""
-    found = []
-    for word in _WORD.findall(text):
-        for part in _PART.findall(word):
-            lowered = part.lower()
-            if len(lowered) > 1 and lowered not in _STOP:
-                found.append(_stem(lowered))
-    return found
-
-
 def _defined_name(line: str) -> str | None:
     match = _DEF.match(line)
     if match:
@@ -101,7 +64,7 @@ def _doc_sentence(line: str, query: frozenset[str] = frozenset()) -> str:
     most terms with the question (the first one on a tie)."""
     text = _COMMENT_MARKS.sub("", line.strip()).strip()
     sentences = re.split(r"(?<=\.)\s+", text)
-    sentence = max(sentences, key=lambda one: len(query.intersection(terms(one))))
+    sentence = max(sentences, key=lambda one: len(query.intersection(word_parts(one))))
     return sentence if len(sentence) <= 140 else sentence[:137].rstrip() + "..."
 
 
@@ -157,7 +120,7 @@ class _Run:
             _defined_name(line) is not None or (prose and bool(_HEADING.match(line)))
             for line in lines
         ]
-        line_terms = [terms(line) for line in lines]
+        line_terms = [word_parts(line) for line in lines]
         return cls(
             path=ranked[0][1].path,
             first_line=first_line,
@@ -353,7 +316,7 @@ def _reply(intro: str, claims: list[dict[str, Any]]) -> str:
 
 def answer(question: str, sources: list[Source]) -> str:
     """Reply (model JSON shape) quoting the lines that best match the question, or a refusal."""
-    query = frozenset(terms(question))
+    query = frozenset(word_parts(question))
     runs = _runs(sources)
     if not query or not runs:
         return _reply("", [])

@@ -185,10 +185,11 @@ class Indexer:
         known = store.files()
         counts = store.chunk_counts()
         meta = store.meta
-        rechunk = bool(known) and meta.chunk_budget != self.config.chunk_budget
-        if not known and meta.chunk_budget != self.config.chunk_budget:
-            # Recorded up front: a cancelled cold run must not look like a budget change.
-            meta.chunk_budget = self.config.chunk_budget
+        cut_with = meta.chunk_budget if meta.chunk_budget is not None else meta.cold_budget
+        rechunk = bool(known) and cut_with != self.config.chunk_budget
+        if not known:
+            # Recorded up front: a cancelled cold pass must not look like a budget change.
+            meta.cold_budget = self.config.chunk_budget
             store.save_meta(meta)
         todo = [
             f

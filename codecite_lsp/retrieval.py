@@ -21,8 +21,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .embedding import Embedder, EmbeddingError, StaticEmbedder, make_embedder, word_parts
+from .embedding import Embedder, EmbeddingError, StaticEmbedder, make_embedder
 from .models import Chunk, Result, content_hash
+from .terms import word_parts
 
 if TYPE_CHECKING:
     from .config import Config

@@ -22,7 +22,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -158,10 +158,10 @@ class Meta:
     schema_version: int = SCHEMA_VERSION
     embedder: str | None = None
     dim: int | None = None
-    chunk_budget: int | None = None  # the budget the chunks table was cut with
+    chunk_budget: int | None = None  # the budget of the last complete index pass
+    cold_budget: int | None = None  # the budget a first (cold) pass started writing with
     last_update: str | None = None  # ISO time of the last finished write
     optimized_version: int = 0  # chunks table version at the last optimize()
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 _CHUNK_COLUMNS = (

@@ -19,9 +19,7 @@ from codecite_lsp.embedding import (
     fill_vectors,
     make_embedder,
     static_model_path,
-    stem,
     train_static,
-    word_parts,
 )
 from codecite_lsp.models import Chunk, content_hash
 
@@ -100,21 +98,6 @@ def grown_files() -> dict[str, str]:
     texts = corpus(copies=30)
     extra = {f"topics/mod{i}.py": "\n".join(texts[i * 2 : i * 2 + 2]) + "\n" for i in range(60)}
     return sample_files() | extra
-
-
-def test_word_parts_split_identifiers_stem_and_drop_stop_words() -> None:
-    assert word_parts("How are API keys rotated? rotate_key keyId") == [
-        "api",
-        "key",
-        "rotat",
-        "rotat",
-        "key",
-        "key",
-        "id",
-    ]
-    assert {stem(w) for w in ["rotate", "rotated", "rotation", "rotates"]} == {"rotat"}
-    assert stem("class") == stem("classes") == "class"
-    assert word_parts("what is the of and") == []
 
 
 def test_training_is_deterministic_and_rows_are_unit_length() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from codecite_lsp.extractive import answer, hover_answer, terms
+from codecite_lsp.extractive import answer, hover_answer
 from codecite_lsp.gate import GatePassed, GateRefusedByModel, verify
 from codecite_lsp.prompt import Source
 
@@ -94,18 +94,6 @@ def test_unrelated_or_empty_questions_refuse(question: str) -> None:
 
 def test_no_sources_refuse() -> None:
     assert json.loads(answer("how are API keys rotated?", []))["refuse"] is not None
-
-
-def test_terms_split_identifiers_and_drop_stop_words() -> None:
-    assert terms("How are API keys rotated?") == ["api", "key", "rotat"]
-    assert terms("rotateKey rotate_key HTTPServer") == [
-        "rotat",
-        "key",
-        "rotat",
-        "key",
-        "http",
-        "server",
-    ]
 
 
 def test_hover_summarises_the_definition_and_cites_uses() -> None:

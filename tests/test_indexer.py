@@ -279,9 +279,11 @@ def test_a_cancelled_run_is_finished_by_the_next_one(repo: Path) -> None:
     assert report.cancelled
     assert report.summary().endswith("cancelled")
     assert 0 < report.files < 40
+    assert ix.store.meta.chunk_budget is None  # no complete pass yet
     final = make(repo).run()
     assert not final.cancelled
     assert final.written_files == final.files - report.files
+    assert ix.store.meta.chunk_budget == Config().chunk_budget
     assert_chunks_match_files(ix, repo)
 
 

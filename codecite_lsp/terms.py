@@ -1,0 +1,59 @@
+"""Words of code and questions, one definition for every step that compares them: identifier
+parts (snake_case and camelCase split), lower case, stop words dropped, lightly stemmed.
+
+The embedder, the reranker's relevance floor and the extractive answerer all use these, so a
+question term means the same thing at each step.
+"""
+
+from __future__ import annotations
+
+import re
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+# Function words, question scaffolding and words every code chunk has: never evidence that a
+# chunk answers a question.
+STOP_WORDS = frozenset(
+    """a about above after again all also am an and any are as at be been being both but by can
+    could did do does doing done during each either else every few for from had has have having
+    he her here hers him his how i if in into is it its itself just may me might more most much
+    must my no nor not now of off on once only or other our out over own per please same shall
+    she should show so some such tell than that the their them then there these they this those
+    through thus to too under until up upon us very via was we were what when where whether which
+    while who whom whose why will with within without would you your yours explain describe
+    happen happens happening work works working get gets got make makes made use uses used using
+    thing things way ways code function functions method methods class classes file files find
+    mean means self def return import""".split()  # noqa: SIM905 - a word list reads better as prose
+)
+
+
+def stem(word: str) -> str:
+    """A deliberately tiny stemmer so 'rotated', 'rotates', 'rotation' and 'rotate' meet."""
+    for suffix in ("ions", "ion", "ings", "ing", "ed", "es", "s"):
+        if not word.endswith(suffix) or len(word) - len(suffix) < 3:
+            continue
+        if suffix == "s" and word.endswith("ss"):
+            break
+        if suffix == "es" and not word.endswith(("sses", "xes", "ches", "shes")):
+            continue
+        word = word[: -len(suffix)]
+        break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def identifier_parts(identifier: str) -> list[str]:
+    """``rotateKey`` -> ['rotate', 'Key']; ``HTTPServer2`` -> ['HTTP', 'Server', '2']."""
+    return _PART.findall(identifier)
+
+
+def word_parts(text: str) -> list[str]:
+    """Stemmed lower-case parts of every identifier in ``text``, in order, without stop words,
+    one-letter parts and bare numbers."""
+    words: list[str] = []
+    for identifier in IDENTIFIER.findall(text):
+        for part in _PART.findall(identifier):
+            lower = part.lower()
+            if len(lower) > 1 and lower not in STOP_WORDS and not lower.isdigit():
+                words.append(stem(lower))
+    return words
