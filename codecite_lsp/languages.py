@@ -7,6 +7,7 @@ Everything not listed here is plain text, chunked by blank-line paragraphs.
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from importlib import resources
 from pathlib import PurePosixPath
@@ -100,9 +101,18 @@ def parser_for(language: str) -> Parser:
     return parser
 
 
+_INHERITS = re.compile(r"^;\s*inherits:\s*([a-z_]+)\s*$", re.MULTILINE)
+
+
 def query_source(language: str) -> str:
-    """The definition/name/comment patterns for ``language`` (a file of data, not code)."""
-    return resources.files("codecite_lsp").joinpath(f"queries/{language}.scm").read_text("utf-8")
+    """The definition/name/comment patterns for ``language`` (a file of data, not code).
+
+    A line ``; inherits: other`` pulls in ``other.scm`` first (as nvim-treesitter does), so a
+    superset grammar such as TSX does not repeat TypeScript's patterns.
+    """
+    text = resources.files("codecite_lsp").joinpath(f"queries/{language}.scm").read_text("utf-8")
+    inherited = [query_source(parent) for parent in _INHERITS.findall(text)]
+    return "\n".join([*inherited, text])
 
 
 @functools.cache

@@ -1,25 +1,2 @@
-; See python.scm for the capture conventions. `export` wrappers are included by the chunker.
-
-(class_declaration name: (type_identifier) @name) @definition.class
-(abstract_class_declaration name: (type_identifier) @name) @definition.class
-(interface_declaration name: (type_identifier) @name) @definition.interface
-(enum_declaration name: (identifier) @name) @definition.enum
-(type_alias_declaration name: (type_identifier) @name) @definition.type
-(internal_module name: (_) @name) @definition.module
-(module name: (_) @name) @definition.module
-(function_declaration name: (identifier) @name) @definition.function
-(generator_function_declaration name: (identifier) @name) @definition.function
-(method_definition name: (_) @name) @definition.method
-(abstract_method_signature name: (_) @name) @definition.method
-(lexical_declaration
-  (variable_declarator
-    name: (identifier) @name
-    value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
-(variable_declaration
-  (variable_declarator
-    name: (identifier) @name
-    value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
-(lexical_declaration
-  (variable_declarator name: (identifier) @name value: (class))) @definition.class
-(comment) @comment
-(class_body (decorator) @comment)
+; TSX is TypeScript plus JSX: the same definitions, the same node names.
+; inherits: typescript
