@@ -311,7 +311,8 @@ class Indexer:
         rules = self._rules()
         for root, dirs, names in os.walk(self.repo / folder):
             base = Path(root).relative_to(self.repo).as_posix()
-            dirs[:] = [d for d in dirs if not rules.is_ignored(f"{base}/{d}", True)]
+            # walks(), not is_ignored(): .codeciteignore may re-include files in an ignored folder
+            dirs[:] = [d for d in dirs if rules.walks(f"{base}/{d}")]
             for name in names:
                 yield f"{base}/{name}"
 
