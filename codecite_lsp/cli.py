@@ -206,6 +206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return _COMMANDS[args.command](args, repo, config)
+    except BrokenPipeError:  # `codecite search ... | head`: the reader is gone, nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit flush
+        return 1
     except OSError as exc:  # e.g. an index folder that cannot be created or written
         where = f": {exc.filename}" if exc.filename else ""
         print(f"codecite: {exc.strerror or exc}{where}", file=sys.stderr)

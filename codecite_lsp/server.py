@@ -73,9 +73,20 @@ class CodeciteProtocol(LanguageServerProtocol):
             )
             return None
 
+    exiting = False
+
     def handle_message(self, message: Any) -> None:
-        if message is not None:  # None: already answered by structure_message
-            super().handle_message(message)
+        if message is None:  # already answered by structure_message
+            return
+        if getattr(message, "method", None) == types.EXIT:
+            self.exiting = True
+        super().handle_message(message)
+
+    def _send_data(self, data: Any) -> None:
+        # After exit stdout is closed: a progress report still queued by the indexing thread
+        # failed, and reporting that failure failed again (megabytes of tracebacks on stderr).
+        if not self.exiting:
+            super()._send_data(data)
 
 
 def _readable(error: BaseException | None) -> list[str]:

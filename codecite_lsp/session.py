@@ -117,7 +117,7 @@ class Session:
                 self.root,
                 self.update,
                 debounce_ms=self.config.debounce_ms,
-                rules=IgnoreRules.load(self.root),
+                rules=IgnoreRules.load(self.root, index_dir=self.index_dir),
             )
             self._watcher.start()
 
@@ -138,7 +138,9 @@ class Session:
     def index_note(self) -> str | None:
         pending = self.pending()
         if self.indexing or pending:
-            return f"indexing is still running: {pending} files pending"
+            # while the pass is still scanning, nothing is known to be pending yet
+            count = f": {pending} files pending" if pending else ""
+            return f"indexing is still running{count}"
         return None
 
     def pending(self) -> int:
@@ -160,7 +162,7 @@ class Session:
         from .hover import command_link, explain_symbol
 
         rel = self.relative(path)
-        if _secret(rel):
+        if self._private(rel):
             return None  # the word under the cursor may be the secret itself
         at = symbol_at(rel, text, line, character, encoding=encoding)
         if at is None:
@@ -210,7 +212,7 @@ class Session:
                     detail=f"{context['path']} is not indexed yet ({self.index_note()})",
                 )
                 return refused.model_dump(mode="json")
-            if text is not None and position is not None and not _secret(context["path"]):
+            if text is not None and position is not None and not self._private(context["path"]):
                 from .chunking import symbol_at
 
                 at = symbol_at(context["path"], text, *position, encoding=encoding)
@@ -312,6 +314,13 @@ class Session:
                 self._log_file = _attach_log_file(self.index_dir)
         return reindex
 
+    def _private(self, rel: str) -> bool:
+        """A secret or a git-ignored file (``app.log``, ``local_settings.py``): not even the word
+        under the cursor may reach retrieval, history or the model's prompt."""
+        from .workspace import IgnoreRules  # loaded per request: .gitignore may have changed
+
+        return IgnoreRules.load(self.root, index_dir=self.index_dir).is_ignored(rel)
+
     def relative(self, path: Path) -> str:
         try:
             return path.resolve().relative_to(self.root).as_posix()
@@ -333,12 +342,6 @@ class Session:
             log.removeHandler(self._log_file)
             self._log_file.close()
             self._log_file = None
-
-
-def _secret(rel: str) -> bool:
-    from .workspace import is_secret_path
-
-    return is_secret_path(rel)
 
 
 def _with_lines(resolution: dict[str, Any], text: str | None) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_helpers import FIXTURE, copy_repo, init_params, server_config
+from lsp_helpers import FIXTURE, copy_repo, init_params, request, server_config, wait_indexed
+from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from codecite_lsp.config import ConfigError, load_config
@@ -143,6 +144,39 @@ async def client(lsp_client: LanguageClient, tmp_path: Path):
     await lsp_client.shutdown_session()
 
 
+async def test_the_word_under_the_cursor_in_a_git_ignored_file_is_not_recorded(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """A token in a git-ignored file (here ``*.log``) went into history and the prompt's context
+    note when the user asked with the cursor on it."""
+    repo = tmp_path / "repo"
+    log = repo / "deploy.log"
+    log.write_text("retry with token=LEAKEDTOKEN12345\n")
+    await wait_indexed(client)
+    column = log.read_text().index("LEAKEDTOKEN12345") + 3
+    uri = log.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="log", version=1, text=log.read_text()
+            )
+        )
+    )
+    position = {"line": 0, "character": column}
+    await request(client, "codecite/ask", {"question": "what is this?", "uri": uri,
+                                           "position": position})  # fmt: skip
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=0, character=column),
+        )
+    )
+    assert hover is None
+    recorded = [path.read_bytes() for path in (repo / ".codecite").glob("*.jsonl")]
+    assert recorded, "the ask was recorded in history"
+    assert not any(b"LEAKEDTOKEN12345" in data for data in recorded)
+
+
 async def test_a_request_without_params_is_answered_not_left_hanging(
     client: LanguageClient,
 ) -> None:
@@ -158,3 +192,59 @@ async def test_a_request_without_params_is_answered_not_left_hanging(
     assert "roots" in status._asdict()
     with pytest.raises(Exception, match="params must be an object"):
         await asyncio.wait_for(futures["codecite/search"], 20)
+
+
+def _frame(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_exit_while_indexing_is_quick_and_quiet(tmp_path: Path) -> None:
+    """Exit during an index pass used to take seconds and write megabytes of tracebacks (late
+    progress reports to a closed stdout) into the editor's log."""
+    repo = tmp_path / "many"
+    repo.mkdir()
+    for n in range(400):
+        (repo / f"mod_{n}.py").write_text(
+            "".join(f"def f_{n}_{i}(x):\n    return x + {i}\n\n\n" for i in range(30))
+        )
+    server = subprocess.Popen(
+        [sys.executable, "-m", "codecite_lsp", "serve"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "RUST_LOG": "error", "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+
+    def read() -> dict[str, object]:
+        assert server.stdout is not None
+        length = 0
+        while line := server.stdout.readline().strip():
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return dict(json.loads(server.stdout.read(length)))
+
+    def send(message: dict[str, object]) -> None:
+        assert server.stdin is not None
+        server.stdin.write(_frame(message))
+        server.stdin.flush()
+
+    capabilities = {"window": {"workDoneProgress": True}}
+    init = {"processId": None, "rootUri": repo.as_uri(), "capabilities": capabilities}
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+    send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    while True:  # until the index pass reports progress: it is running now
+        message = read()
+        if message.get("method") == "window/workDoneProgress/create":
+            send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+        params = message.get("params")
+        progress = message.get("method") == "$/progress" and isinstance(params, dict)
+        if progress and params["value"]["kind"] == "report":  # type: ignore[index]
+            break
+    send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+    send({"jsonrpc": "2.0", "method": "exit"})
+    try:
+        _, stderr = server.communicate(timeout=10)
+    finally:
+        server.kill()
+    assert server.returncode == 0
+    assert b"Traceback" not in stderr, stderr[-2000:]
