@@ -419,10 +419,14 @@ def on_configuration(ls: CodeciteServer, params: types.DidChangeConfigurationPar
     if params.settings is None:  # a "pull" client's bare ping: keep what we have
         return
     try:
-        ls.settings = settings_from(params.settings)
+        changes = settings_from(params.settings)
     except ValueError as exc:
         ls.tell(f"codecite: settings ignored: {exc}")
         return
+    # Merged, not replaced: a client may send only the keys that changed; null unsets a key
+    # (then the repository's config file or the default decides).
+    merged = {**ls.settings, **changes}
+    ls.settings = {key: value for key, value in merged.items() if value is not None}
     for session in list(ls.sessions.values()):
         needs_reindex = session.reconfigure(ls.settings)
         for problem in session.problems:

@@ -28,6 +28,7 @@ log = logging.getLogger("codecite_lsp")
 
 # Settings whose change invalidates what is on disk: the index must be rebuilt or re-opened.
 _INDEX_KEYS = ("index_dir", "embedding", "chunk_budget", "max_file_bytes", "max_line_length")
+UPKEEP_AFTER_IDLE_SECONDS = 30.0
 
 ProgressFn = Callable[[int, int, str], None]
 TextReader = Callable[[Path], "str | None"]
@@ -60,6 +61,7 @@ class Session:
         self._retriever: Retriever | None = None
         self._answerer: Answerer | None = None
         self._watcher: Watcher | None = None
+        self._upkeep: threading.Timer | None = None
         self._hovers: dict[tuple[str, tuple[str, ...]], str | None] = {}
         self.indexing = False
         self._log_file = _attach_log_file(self.index_dir)
@@ -130,10 +132,30 @@ class Session:
         """Re-index changed files (watcher batches and saves)."""
         report = self.indexer.update_paths(paths)
         self._changed()
+        self._schedule_upkeep()
         log.info("updated %s: %s", paths, report.summary())
 
     def _changed(self) -> None:
         self._hovers.clear()
+
+    def _schedule_upkeep(self) -> None:
+        """Once edits pause, fold the rows that saves added into the search indexes.
+
+        optimize() takes seconds, so it never runs on a save's path; until it runs, saved rows
+        are still found (searched without the index, slower as they pile up).
+        """
+        with self._lazy:
+            if self._upkeep is not None:
+                self._upkeep.cancel()
+            self._upkeep = threading.Timer(UPKEEP_AFTER_IDLE_SECONDS, self._run_upkeep)
+            self._upkeep.daemon = True
+            self._upkeep.start()
+
+    def _run_upkeep(self) -> None:
+        try:
+            self.indexer.optimize_if_due()
+        except Exception:  # upkeep is an optimisation: its failure must not reach the user
+            log.exception("index upkeep failed")
 
     def index_note(self) -> str | None:
         pending = self.pending()
@@ -338,6 +360,9 @@ class Session:
             if self._watcher is not None:
                 self._watcher.stop()
                 self._watcher = None
+            if self._upkeep is not None:
+                self._upkeep.cancel()
+                self._upkeep = None
         if self._log_file is not None:
             log.removeHandler(self._log_file)
             self._log_file.close()
