@@ -5,9 +5,13 @@ symbol and its doc comment, cited with a verbatim window of 1-4 lines. The reply
 same citation gate as a model's.
 
 Relevance: question terms (identifiers split on case and underscores, stop words removed, crude
-suffix stemming) weighted by idf, where each non-blank line of the sources is a document. A
-window scores the idf of the distinct question terms it covers, boosted when it holds a
-definition or an explaining comment, and lightly penalised for length.
+suffix stemming; a compound such as ``timeout`` says ``time``) weighted by idf, where each
+non-blank line of the sources is a document. A window scores the idf of the distinct question
+terms it covers, its own and its enclosing definition's name's, boosted when it holds a
+definition, an explaining comment, or sits in a definition the question names, and lightly
+penalised for length. A question of several terms needs a window covering two of them: one
+shared word is not evidence when the sources hold several of the question's terms (they could
+have met in one place, and did not).
 
 Sources that are adjacent pieces of one file are read as one run of lines, so a signature and
 its docstring split across two chunks still make one window; such a window is cited with one
@@ -20,12 +24,12 @@ import json
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .citations import declared_lines
 from .prompt import Source
-from .terms import word_parts
+from .terms import IDENTIFIER, says, word_parts
 
 _MODIFIERS = (
     r"(?:(?:export|default|public|private|protected|static|async|abstract|pub|override)\s+)*"
@@ -64,7 +68,7 @@ def _doc_sentence(line: str, query: frozenset[str] = frozenset()) -> str:
     most terms with the question (the first one on a tie)."""
     text = _COMMENT_MARKS.sub("", line.strip()).strip()
     sentences = re.split(r"(?<=\.)\s+", text)
-    sentence = max(sentences, key=lambda one: len(query.intersection(word_parts(one))))
+    sentence = max(sentences, key=lambda one: len(set(_said(word_parts(one), query))))
     return sentence if len(sentence) <= 140 else sentence[:137].rstrip() + "..."
 
 
@@ -75,6 +79,7 @@ def _indent(line: str) -> int:
 @dataclass(frozen=True)
 class _Subject:
     name: str | None  # defined in the window or just above it
+    defined_here: bool  # the definition line of ``name`` is one of the window's lines
     enclosing: str | None  # else the definition (or chunk symbol) the window sits inside
     doc: str | None  # an explaining sentence of the window or of its definition
 
@@ -163,19 +168,26 @@ class _Run:
         name_at = next((i for i in order if _defined_name(self.lines[i])), None)
         name = _defined_name(self.lines[name_at]) if name_at is not None else None
         enclosing = None if name else self._enclosing(first)
-        # An explaining line inside the window, else just under the definition (a docstring).
+        defined_here = name_at is not None and first <= name_at <= last
+        # The window's explaining lines read as one text (a sentence may span lines), else the
+        # first explaining line just under the definition (a docstring).
+        inside = " ".join(
+            _COMMENT_MARKS.sub("", self.lines[i].strip()).strip()
+            for i in range(first, last + 1)
+            if self.is_doc[i]
+        )
         below = range(name_at + 1, min(len(self.lines), name_at + 4)) if name_at is not None else []
-        doc = next(
+        doc = (_doc_sentence(inside, query) if inside.strip() else None) or next(
             (
                 sentence
-                for index in [*range(first, last + 1), *below]
+                for index in below
                 if self.is_doc[index]
                 for sentence in [_doc_sentence(self.lines[index], query)]
                 if sentence
             ),
             None,
         )
-        return _Subject(name, enclosing, doc)
+        return _Subject(name, defined_here, enclosing, doc)
 
     def _enclosing(self, at: int) -> str | None:
         """Name of the nearest definition above that is indented less than line ``at``; else the
@@ -229,6 +241,11 @@ class _Window:
         return self.run.ranks[self.first]
 
 
+def _said(words: list[str], query: frozenset[str]) -> list[str]:
+    """The question terms ``words`` say, one per word that says one, in order."""
+    return [term for word in words for term in query if says(word, term)]
+
+
 def _idf(documents: list[set[str]], wanted: frozenset[str]) -> dict[str, float]:
     count = len(documents)
     return {
@@ -236,35 +253,67 @@ def _idf(documents: list[set[str]], wanted: frozenset[str]) -> dict[str, float]:
     }
 
 
-def _windows(
-    run: _Run, query: frozenset[str], idf: dict[str, float], total: float
-) -> list[_Window]:
+@dataclass(frozen=True)
+class _Question:
+    terms: frozenset[str]
+    names: frozenset[str]  # every identifier typed, verbatim: a definition it names is the subject
+    idf: dict[str, float]
+    total: float
+    needed: int  # distinct terms a window must cover: 2 once the sources hold two of them
+
+
+def _windows(run: _Run, said: list[list[str]], question: _Question) -> list[_Window]:
     found = []
-    useful = [
-        bool(run.terms[i] & query) or run.is_def[i] or run.is_doc[i] for i in range(len(run.lines))
-    ]
+    idf = question.idf
+    useful = [bool(said[i]) or run.is_def[i] or run.is_doc[i] for i in range(len(run.lines))]
     for first in range(len(run.lines)):
-        if not run.terms[first] & query and not run.is_def[first]:
-            continue  # a window starts on a matching line or a definition, never on padding
+        if not said[first]:
+            continue  # a window starts on a line saying a question term, never on padding
+        # Lines inside `wait_for` are about wait_for: its name's terms count as covered.
+        around = run.subject(first, first, question.terms)
+        name = around.name or around.enclosing or ""
+        context = set(_said(word_parts(name), question.terms))
+        named = name.rsplit(".", 1)[-1] in question.names
         covered: set[str] = set()
         repeats = 0.0
         for last in range(first, min(first + _MAX_WINDOW, len(run.lines))):
             if not run.lines[last].strip() or not useful[last]:
                 break
-            hits = [term for term in run.line_terms[last] if term in query]
+            hits = said[last]
             repeats += sum(idf[term] for term in hits if term in covered)
             covered |= set(hits)
-            if not covered:
-                continue
-            weight = sum(idf[term] for term in covered)
+            evidence = covered | context
+            if not covered or len(evidence) < question.needed:
+                continue  # a claim quotes question terms, and more than one shared word
+            weight = sum(idf[term] for term in evidence)
             span = range(first, last + 1)
             boost = 1.0
-            boost += 0.3 if any(run.is_def[i] for i in span) else 0.0
+            # A definition of the subject, not one that merely precedes a matching line.
+            boost += 0.3 if any(run.is_def[i] and said[i] for i in span) else 0.0
             boost += 0.2 if any(run.is_doc[i] for i in span) else 0.0
+            boost += 0.3 if named else 0.0
             # Repeated terms add a little: the code that is *about* the subject says it often.
             score = (weight + 0.1 * repeats) * boost / (1 + 0.15 * (last - first))
-            found.append(_Window(score, weight / total, run, first, last))
+            found.append(_Window(score, weight / question.total, run, first, last))
     return found
+
+
+_SENTENCE_END = re.compile(r"[.!?:;]\s*(?:\"{3}|'{3}|\*/|-->)?\s*$")
+
+
+def _to_sentence_end(window: _Window) -> _Window:
+    """A quote stopping mid-sentence in a comment or docstring goes on to the sentence's end
+    (within the window limit): 'When a timeout occurs,' needs its next line."""
+    run, last = window.run, window.last
+    while (
+        run.is_doc[last]
+        and last + 1 < len(run.lines)
+        and run.is_doc[last + 1]
+        and last + 1 - window.first < _MAX_WINDOW
+        and not _SENTENCE_END.search(run.lines[last])
+    ):
+        last += 1
+    return replace(window, last=last)
 
 
 def _pick(windows: list[_Window]) -> list[_Window]:
@@ -272,9 +321,10 @@ def _pick(windows: list[_Window]) -> list[_Window]:
     # Ties go to the source retrieval ranked higher (sources come best first), then earlier lines.
     ordered = sorted(windows, key=lambda w: (-w.score, w.rank, w.first))
     picked: list[_Window] = []
-    for window in ordered:
-        if len(picked) == _MAX_CLAIMS or window.score < 0.35 * ordered[0].score:
+    for best in ordered:
+        if len(picked) == _MAX_CLAIMS or best.score < 0.35 * ordered[0].score:
             break
+        window = _to_sentence_end(best)
         same = [p for p in picked if p.run is window.run]
         if len(same) >= _PER_RUN:
             continue
@@ -295,12 +345,13 @@ def _claim_text(window: _Window, query: frozenset[str]) -> str:
     run = window.run
     subject = run.subject(window.first, window.last, query)
     name, doc = subject.name, subject.doc
-    if name:
+    if name and subject.defined_here:
         where = f"{run.path}{_owner(run.owners[window.first].symbol, name)}"
         return f"`{name}` in {where}: {doc}" if doc else f"`{name}` is defined in {where}:"
     first, last = run.number(window.first), run.number(window.last)
     lines = f"line {first}" if first == last else f"lines {first}-{last}"
-    where = f"In `{subject.enclosing}` ({run.path})" if subject.enclosing else run.path
+    enclosing = name or subject.enclosing  # a name defined just above encloses the window
+    where = f"In `{enclosing}` ({run.path})" if enclosing else run.path
     return f"{where}, {lines}: {doc}" if doc else f"{where}, {lines}:"
 
 
@@ -320,15 +371,23 @@ def answer(question: str, sources: list[Source]) -> str:
     runs = _runs(sources)
     if not query or not runs:
         return _reply("", [])
-    documents = [line for run in runs for line in run.terms if line]
+    said = {id(run): [_said(words, query) for words in run.line_terms] for run in runs}
+    documents = [
+        set(terms)
+        for run in runs
+        for words, terms in zip(run.terms, said[id(run)], strict=True)
+        if words
+    ]
     idf = _idf(documents, query)
     # A question term found nowhere still counts in the total, so an off-topic question whose only
     # overlap is one common word does not clear the coverage floor.
-    total = sum(idf.values())
+    names = frozenset(IDENTIFIER.findall(question))
+    present = {term for document in documents for term in document}
+    asked = _Question(query, names, idf, sum(idf.values()), min(2, len(present)))
     windows = [
         window
         for run in runs
-        for window in _windows(run, query, idf, total)
+        for window in _windows(run, said[id(run)], asked)
         if window.coverage >= _COVERAGE_FLOOR
     ]
     claims = [_claim(_claim_text(w, query), w.run, w.first, w.last) for w in _pick(windows)]

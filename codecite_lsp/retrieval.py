@@ -2,8 +2,9 @@
 a cheap rerank, a relevance floor and a token-budgeted selection of chunks for the prompt.
 
 Scores:
-- ``search``: ``Result.score`` is the fused RRF score divided by its maximum, in (0, 1]; 1.0 means
-  ranked first by every retriever that ran (keyword, and vectors when present). When the query
+- ``search``: ``Result.score`` is the fused RRF score divided by its best possible value, in
+  (0, 1]; 1.0 means ranked first by every retriever that ran (keyword always, and vectors when
+  present), so a chunk only the vectors found scores at most 1/3 however alone it is. When the query
   holds identifiers (``rotate_key``, ``rotateKey``, ``ident_42``), the score is the mean of that
   and the share of those identifiers the chunk holds verbatim (still in [0, 1]).
 - ``retrieve``: ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from .embedding import Embedder, EmbeddingError, StaticEmbedder, make_embedder
 from .models import Chunk, Result, content_hash
-from .terms import word_parts
+from .terms import says, word_parts
 
 if TYPE_CHECKING:
     from .config import Config
@@ -36,6 +37,9 @@ CHARS_PER_TOKEN = 4
 # The vector ranking's weight in the fusion (keyword: 1.0). bench/eval_retrieval.py: 0.5 and
 # 1.0 are within noise; 0.5 keeps a keyword hit ahead of a chunk that is merely similar.
 VECTOR_WEIGHT = 0.5
+# A chunk this dissimilar to the query (cosine) is noise, not a vector candidate: queries made of
+# words the index never saw land around 0.15 (hashed vectors) against 0.3-0.7 for related code.
+MIN_SIMILARITY = 0.2
 
 # Keywords that introduce a named definition in the languages we chunk.
 _DEFINING = "def|class|function|fn|func|interface|struct|enum|trait|type|const|let|var|module"
@@ -220,8 +224,10 @@ class Retriever:
         embedder = self.embedder
         if embedder is None:
             return []
-        if isinstance(embedder, StaticEmbedder) and embedder.model is None:
-            return []
+        if isinstance(embedder, StaticEmbedder) and (
+            embedder.model is None or not word_parts(query)
+        ):
+            return []  # untrained, or a query without words ("((((") has nothing to compare
         try:
             if embedder.name != self._has_vectors:
                 if self.store.vector_count(embedder.name) == 0:
@@ -234,7 +240,8 @@ class Retriever:
                 self.warnings.append(message)
                 log.warning(message)
             return []
-        return self.store.vector_search(embedder.name, vector, limit)
+        found = self.store.vector_search(embedder.name, vector, limit)
+        return [(chunk, similarity) for chunk, similarity in found if similarity >= MIN_SIMILARITY]
 
     def search(self, query: str, limit: int = 10) -> list[Result]:
         """Best first; empty for an empty query; keyword-only when no vectors exist yet."""
@@ -251,7 +258,8 @@ class Retriever:
             return []
         chunks = {c.id: c for ranked in (keyword, vector) for c, _ in ranked}
         fused = rrf([r for r, _ in rankings], weights=[w for _, w in rankings])
-        best = sum(w for _, w in rankings) / (RRF_K + 1)
+        # The keyword search always ran: when it found nothing, the vectors' first is no 1.0.
+        best = (1.0 + (self.vector_weight if vector else 0.0)) / (RRF_K + 1)
         names = _identifiers(query)
         scores = {
             key: _search_score(value / best, _exact_share(names, chunks[key].text))
@@ -279,7 +287,8 @@ class Retriever:
         path_words = set(word_parts(candidate.path))
         words = set(word_parts(candidate.text)) | symbol_words | path_words
         total = sum(terms.values())
-        coverage = sum(w for t, w in terms.items() if t in words) / total if total else 0.0
+        said = {t for t in terms if t in words or any(says(word, t) for word in words)}
+        coverage = sum(terms[t] for t in said) / total if total else 0.0
         exact = _exact_share(identifiers, candidate.text) or 0.0
         score = relevance(coverage, candidate.score)
         rerank = score

@@ -589,7 +589,7 @@ async def open_citation(ls: CodeciteServer, *args: Any) -> dict[str, Any]:
     rel = _string(citation.get("path"), "citation path")
     session = ls.citation_session(citation.get("root"), rel)
     path = session.absolute(rel)
-    resolution = await ls.run(session.resolve, citation, ls.current_text(path))
+    resolution = await ls.run(session.resolve, citation, functools.partial(ls.current_text, path))
     state = resolution["state"]
     if state in ("exact", "moved"):
         text = ls.current_text(path) or ""

@@ -29,6 +29,7 @@ log = logging.getLogger("codecite_lsp")
 # Settings whose change invalidates what is on disk: the index must be rebuilt or re-opened.
 _INDEX_KEYS = ("index_dir", "embedding", "chunk_budget", "max_file_bytes", "max_line_length")
 UPKEEP_AFTER_IDLE_SECONDS = 30.0
+REASON_PRIVATE_CITATION = "not an indexed file (ignored or secret)"
 
 ProgressFn = Callable[[int, int, str], None]
 TextReader = Callable[[Path], "str | None"]
@@ -279,15 +280,18 @@ class Session:
     def resolve(
         self,
         citation: Mapping[str, Any],
-        current_text: str | None,
+        read_current: Callable[[], str | None],
         *,
         cancel: threading.Event | None = None,
     ) -> dict[str, Any]:
-        """Where a citation's lines are now (exact / moved / stale / gone), with those lines."""
+        """Where a citation's lines are now (exact / moved / stale / gone), with those lines.
+
+        A private path (secret or git-ignored) is gone without being read: a forged or old
+        citation must not get the editor to open ``.env``."""
         from pydantic import ValidationError
 
         from .citations import resolve
-        from .models import Citation  # pydantic: kept off the start-up path
+        from .models import Citation, Gone  # pydantic: kept off the start-up path
 
         try:
             parsed = Citation.model_validate(
@@ -295,6 +299,9 @@ class Session:
             )
         except ValidationError as exc:
             raise SessionError(f"not a citation: {_first_error(exc)}") from None
+        if self._private(parsed.path):
+            return Gone(path=parsed.path, reason=REASON_PRIVATE_CITATION).model_dump(mode="json")
+        current_text = read_current()
         return _with_lines(resolve(parsed, current_text).model_dump(mode="json"), current_text)
 
     def status(self) -> dict[str, Any]:

@@ -57,3 +57,10 @@ def word_parts(text: str) -> list[str]:
             if len(lower) > 1 and lower not in STOP_WORDS and not lower.isdigit():
                 words.append(stem(lower))
     return words
+
+
+def says(word: str, term: str) -> bool:
+    """Whether the code word ``word`` says the question term ``term``: the same stem, or a
+    compound that starts with it and goes on for a word of 3+ letters ('timeout' says 'tim',
+    the stem of 'times' and 'timed'; 'timer' is another word)."""
+    return word == term or (len(term) >= 3 and word.startswith(term) and len(word) >= len(term) + 3)

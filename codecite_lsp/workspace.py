@@ -3,7 +3,10 @@
 ``scan`` lists the files git would track (plus untracked ones that are not ignored), minus secrets
 and vendored/build folders. ``IgnoreRules`` holds the same decision per path, cheap enough for the
 watcher to call on every file-system event, so a scan and the watcher never disagree.
-``read_source`` reads one file once and refuses what must not reach the index or a model.
+``read_source`` reads one file once and refuses what must not reach the index or a model:
+besides secret names, a file holding a private key or a high-confidence credential
+(``find_credential``: AWS, GitHub, Slack, Stripe, OpenAI, Anthropic, Google formats) is skipped
+whole, never redacted, so every chunk stays equal to the file's lines.
 
 Precedence of the ignore rules, strongest first:
 
@@ -97,6 +100,69 @@ _PRIVATE_KEY_RE = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     r"(?:\s|\\[nr])+(?:[\w-]+: [^\n\\]*(?:\s|\\[nr])+)*[A-Za-z0-9+/]{16,}"
 )
+
+# Credentials in formats precise enough that ordinary code never matches them: a file holding
+# one is skipped whole (never redacted: chunk text must equal the file's lines for citations to
+# verify). One compiled alternation; the outer group's name is the kind.
+# Anthropic precedes OpenAI: "sk-ant-..." also fits the OpenAI shape.
+_CREDENTIAL_KINDS = {
+    "aws_key_id": "AWS access key id",
+    "aws_secret": "AWS secret access key",
+    "github": "GitHub token",
+    "slack": "Slack token",
+    "stripe": "Stripe live key",
+    "anthropic": "Anthropic API key",
+    "openai": "OpenAI API key",
+    "google": "Google API key",
+}
+_CREDENTIAL_RE = re.compile(
+    r"(?P<aws_key_id>\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)"
+    r"|(?P<aws_secret>(?i:aws_?secret_?(?:access_?)?key)[\"']?\s*(?::|=>?)\s*[\"']?"
+    r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=]))"
+    r"|(?P<github>\bgh[pousr]_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{60,})"
+    r"|(?P<slack>\bxox[abposr]-[0-9A-Za-z-]{10,})"
+    r"|(?P<stripe>\b[sr]k_live_[0-9A-Za-z]{20,})"
+    r"|(?P<anthropic>\bsk-ant-[A-Za-z0-9_-]{40,})"
+    r"|(?P<openai>\bsk-(?:proj-)?[A-Za-z0-9_-]{40,})"
+    r"|(?P<google>\bAIza[0-9A-Za-z_-]{35})"
+)
+# Cheap first pass: every format above contains one of these. A pattern with a literal prefix
+# is searched fast (sre skips to the prefix), while the alternation above tries every position;
+# most files hold none of these, so it runs on few files (a cold index reads every file).
+_CREDENTIAL_HINTS = tuple(
+    re.compile(hint)
+    for hint in (
+        "A(?:KIA|SIA|Iza)", "g(?:h[pousr]_|ithub_pat_)", "ecret", "ECRET", "xox", "k_live_", "sk-",
+    )
+)  # fmt: skip
+# A documented example (AWS's AKIAIOSFODNN7EXAMPLE) or a filler such as "ghp_xxxx...xxxx" is
+# not a credential; a random token of these lengths has far more distinct characters.
+_PLACEHOLDER_WORD = "EXAMPLE"
+_PLACEHOLDER_MAX_DISTINCT = 9
+
+
+@dataclass(frozen=True)
+class Credential:
+    kind: str  # e.g. "AWS access key id"
+    line: int  # 1-based
+
+    @property
+    def reason(self) -> str:
+        return f"contains a credential ({self.kind}) at line {self.line}; never indexed"
+
+
+def find_credential(text: str) -> Credential | None:
+    """The first high-confidence credential in ``text`` (placeholders aside), or None."""
+    if not any(hint.search(text) for hint in _CREDENTIAL_HINTS):
+        return None
+    for match in _CREDENTIAL_RE.finditer(text):
+        token = match.group("value") or match.group()  # an assignment's value, not its name
+        if _PLACEHOLDER_WORD in token.upper() or len(set(token)) <= _PLACEHOLDER_MAX_DISTINCT:
+            continue
+        kind = _CREDENTIAL_KINDS[match.lastgroup or ""]
+        return Credential(kind, text.count("\n", 0, match.start()) + 1)
+    return None
+
 
 REASON_SECRET_NAME = "secret file (name matches a credentials pattern); never indexed"
 REASON_SECRET_DIR = "secret folder (holds credentials); never indexed"
@@ -555,6 +621,9 @@ def _content_problem(data: bytes, config: Config) -> tuple[str, str]:
         return "", f"{REASON_NOT_UTF8} (bad byte at offset {exc.start})"
     if _PRIVATE_KEY_RE.search(text):
         return "", REASON_PRIVATE_KEY
+    credential = find_credential(text)
+    if credential is not None:
+        return "", credential.reason
     lines = text.splitlines()
     if len(text) > config.max_line_length and any(
         len(line) > config.max_line_length for line in lines

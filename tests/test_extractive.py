@@ -181,3 +181,92 @@ def test_hover_joins_the_definition_chunk_with_its_docstring_chunk() -> None:
     )
     assert len(first["citations"]) == 2
     assert isinstance(verify(raw, SPLIT), GatePassed)
+
+
+def source(label: str, path: str, text: str, start: int = 1, symbol: str | None = None) -> Source:
+    count = text.count("\n")
+    return Source(label, path, start, start + count - 1, text, symbol=symbol)
+
+
+def test_question_terms_that_never_meet_in_one_place_are_no_answer() -> None:
+    # "What port does the server listen on?" of a stdio server: each term occurs somewhere, in
+    # unrelated code, never together; one shared word is not an answer.
+    sources = [
+        source(
+            "S1",
+            "test/realServer.test.ts",
+            "const connection = createConnection();\nconnection.listen();\n",
+        ),
+        source("S2", "mailer.rb", "def deliver(host, port)\n  smtp.open(host, port)\nend\n"),
+        source(
+            "S3", "server.py", "def start_server():\n    server = Server()\n    return server\n"
+        ),
+    ]
+    question = "What port does the server listen on?"
+    assert claims_of(answer(question, sources)) == []
+    # Where they do meet, that is the answer.
+    told = source("S4", "README.md", "The server listens on port 8080 by default.\n")
+    claims = claims_of(answer(question, [*sources, told]))
+    assert claims and claims[0]["citations"][0]["source"] == "S4"
+
+
+WAIT_FOR = '''async def wait_for(fut, timeout):
+    """Wait for the single Future or coroutine to complete, with timeout.
+
+    Returns result of the Future or coroutine.  When a timeout occurs,
+    it cancels the task and raises TimeoutError.  To avoid the task
+    cancellation, wrap it in shield().
+    """
+    loop = events.get_running_loop()
+'''
+SSL_DOC = '''def create_server(self, ssl_handshake_timeout=None):
+    """ssl_handshake_timeout is the time in seconds that an SSL server
+    will wait for the SSL handshake to complete (defaults to 60s).
+    """
+'''
+
+
+def test_a_timeout_question_quotes_the_whole_sentence_inside_the_function_it_names() -> None:
+    # "times" stems to "tim" and the code says "timeout": the compound still answers.
+    sources = [
+        source("S1", "events.py", SSL_DOC, 350, "create_server"),
+        source("S2", "tasks.py", WAIT_FOR, 436, "wait_for"),
+    ]
+    claims = claims_of(answer("What happens when wait_for times out?", sources))
+    assert all(c["citations"][0]["source"] == "S2" for c in claims[:2])
+    timeout_claim = next(c for c in claims if "raises TimeoutError" in c["citations"][0]["quote"])
+    # The quote does not stop at "When a timeout occurs,": it runs to the sentence's end.
+    assert timeout_claim["text"] == (
+        "In `wait_for` (tasks.py), lines 439-441: "
+        "When a timeout occurs, it cancels the task and raises TimeoutError."
+    )
+    assert isinstance(verify(json.dumps({"spans": claims, "refuse": None}), sources), GatePassed)
+
+
+def test_a_claim_says_defined_only_when_it_quotes_the_definition() -> None:
+    lock = (
+        "def release(self):\n    self._check()\n    raise RuntimeError('Lock is not acquired.')\n"
+    )
+    sources = [source("S1", "locks.py", lock, 128, "Lock.release")]
+    claims = claims_of(answer("When is RuntimeError raised for a lock not acquired?", sources))
+    assert [c["text"] for c in claims] == ["In `release` (locks.py), line 130:"]
+    assert claims[0]["citations"][0]["quote"] == "    raise RuntimeError('Lock is not acquired.')"
+
+
+def test_a_definition_saying_no_question_term_is_not_quoted_as_filler() -> None:
+    reader = (
+        "    def __repr__(self):\n"
+        "        info = ['StreamReader']\n"
+        "        if self._buffer:\n"
+        "            info.append(f'{len(self._buffer)} bytes')\n"
+    )
+    doc = "    Additional optional keyword argument is limit (to set the buffer\n    limit passed to the StreamReader).\n"  # noqa: E501
+    sources = [
+        source("S1", "streams.py", doc, 70, "start_server"),
+        source("S2", "streams.py", reader, 439, "StreamReader.__repr__"),
+    ]
+    claims = claims_of(answer("How does the StreamReader buffer limit work?", sources))
+    assert claims[0]["citations"][0]["quote"].startswith("    Additional optional keyword")
+    quotes = [c["citations"][0]["quote"] for c in claims]
+    assert not any("def __repr__" in q for q in quotes)
+    assert not any(c["text"].startswith("`__repr__` is defined") for c in claims)

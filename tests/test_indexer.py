@@ -424,3 +424,22 @@ def test_saves_leave_rows_outside_the_search_index_until_an_idle_optimize(
     assert ix.store.unindexed_rows() == 0
     assert not ix.optimize_if_due()
     assert ix.store.keyword_search("saved_later", 1)[0][0].path == "saved.py"
+
+
+def test_a_code_file_holding_a_credential_never_reaches_the_index(repo: Path) -> None:
+    # Built at run time: this test file must not hold a credential-shaped string itself.
+    token = "ghp_" + "".join(chr(ord("a") + (i * 7) % 26) for i in range(36))
+    (repo / "keyvault" / "settings.py").write_text(
+        f'"""Settings."""\n\nGITHUB_TOKEN = "{token}"\nTIMEOUT = 3\n', encoding="utf-8"
+    )
+    ix = make(repo)
+    report = ix.run()
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert reasons["keyvault/settings.py"] == (
+        "contains a credential (GitHub token) at line 3; never indexed"
+    )
+    files = ix.store.files()
+    assert "keyvault/settings.py" not in files and "keyvault/keys.py" in files
+    # Lance compresses text on disk, so read every row back rather than grepping the files.
+    texts = [c.text for path in files for c in ix.store.chunks_for_path(path)]
+    assert texts and not any(token in text or "GITHUB_TOKEN" in text for text in texts)

@@ -110,6 +110,36 @@ async def test_open_citation_with_bad_argument(client: LanguageClient):
     assert client.shown_documents == []
 
 
+async def test_open_citation_of_a_secret_or_ignored_file_opens_nothing(
+    client: LanguageClient, repo: Path
+):
+    await wait_indexed(client)
+    (repo / "debug.log").write_text("API_SECRET=sk-live-THISISAFAKESECRETDONOTLEAK\n")
+    for path in (".env", "debug.log"):
+        resolution = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="codecite.openCitation",
+                arguments=[
+                    {
+                        "path": path,
+                        "start_line": 1,
+                        "end_line": 1,
+                        "quote": "API_SECRET",
+                        "content_hash": "",
+                        "revision": "",
+                    }
+                ],
+            )
+        )
+        assert resolution == {
+            "state": "gone",
+            "path": path,
+            "reason": "not an indexed file (ignored or secret)",
+        }
+    assert client.shown_documents == []
+    await still_answers(client)
+
+
 async def test_unknown_uri(client: LanguageClient, tmp_path: Path):
     await wait_indexed(client)
     outside = tmp_path / "elsewhere.py"

@@ -1,6 +1,6 @@
 """The shared word model: what counts as a term of a question or of code."""
 
-from codecite_lsp.terms import stem, word_parts
+from codecite_lsp.terms import says, stem, word_parts
 
 
 def test_identifiers_split_in_both_styles_and_questions_lose_their_scaffolding() -> None:
@@ -16,3 +16,12 @@ def test_inflections_meet_at_one_stem() -> None:
     assert stem("class") == stem("classes") == "class"
     assert stem("boxes") == "box"
     assert stem("sss") == "sss"  # too short to strip
+
+
+def test_a_compound_says_the_word_it_starts_with_but_another_word_does_not() -> None:
+    # "times"/"timed" stem to "tim"; the code says "timeout" (TimeoutError, wait_for(timeout=)).
+    assert says("timeout", stem("times")) and says("timeout", stem("timed"))
+    assert says("key", "key")
+    assert not says("timer", stem("times"))  # an inflection stem missed, not a compound
+    assert not says("tim", "timeout")  # the other way round: the question asked for more
+    assert not says("at", "a")  # too short to be a compound's head

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import sysconfig
@@ -31,6 +32,7 @@ from codecite_lsp.workspace import (
     IgnoreRules,
     Skip,
     SourceFile,
+    find_credential,
     is_secret_path,
     read_source,
     scan,
@@ -539,3 +541,65 @@ def test_scanning_the_python_stdlib_takes_well_under_half_a_second() -> None:
     assert len(result.files) > 1500
     assert not any("site-packages/" in f.path for f in result.files)
     assert elapsed < 0.5, f"scan took {elapsed:.3f} s"
+
+
+def fake_token(prefix: str, length: int, alphabet: str) -> str:
+    """A credential-shaped string built at run time, so this test file holds none itself."""
+    rng = random.Random(prefix)
+    return prefix + "".join(rng.choice(alphabet) for _ in range(length))
+
+
+UPPER_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+BASE64 = ALNUM + "/+"
+URLSAFE = ALNUM + "_-"
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        (f'KEY_ID = "{fake_token("AKIA", 16, UPPER_DIGITS)}"', "AWS access key id"),
+        (f"session = '{fake_token('ASIA', 16, UPPER_DIGITS)}'", "AWS access key id"),
+        (f'AWS_SECRET_ACCESS_KEY = "{fake_token("", 40, BASE64)}"', "AWS secret access key"),
+        (f'{{"awsSecretAccessKey": "{fake_token("", 40, BASE64)}"}}', "AWS secret access key"),
+        (f'token = "{fake_token("ghp_", 36, ALNUM)}"', "GitHub token"),
+        (f'token = "{fake_token("github_pat_", 82, ALNUM + "_")}"', "GitHub token"),
+        (f'SLACK = "{fake_token("xoxb-", 50, ALNUM + "-")}"', "Slack token"),
+        (f'stripe.api_key = "{fake_token("sk_live_", 24, ALNUM)}"', "Stripe live key"),
+        (f'client = OpenAI(api_key="{fake_token("sk-proj-", 48, URLSAFE)}")', "OpenAI API key"),
+        (f'OPENAI = "{fake_token("sk-", 48, ALNUM)}"', "OpenAI API key"),
+        (f'key = "{fake_token("sk-ant-api03-", 80, URLSAFE)}"', "Anthropic API key"),
+        (f'MAPS_KEY = "{fake_token("AIza", 35, URLSAFE)}"', "Google API key"),
+    ],
+)
+def test_a_tracked_code_file_holding_a_credential_is_skipped_whole(
+    tmp_path: Path, line: str, kind: str
+) -> None:
+    repo = tmp_path / "repo"
+    write(repo, "app/config.py", f"import os\n\n{line}\nDEBUG = False\n")
+    reason = f"contains a credential ({kind}) at line 3; never indexed"
+    assert read_source(repo, "app/config.py", CONFIG) == Skip("app/config.py", reason)
+
+
+def test_code_that_only_mentions_credential_formats_is_kept(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    prose = (
+        "# OpenAI keys start with sk- and AWS key ids with AKIA or ASIA; never commit them.\n"
+        'PREFIXES = ("sk-", "sk-ant-", "AKIA", "ghp_", "xoxb-", "sk_live_", "AIza")\n'
+        'aws_secret_access_key = os.environ["AWS_SECRET_ACCESS_KEY"]\n'
+        "# AWS's documented examples: AKIAIOSFODNN7EXAMPLE and\n"
+        'EXAMPLE_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n'
+        f'PLACEHOLDER = "{"ghp_" + "x" * 36}"\n'
+        f'aws_secret_access_key = "{"x" * 40}"\n'
+        f'TEMPLATE = "{"sk-proj-" + "0" * 48}"\n'
+        "def task_skeleton(risk_assessment_keyframe_0123456789): pass\n"
+    )
+    write(repo, "docs_helper.py", prose)
+    source = read_source(repo, "docs_helper.py", CONFIG)
+    assert isinstance(source, SourceFile) and source.text == prose
+
+
+def test_find_credential_reports_the_first_real_one_after_a_placeholder() -> None:
+    text = "a = 'AKIAIOSFODNN7EXAMPLE'\n\nb = '" + fake_token("AKIA", 16, UPPER_DIGITS) + "'\n"
+    credential = find_credential(text)
+    assert credential is not None and (credential.kind, credential.line) == ("AWS access key id", 3)
