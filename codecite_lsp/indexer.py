@@ -20,7 +20,7 @@ import os
 import posixpath
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, TypedDict
 from .config import Config
 from .languages import language_for_path
 from .models import Chunk
+from .preparation import Job, Prepared, chunked, prepared
 
 if TYPE_CHECKING:
     from .embedding import Embedder
@@ -103,6 +104,7 @@ class _Batch:
     """Writes gathered for one commit."""
 
     chunks: dict[str, list[Chunk]] = field(default_factory=dict)
+    search_texts: dict[str, list[str]] = field(default_factory=dict)  # per chunk of `chunks`
     records: list[FileRecord] = field(default_factory=list)
     # Same revision, new stat: only the file row changes (if its chunks check out).
     touched: list[tuple[FileRecord, SourceFile]] = field(default_factory=list)
@@ -112,6 +114,11 @@ class _Batch:
 
     def __len__(self) -> int:
         return len(self.records) + len(self.touched) + len(self.deletes)
+
+
+def _known_revision(known: Mapping[str, FileRecord], path: str) -> str | None:
+    record = known.get(path)
+    return None if record is None else record.revision
 
 
 class Indexer:
@@ -178,7 +185,7 @@ class Indexer:
         return _report(self.store, started, totals)
 
     def _full_pass(self, progress: Progress | None, cancel: threading.Event | None) -> _Totals:
-        from .workspace import read_source, scan
+        from .workspace import scan
 
         store = self.store
         found = scan(self.repo, self.config)
@@ -205,15 +212,18 @@ class Indexer:
 
         totals = _Totals(deleted=len(gone), skipped=list(found.skipped))
         batch = _Batch()
+        jobs = [
+            Job(self.repo, f.path, self.config, None if rechunk else _known_revision(known, f.path))
+            for f in todo
+        ]
         try:
-            for done, file in enumerate(todo, start=1):
+            for done, (job, ready) in enumerate(prepared(jobs), start=1):
                 if cancel is not None and cancel.is_set():
                     totals.cancelled = True
                     break
                 if progress:
-                    progress(done, len(todo), file.path)
-                source = read_source(self.repo, file.path, self.config)
-                self._add(batch, file.path, source, known.get(file.path), rechunk)
+                    progress(done, len(todo), job.path)
+                self._add(batch, job.path, ready, known.get(job.path), rechunk)
                 if batch.chunk_rows >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
                     self._commit(batch, totals)
                     batch = _Batch()
@@ -278,8 +288,8 @@ class Indexer:
             batch = _Batch()
             for rel in sorted(targets):
                 if self._indexable(rel):
-                    source = read_source(self.repo, rel, self.config)
-                    self._add(batch, rel, source, known.get(rel), rechunk=False)
+                    ready = Prepared(read_source(self.repo, rel, self.config))
+                    self._add(batch, rel, ready, known.get(rel), rechunk=False)
                 elif rel in known:
                     batch.deletes.add(rel)
             totals = _Totals()
@@ -346,13 +356,14 @@ class Indexer:
         self,
         batch: _Batch,
         rel: str,
-        source: SourceFile | Skip,
+        ready: Prepared,
         record: FileRecord | None,
         rechunk: bool,
     ) -> None:
         """Put one file's new state (chunks + row, row only, or deletion) into the batch."""
         from .workspace import Skip
 
+        source = ready.source
         if isinstance(source, Skip):
             batch.skipped.append(source)
             if record is not None:
@@ -360,22 +371,23 @@ class Indexer:
         elif not rechunk and record is not None and record.revision == source.revision:
             batch.touched.append((_record(rel, source, record.chunk_count), source))
         else:
-            self._chunk(batch, rel, source)
+            self._chunk(batch, rel, ready)
 
-    def _chunk(self, batch: _Batch, rel: str, source: SourceFile) -> None:
-        from .chunking import chunk_text
-        from .workspace import Skip
+    def _chunk(self, batch: _Batch, rel: str, ready: Prepared) -> None:
+        from .workspace import Skip, SourceFile
 
-        try:
-            chunks = chunk_text(
-                rel, source.text, revision=source.revision, budget=self.config.chunk_budget
-            )
-        except Exception as exc:  # a chunker bug must not stop the whole index
-            log.exception("could not chunk %s", rel)
-            batch.skipped.append(Skip(rel, f"could not be chunked ({type(exc).__name__})"))
+        source = ready.source
+        assert isinstance(source, SourceFile)
+        if ready.chunks is None and ready.error is None:
+            ready = chunked(rel, source, self.config.chunk_budget)
+        if ready.error is not None:  # a chunker bug must not stop the whole index
+            log.error("could not chunk %s: %s", rel, ready.error)
+            batch.skipped.append(Skip(rel, f"could not be chunked ({ready.error})"))
             batch.deletes.add(rel)
             return
+        chunks = ready.chunks or []
         batch.chunks[rel] = chunks
+        batch.search_texts[rel] = ready.search_texts or []
         batch.records.append(_record(rel, source, len(chunks)))
         batch.chunk_rows += len(chunks)
 
@@ -399,9 +411,9 @@ class Indexer:
                 if dict(revisions.get(record.path, {})) == expected:
                     batch.records.append(record)
                 else:
-                    self._chunk(batch, record.path, source)
+                    self._chunk(batch, record.path, Prepared(source))
         store.delete(batch.deletes)
-        store.replace(batch.chunks, batch.records)
+        store.replace(batch.chunks, batch.records, batch.search_texts)
         now = time.time()
         with self._state:
             self._last_update = now

@@ -225,13 +225,13 @@ def _vector_schema(dim: int) -> pa.Schema:
     )
 
 
-def _chunk_rows(chunks: list[Chunk], schema: pa.Schema) -> pa.Table:
+def _chunk_rows(chunks: list[Chunk], search_texts: list[str], schema: pa.Schema) -> pa.Table:
     import pyarrow as pa
 
     columns: dict[str, list[Any]] = {
         name: [getattr(c, name) for c in chunks] for name in _CHUNK_COLUMNS
     }
-    columns["search_text"] = [search_terms(c.text, c.path, c.symbol) for c in chunks]
+    columns["search_text"] = search_texts
     return pa.Table.from_pydict(columns, schema=schema)
 
 
@@ -337,7 +337,12 @@ class Store:
         chunks = [_chunk_from_row(row) for row in query.to_arrow().to_pylist()]
         return sorted(chunks, key=lambda c: c.start_line)
 
-    def replace(self, chunks_by_path: Mapping[str, list[Chunk]], records: list[FileRecord]) -> None:
+    def replace(
+        self,
+        chunks_by_path: Mapping[str, list[Chunk]],
+        records: list[FileRecord],
+        search_texts: Mapping[str, list[str]] | None = None,
+    ) -> None:
         """Give each path of ``chunks_by_path`` exactly those chunks, then commit ``records``.
 
         A record without an entry in ``chunks_by_path`` only updates the file row (a touched
@@ -348,7 +353,18 @@ class Store:
         self._delete_rows(self._chunks, set(chunks_by_path))
         new_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
         if new_chunks:
-            self._chunks.add(_chunk_rows(new_chunks, self._chunk_schema))
+            # The indexer's workers may have built the full-text fields alongside the chunks.
+            given = search_texts or {}
+            texts = [
+                text
+                for path, chunks in chunks_by_path.items()
+                for text in (
+                    given[path]
+                    if len(given.get(path, ())) == len(chunks)
+                    else [search_terms(c.text, c.path, c.symbol) for c in chunks]
+                )
+            ]
+            self._chunks.add(_chunk_rows(new_chunks, texts, self._chunk_schema))
         if records:
             self._upsert_files(records)
 

@@ -70,6 +70,25 @@ def versions(index_dir: Path, table: str) -> int:
         return 0
 
 
+def assert_no_workers_left(timeout: float = 5.0) -> None:
+    """A killed indexer's chunking workers exit too (their stdin closes), never linger."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [pid for pid in os.listdir("/proc") if pid.isdigit() and _is_worker(pid)]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert not left, f"index workers outlived their parent: {left}"
+
+
+def _is_worker(pid: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return b"codecite_lsp.preparation" in handle.read()
+    except OSError:
+        return False
+
+
 def run_and_kill(repo: Path, index_dir: Path, table: str, commits: int) -> bool:
     """Start an index run; SIGKILL it once ``table`` has ``commits`` more versions.
 
@@ -88,6 +107,7 @@ def run_and_kill(repo: Path, index_dir: Path, table: str, commits: int) -> bool:
             if versions(index_dir, table) >= start + commits:
                 process.send_signal(signal.SIGKILL)
                 process.wait()
+                assert_no_workers_left()
                 return True
             time.sleep(0.002)
         return False
