@@ -388,10 +388,20 @@ def answer(question: str, sources: list[Source]) -> str:
         window
         for run in runs
         for window in _windows(run, said[id(run)], asked)
-        if window.coverage >= _COVERAGE_FLOOR
+        if window.coverage >= _COVERAGE_FLOOR and not _echoes(window, question)
     ]
     claims = [_claim(_claim_text(w, query), w.run, w.first, w.last) for w in _pick(windows)]
     return _reply("These lines of the indexed code best match the question:", claims)
+
+
+def _echoes(window: _Window, question: str) -> bool:
+    """Lines that repeat the question itself (a README example, a test's list of questions)
+    match it best and answer nothing."""
+    asked = " ".join(question.lower().split()).rstrip("?!. ")
+    if len(asked.split()) < 3:
+        return False
+    quoted = " ".join(" ".join(window.run.lines[window.first : window.last + 1]).lower().split())
+    return asked in quoted
 
 
 # ---------------------------------------------------------------------------------------------

@@ -270,3 +270,16 @@ def test_a_definition_saying_no_question_term_is_not_quoted_as_filler() -> None:
     quotes = [c["citations"][0]["quote"] for c in claims]
     assert not any("def __repr__" in q for q in quotes)
     assert not any(c["text"].startswith("`__repr__` is defined") for c in claims)
+
+
+def test_a_line_repeating_the_question_is_not_quoted_as_its_answer() -> None:
+    question = "How are API keys rotated?"
+    echo = Source("S1", "README.md", 3, 3, 'codecite ask "How are API keys rotated?" --repo .')
+    sources = [echo, *repo_sources(20)]
+    sources = [Source(f"S{n}", s.path, s.start_line, s.end_line, s.text)
+               for n, s in enumerate(sources, start=1)]  # fmt: skip
+    cited = [
+        c["source"] for claim in claims_of(answer(question, sources)) for c in claim["citations"]
+    ]
+    assert cited, "the real answer is still given"
+    assert "S1" not in cited
