@@ -30,13 +30,6 @@ SUMMARY = re.compile(
 )
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    target = tmp_path / "repo"
-    shutil.copytree(FIXTURE, target)
-    return target
-
-
 def make(repo: Path, **settings: object) -> Indexer:
     return Indexer(repo, Config(embedding="none", **settings))  # type: ignore[arg-type]
 

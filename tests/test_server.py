@@ -34,11 +34,6 @@ from pytest_lsp import LanguageClient
 MOCK_FILE = Path(tempfile.gettempdir()) / f"codecite-mock-replies-{os.getpid()}.json"
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return copy_repo(tmp_path)
-
-
 @pytest_lsp.fixture(
     config=server_config(CODECITE_MOCK_RESPONSE=f"@{MOCK_FILE}"),
     params=["visual-studio-code", "neovim"],

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsp_helpers import (
-    copy_repo,
     init_params,
     position_of,
     request,
@@ -21,11 +20,6 @@ from lsp_helpers import (
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return copy_repo(tmp_path)
 
 
 @pytest_lsp.fixture(config=server_config())

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import pytest_lsp
 from lsp_helpers import (
-    copy_repo,
     init_params,
     position_of,
     progress_ends,
@@ -17,11 +15,6 @@ from lsp_helpers import (
 )
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return copy_repo(tmp_path)
 
 
 @pytest_lsp.fixture(config=server_config())
