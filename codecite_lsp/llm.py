@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -112,6 +113,9 @@ def _mock_argument(litellm: Any, reply: str, model: str) -> Any:
     return getattr(litellm, name)(message=f"mock {name}", llm_provider="openai", model=model)
 
 
+_MISSING_KEY = re.compile(r"missing credentials|api_key client option must be set", re.IGNORECASE)
+
+
 def _classify(litellm: Any, exc: Exception, timeout: float) -> tuple[ModelError, bool]:
     """Map a litellm exception to (error for the user, whether retrying may help)."""
     if isinstance(exc, litellm.Timeout):
@@ -120,6 +124,8 @@ def _classify(litellm: Any, exc: Exception, timeout: float) -> tuple[ModelError,
         return ModelError("auth", f"the model refused the credentials: {_short(exc)}"), False
     if isinstance(exc, litellm.BadRequestError):  # includes context-window errors
         return ModelError("bad_request", f"the model rejected the request: {_short(exc)}"), False
+    if _MISSING_KEY.search(str(exc)):  # raised as a "server error" before any request is made
+        return ModelError("auth", f"no API key for the model: {_short(exc)}"), False
     transient = any(isinstance(exc, getattr(litellm, n)) for n in _TRANSIENT if hasattr(litellm, n))
     status = getattr(exc, "status_code", None)
     transient = transient or (isinstance(status, int) and status >= 500)

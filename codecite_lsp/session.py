@@ -188,8 +188,8 @@ class Session:
         if self._private(rel):
             return None  # the word under the cursor may be the secret itself
         at = symbol_at(rel, text, line, character, encoding=encoding)
-        if at is None:
-            return None
+        if at is None or _is_credential(at.name):
+            return None  # a key typed in an unsaved buffer must not reach retrieval or a model
         symbol = at.name
         check(cancel)
         found = self.retriever.retrieve_for_symbol(symbol, rel)
@@ -239,7 +239,7 @@ class Session:
                 from .chunking import symbol_at
 
                 at = symbol_at(context["path"], text, *position, encoding=encoding)
-                if at is not None:
+                if at is not None and not _is_credential(at.enclosing or at.name):
                     context["symbol"] = at.enclosing or at.name
         answer = self.answerer.ask(
             question, context=context or None, cancel=cancel, index_note=self.index_note()
@@ -388,6 +388,12 @@ def _first_error(exc: Any) -> str:
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error["loc"])
     return f"{where}: {error['msg']}"
+
+
+def _is_credential(word: str) -> bool:
+    from .workspace import find_credential
+
+    return find_credential(word) is not None
 
 
 def _attach_log_file(index_dir: Path) -> logging.Handler | None:

@@ -248,3 +248,25 @@ def test_exit_while_indexing_is_quick_and_quiet(tmp_path: Path) -> None:
         server.kill()
     assert server.returncode == 0
     assert b"Traceback" not in stderr, stderr[-2000:]
+
+
+def test_a_missing_api_key_is_refused_at_once_not_retried_as_a_server_error() -> None:
+    from codecite_lsp.llm import ModelError, complete
+
+    saved = os.environ.pop("OPENAI_API_KEY", None)
+    try:
+        with pytest.raises(ModelError) as caught:
+            complete(
+                [{"role": "user", "content": "hi"}],
+                "openai/gpt-4o-mini",
+                timeout=10,
+                retries=2,
+                schema=None,
+                backoff=5.0,  # a retry would take seconds; the assertion below forbids it
+            )
+    finally:
+        if saved is not None:
+            os.environ["OPENAI_API_KEY"] = saved
+    assert caught.value.kind == "auth"
+    assert caught.value.attempts == 1
+    assert "API key" in str(caught.value)

@@ -248,3 +248,31 @@ async def test_a_failing_feature_is_logged_and_the_rest_keeps_working(
     assert "chunks.lance" in root["error"]
     history = await request(client, "codecite/history", {})
     assert history == {"entries": []}
+
+
+
+async def test_a_credential_under_the_cursor_never_becomes_question_context(
+    client: LanguageClient, repo: Path
+) -> None:
+    await wait_indexed(client)
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"  # built here: no key in this file
+    path = repo / "keyvault" / "tokens.py"
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=path.as_uri(), language_id="python", version=1, text=f"TOKEN = {token!r}\n"
+            )
+        )
+    )
+    await request(
+        client,
+        "codecite/ask",
+        {
+            "question": "how are API keys rotated?",
+            "uri": path.as_uri(),
+            "position": {"line": 0, "character": 12},
+        },
+    )
+    history = (repo / ".codecite" / "history.jsonl").read_text(encoding="utf-8")
+    assert "keyvault/tokens.py" in history  # the context was recorded...
+    assert token not in history  # ...without the key (nor did it reach the prompt)
