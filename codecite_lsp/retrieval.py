@@ -40,6 +40,9 @@ VECTOR_WEIGHT = 0.5
 # A chunk this dissimilar to the query (cosine) is noise, not a vector candidate: queries made of
 # words the index never saw land around 0.15 (hashed vectors) against 0.3-0.7 for related code.
 MIN_SIMILARITY = 0.2
+_TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$"
+)
 
 # Keywords that introduce a named definition in the languages we chunk.
 _DEFINING = "def|class|function|fn|func|interface|struct|enum|trait|type|const|let|var|module"
@@ -295,6 +298,9 @@ class Retriever:
         rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.15 * exact
+        # Tests restate what the code does: a question about the code wants the code first.
+        if "test" not in terms and _TEST_PATH.search(candidate.path):
+            rerank -= 0.10
         # Context reorders near-equals (the file being edited first); it is never evidence.
         if context and context.path == candidate.path:
             rerank += 0.20

@@ -321,3 +321,29 @@ def test_a_question_in_other_words_than_the_code_still_ranks_the_function_it_nam
     retrieval = open_retriever(repo, Config()).retrieve("What happens when wait_for times out?")
     assert retrieval.candidates[0].path == "tasks.py"
     assert retrieval.candidates[0].score >= 0.75  # every question term covered
+
+
+def test_tests_come_after_the_code_unless_the_question_is_about_tests(tmp_path: Path) -> None:
+    from codecite_lsp.indexer import Indexer
+
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    # The test says the question's words more often than the code does: only the penalty can
+    # put the code first.
+    (repo / "tests" / "test_refund.py").write_text(
+        "def test_refund_order_refund_amount():\n"
+        "    '''Refund an order: the refund amount is the order total.'''\n"
+        "    assert refund_order(order(10)) == 10  # refund amount of the order\n"
+    )
+    (repo / "billing.py").write_text(
+        "def refund_order(order):\n"
+        "    '''Refund an order: the amount returned is its total.'''\n"
+        "    return order.total\n"
+    )
+    config = Config(embedding="none", index_dir=str(tmp_path / "idx"))
+    Indexer(repo, config).run()
+    retriever = open_retriever(repo, config)
+    about_code = retriever.retrieve("how is an order refund amount computed?")
+    assert about_code.candidates[0].path == "billing.py"
+    about_tests = retriever.retrieve("which test checks the order refund amount?")
+    assert about_tests.candidates[0].path == "tests/test_refund.py"
