@@ -121,3 +121,13 @@ def position_of(path: Path, needle: str, occurrence: int = 0) -> types.Position:
             seen += 1
             column = line.find(needle, column + 1)
     raise AssertionError(f"{needle!r} not in {path}")
+
+
+async def hover_at(client: LanguageClient, path: Path, needle: str) -> types.Hover | None:
+    """Hover on the first occurrence of ``needle`` in ``path``."""
+    return await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+            position=position_of(path, needle),
+        )
+    )

@@ -16,6 +16,7 @@ import pytest
 import pytest_lsp
 from lsp_helpers import (
     copy_repo,
+    hover_at,
     hover_markdown,
     init_params,
     linked_citations,
@@ -75,12 +76,7 @@ async def test_initialize_is_fast_and_indexing_reports_progress(client: Language
 async def test_hover_on_rotate_key_cites_its_definition(client: LanguageClient, repo: Path):
     await wait_indexed(client)
     init = repo / "keyvault" / "__init__.py"
-    hover = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=init.as_uri()),
-            position=position_of(init, "rotate_key"),
-        )
-    )
+    hover = await hover_at(client, init, "rotate_key")
     markdown = hover_markdown(hover)
     keys = (repo / "keyvault" / "keys.py").read_text().splitlines()
     definition_line = next(i for i, line in enumerate(keys, 1) if "def rotate_key" in line)
@@ -196,12 +192,7 @@ async def test_ask_refuses_a_mocked_answer_whose_quote_is_not_in_the_code(
 async def test_open_citation_shows_the_exact_lines(client: LanguageClient, repo: Path):
     await wait_indexed(client)
     init = repo / "keyvault" / "__init__.py"
-    hover = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=init.as_uri()),
-            position=position_of(init, "rotate_key"),
-        )
-    )
+    hover = await hover_at(client, init, "rotate_key")
     citation = linked_citations(hover_markdown(hover))[0]
     resolution = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="codecite.openCitation", arguments=[citation])
@@ -299,12 +290,7 @@ async def test_two_workspace_folders_each_get_their_own_index(tmp_path: Path):
         assert {root["root"] for root in status["roots"]} == {str(first), str(second)}
 
         target = second / "keyvault" / "only_here.py"
-        hover = await client.text_document_hover_async(
-            types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri=target.as_uri()),
-                position=position_of(target, "only_in_second"),
-            )
-        )
+        hover = await hover_at(client, target, "only_in_second")
         (citation, *_) = linked_citations(hover_markdown(hover))
         assert citation["path"] == "keyvault/only_here.py"
         await client.workspace_execute_command_async(
@@ -352,12 +338,7 @@ async def test_answers_during_indexing_say_the_index_is_unfinished(tmp_path: Pat
         assert "generated/module_1499.py is not indexed yet" in answer["detail"]
 
         init = repo / "keyvault" / "__init__.py"
-        hover = await client.text_document_hover_async(
-            types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri=init.as_uri()),
-                position=position_of(init, "rotate_key"),
-            )
-        )
+        hover = await hover_at(client, init, "rotate_key")
         assert "indexing is still running" in hover_markdown(hover)
     finally:
         await client.shutdown_session()
@@ -410,12 +391,7 @@ async def test_open_citation_follows_unsaved_edits_and_says_when_lines_are_gone(
 ):
     await wait_indexed(client)
     init = repo / "keyvault" / "__init__.py"
-    hover = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=init.as_uri()),
-            position=position_of(init, "rotate_key"),
-        )
-    )
+    hover = await hover_at(client, init, "rotate_key")
     citation = next(
         c for c in linked_citations(hover_markdown(hover)) if c["path"] == "keyvault/keys.py"
     )

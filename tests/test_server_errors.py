@@ -250,7 +250,6 @@ async def test_a_failing_feature_is_logged_and_the_rest_keeps_working(
     assert history == {"entries": []}
 
 
-
 async def test_a_credential_under_the_cursor_never_becomes_question_context(
     client: LanguageClient, repo: Path
 ) -> None:

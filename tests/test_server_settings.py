@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest_lsp
 from lsp_helpers import (
+    hover_at,
     init_params,
-    position_of,
     progress_ends,
     request,
     server_config,
@@ -33,12 +33,7 @@ async def test_a_partial_settings_change_keeps_the_other_settings(
         types.DidChangeConfigurationParams(settings={"codecite": {"hover": False}})
     )
     keys = repo / "keyvault" / "keys.py"
-    hover = await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=keys.as_uri()),
-            position=position_of(keys, "rotate_key"),
-        )
-    )
+    hover = await hover_at(client, keys, "rotate_key")
     assert hover is None  # the change itself took effect
     found = await request(client, "codecite/search", {"query": "rotate key"})
     assert found["results"], "the index in index_dir is still the one searched"
