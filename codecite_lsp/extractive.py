@@ -298,6 +298,7 @@ def _windows(run: _Run, said: list[list[str]], question: _Question) -> list[_Win
     return found
 
 
+_IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|#include\b|use\s|require\b)")
 _SENTENCE_END = re.compile(r"[.!?:;]\s*(?:\"{3}|'{3}|\*/|-->)?\s*$")
 
 
@@ -409,16 +410,16 @@ def _echoes(window: _Window, question: str) -> bool:
 
 
 def _mention(run: _Run, name: str, skip: range = range(0)) -> int | None:
-    """Index of the first line that mentions ``name`` as a whole word without defining it."""
+    """Index of the first line that mentions ``name`` as a whole word without defining it; a
+    line that uses it beats one that only imports it."""
     word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
-    return next(
-        (
-            i
-            for i, line in enumerate(run.lines)
-            if i not in skip and not run.is_def[i] and word.search(line)
-        ),
-        None,
-    )
+    mentions = [
+        i
+        for i, line in enumerate(run.lines)
+        if i not in skip and not run.is_def[i] and word.search(line)
+    ]
+    used = [i for i in mentions if not _IMPORT.match(run.lines[i])]
+    return used[0] if used else (mentions[0] if mentions else None)
 
 
 def _signature(run: _Run, name: str, definition: Source) -> int | None:

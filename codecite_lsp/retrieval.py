@@ -364,6 +364,7 @@ class Retriever:
         found = [c for c, _ in self.store.keyword_search(last, self.config.candidates)]
         definitions = [c for c in [*local, *found] if defines(c)]
         uses = [c for c in found if not defines(c) and _whole_word(last, c.text)]
+        uses.sort(key=lambda c: bool(_TEST_PATH.search(c.path)))  # code before tests; stable
         ordered = [result_from_chunk(c, 1.0) for c in definitions] + [
             result_from_chunk(c, 0.5) for c in uses
         ]

@@ -283,3 +283,21 @@ def test_a_line_repeating_the_question_is_not_quoted_as_its_answer() -> None:
     ]
     assert cited, "the real answer is still given"
     assert "S1" not in cited
+
+
+def test_hover_cites_a_use_rather_than_an_import_of_the_symbol() -> None:
+    definition = Source("S1", "lib.py", 1, 2, "def rotate(key):\n    return key[::-1]\n")
+    user = Source(
+        "S2",
+        "app.py",
+        1,
+        4,
+        "from lib import rotate\n\n\ndef main(key):\n",
+    )
+    caller = Source("S3", "jobs.py", 1, 3, "from lib import rotate\n\nfresh = rotate(old_key)\n")
+    claims = claims_of(hover_answer("rotate", definition, [user, caller]))
+    quotes = [c["quote"] for claim in claims for c in claim["citations"]]
+    assert "fresh = rotate(old_key)" in quotes
+    assert "from lib import rotate" in quotes  # a file that only imports it still shows that
+    raw = hover_answer("rotate", definition, [user, caller])
+    assert isinstance(verify(raw, [definition, user, caller]), GatePassed)

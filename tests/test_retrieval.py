@@ -347,3 +347,22 @@ def test_tests_come_after_the_code_unless_the_question_is_about_tests(tmp_path: 
     assert about_code.candidates[0].path == "billing.py"
     about_tests = retriever.retrieve("which test checks the order refund amount?")
     assert about_tests.candidates[0].path == "tests/test_refund.py"
+
+
+def test_hover_seeding_lists_uses_in_code_before_uses_in_tests(tmp_path: Path) -> None:
+    from codecite_lsp.indexer import Indexer
+
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "billing.py").write_text("def refund_order(order):\n    return order.total\n")
+    for n in range(3):  # tests mention it most, so keyword rank alone would put them first
+        (repo / "tests" / f"test_refund{n}.py").write_text(
+            "def test_it():\n    assert refund_order(o) == refund_order(o) == refund_order(o)\n"
+        )
+    (repo / "shop.py").write_text("def checkout(order):\n    return refund_order(order)\n")
+    config = Config(embedding="none", index_dir=str(tmp_path / "idx"))
+    Indexer(repo, config).run()
+    found = open_retriever(repo, config).retrieve_for_symbol("refund_order", "billing.py")
+    paths = [r.path for r in found.candidates]
+    assert paths[:2] == ["billing.py", "shop.py"]
+    assert set(paths[2:]) == {f"tests/test_refund{n}.py" for n in range(3)}
