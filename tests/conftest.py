@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from lsp_helpers import copy_repo
+
+# Quiet lancedb's deprecation chatter; litellm must not fetch its price table at import.
+os.environ.setdefault("RUST_LOG", "error")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ through litellm's own ``mock_response``: prompt, litellm, gate, retry, history, 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsp_helpers import FIXTURE as SAMPLE
 
 from codecite_lsp import llm
 from codecite_lsp.answering import MAX_QUESTION_CHARS, Answerer
@@ -21,12 +21,8 @@ from codecite_lsp.models import Answered, ClaimSpan, Refused
 from codecite_lsp.prompt import Source, sources_from_results
 from codecite_lsp.trace import TraceLog
 
-SAMPLE = Path(__file__).parent / "fixtures" / "sample_repo"
 MODEL = "openai/gpt-4o-mini"  # litellm knows it supports JSON-schema output
 QUESTION = "How are API keys rotated?"
-
-os.environ.setdefault("RUST_LOG", "error")
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 # -- helpers shared with test_history.py / test_trace.py ----------------------------------------

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lsp_helpers import FIXTURE as SAMPLE
 
 from codecite_lsp.config import Config
 from codecite_lsp.embedding import (
@@ -22,11 +23,6 @@ from codecite_lsp.embedding import (
     train_static,
 )
 from codecite_lsp.models import Chunk, content_hash
-
-os.environ.setdefault("RUST_LOG", "error")
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-SAMPLE = Path(__file__).parent / "fixtures" / "sample_repo"
 
 TOPICS = {
     "keys": "rotate the api key, retire the old key, grace period for the retired key secret",

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from lsp_helpers import FIXTURE as REPO
 
 from codecite_lsp.extractive import answer, hover_answer
 from codecite_lsp.gate import GatePassed, GateRefusedByModel, verify
 from codecite_lsp.prompt import Source
 
-REPO = Path(__file__).parent / "fixtures" / "sample_repo"
 SECRETLESS = (
     "keyvault/keys.py",
     "keyvault/tokens.py",

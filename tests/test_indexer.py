@@ -22,7 +22,6 @@ from codecite_lsp.config import Config
 from codecite_lsp.indexer import IndexBusy, Indexer
 from codecite_lsp.models import content_hash
 
-FIXTURE = Path(__file__).parent / "fixtures" / "sample_repo"
 FAKE_KEY = "THISISAFAKESECRETDONOTLEAK"
 SUMMARY = re.compile(
     r"^indexed (\d+) files, (\d+) chunks in [\d.]+ s "

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from lsp_helpers import FIXTURE as SAMPLE
 
 from codecite_lsp.config import Config
 from codecite_lsp.embedding import StaticEmbedder
@@ -24,11 +24,6 @@ from codecite_lsp.retrieval import (
     open_retriever,
     rrf,
 )
-
-os.environ.setdefault("RUST_LOG", "error")
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-SAMPLE = Path(__file__).parent / "fixtures" / "sample_repo"
 
 
 def result(path: str, start: int, end: int, text: str = "", score: float = 0.5) -> Result:

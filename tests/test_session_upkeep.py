@@ -8,12 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
+from lsp_helpers import FIXTURE
 
 from codecite_lsp import session as session_module
 from codecite_lsp.indexer import Indexer
 from codecite_lsp.session import Session
-
-FIXTURE = Path(__file__).parent / "fixtures" / "sample_repo"
 
 
 def test_upkeep_runs_once_after_a_burst_of_saves(

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from lsp_helpers import FIXTURE
 
 from codecite_lsp.watcher import Watcher
 
-FIXTURE = Path(__file__).parent / "fixtures" / "sample_repo"
 DEBOUNCE_MS = 100
 
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from lsp_helpers import FIXTURE
 
 from codecite_lsp.config import Config
 from codecite_lsp.models import file_revision
@@ -38,7 +39,6 @@ from codecite_lsp.workspace import (
     scan,
 )
 
-FIXTURE = Path(__file__).parent / "fixtures" / "sample_repo"
 CONFIG = Config()
 FAKE_KEY = (
     "-----BEGIN RSA PRIVATE KEY-----\n"

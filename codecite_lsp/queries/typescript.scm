@@ -1,4 +1,6 @@
 ; See python.scm for the capture conventions. `export` wrappers are included by the chunker.
+; Not `; inherits: javascript`: TypeScript names classes with type_identifier, and a pattern
+; the grammar cannot match is a query error, so the shared lines are repeated here.
 
 (class_declaration name: (type_identifier) @name) @definition.class
 (abstract_class_declaration name: (type_identifier) @name) @definition.class
