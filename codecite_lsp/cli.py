@@ -119,6 +119,9 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
     if args.limit <= 0:
         print("codecite: --limit must be positive", file=sys.stderr)
         return 2
+    if not args.query.strip():
+        print("codecite: the query is empty", file=sys.stderr)
+        return 2
     retriever = open_retriever(repo, config)
     if retriever.store.meta.chunk_budget is None:  # set by the first complete index pass
         # stderr: an empty result list alone reads as "nothing matches"

@@ -84,6 +84,12 @@ def test_search_before_any_index_says_so(tmp_path: Path) -> None:
     assert "no index yet" in done.stderr
 
 
+def test_an_empty_search_query_is_an_error_like_an_empty_question(tmp_path: Path) -> None:
+    done = codecite(sample(tmp_path), tmp_path / "index", "search", "   ")
+    assert done.returncode == 2
+    assert "the query is empty" in done.stderr
+
+
 def test_ask_after_edits_quotes_the_current_files(tmp_path: Path) -> None:
     """Without a watcher, ask used to quote lines from the index that the files no longer held,
     and cite deleted files, as verified answers."""
