@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .answers import Answered, RefusalReason, Refused, RetrievedRef
 from .config import Config
 from .gate import CitationCheck, GateFailed, GatePassed, feedback_for, verify
 from .history import History
 from .llm import MockReplies, ModelError, complete, mock_replies_from_env
-from .models import Answered, RefusalReason, Refused, Result, RetrievedRef
+from .models import Result
 from .prompt import RESPONSE_SCHEMA, Source, build_messages, sources_from_results
 from .trace import TraceLog, question_hash
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .answers import Answered, Refused, RetrievedRef
 from .citations import fits_lines
 from .gate import GateFailed, GatePassed, GateRefusedByModel, GateResult, verify
-from .models import Answered, Refused, RetrievedRef
 from .prompt import Source
 
 _REQUIRED: dict[str, type] = {

@@ -96,7 +96,7 @@ class _Lines:
     """A file's lines (``"\\n"``-terminated, the last one possibly not) with prefix sums of their
     lengths in characters and UTF-8 bytes, so any range's size is O(1)."""
 
-    __slots__ = ("byte_starts", "char_starts", "count", "lines", "source")
+    __slots__ = ("byte_starts", "char_starts", "count", "lines", "solid_starts", "source")
 
     def __init__(self, text: str) -> None:
         parts = text.split("\n")
@@ -110,6 +110,8 @@ class _Lines:
         self.char_starts = (
             lengths if "\r" not in text else list(accumulate(map(_lf_len, lines), initial=0))
         )
+        # non-blank lines before each row: blank checks of any range are O(1) too
+        self.solid_starts = list(accumulate(map(bool, map(str.strip, lines)), initial=0))
         if text.isascii():
             self.byte_starts = lengths
             self.source = text.encode("ascii")
@@ -127,10 +129,10 @@ class _Lines:
         return "".join(self.lines[start:end])
 
     def is_blank(self, row: int) -> bool:
-        return not self.lines[row].strip()
+        return self.solid_starts[row + 1] == self.solid_starts[row]
 
     def is_blank_range(self, start: int, end: int) -> bool:
-        return all(not line.strip() for line in self.lines[start:end])
+        return self.solid_starts[end] == self.solid_starts[start]
 
     def last_row(self, node: Node) -> int:
         """A node ending at column 0 (it swallowed a newline) ends on the row before."""

@@ -13,7 +13,8 @@ import hashlib
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from .models import Citation, Exact, Gone, Moved, Resolution, Stale, normalise_newlines
+from .answers import Citation, Exact, Gone, Moved, Resolution, Stale
+from .models import normalise_newlines
 
 
 def split_lines(text: str) -> list[str]:

@@ -23,8 +23,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .answers import Citation, ClaimSpan, ProseSpan
 from .citations import declared_lines, lines_hash, normalise_ws, quote_hash, quote_ranges
-from .models import Citation, ClaimSpan, ProseSpan
 from .prompt import Source
 
 Why = Literal[

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .answers import Answer, Answered, Citation, Refused, Resolution
 from .citations import resolve
-from .models import Answer, Answered, Citation, Refused, Resolution
 from .trace import append_line, read_lines
 
 HISTORY_FILE = "history.jsonl"

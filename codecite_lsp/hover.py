@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
-from .models import Answered, Citation, Refused
+from .answers import Answered, Citation, Refused
 from .prompt import Source, sources_from_results
 from .retrieval import Retrieval
 

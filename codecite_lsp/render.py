@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .models import Answered, Citation, ClaimSpan, Refused, RetrievedRef
+from .answers import Answered, Citation, ClaimSpan, Refused, RetrievedRef
 
 REASONS = {
     "no_span_in_retrieval": "Nothing in the indexed code answers this question.",

@@ -224,7 +224,7 @@ class Session:
         cancel: threading.Event,
     ) -> dict[str, Any]:
         """The answer JSON; the current file and the symbol at the cursor boost retrieval."""
-        from .models import Refused
+        from .answers import Refused
 
         context: dict[str, Any] = {}
         if path is not None:
@@ -290,8 +290,8 @@ class Session:
         citation must not get the editor to open ``.env``."""
         from pydantic import ValidationError
 
+        from .answers import Citation, Gone  # pydantic: kept off the start-up path
         from .citations import resolve
-        from .models import Citation, Gone  # pydantic: kept off the start-up path
 
         try:
             parsed = Citation.model_validate(

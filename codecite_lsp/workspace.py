@@ -103,38 +103,48 @@ _PRIVATE_KEY_RE = re.compile(
 
 # Credentials in formats precise enough that ordinary code never matches them: a file holding
 # one is skipped whole (never redacted: chunk text must equal the file's lines for citations to
-# verify). One compiled alternation; the outer group's name is the kind.
+# verify). A cold index reads every file, so each group of formats has cheap hints first: a
+# pattern with a literal prefix is searched fast (sre skips to the prefix), and most files hold
+# none of these, so the format patterns run on few files.
 # Anthropic precedes OpenAI: "sk-ant-..." also fits the OpenAI shape.
-_CREDENTIAL_KINDS = {
-    "aws_key_id": "AWS access key id",
-    "aws_secret": "AWS secret access key",
-    "github": "GitHub token",
-    "slack": "Slack token",
-    "stripe": "Stripe live key",
-    "anthropic": "Anthropic API key",
-    "openai": "OpenAI API key",
-    "google": "Google API key",
-}
-_CREDENTIAL_RE = re.compile(
-    r"(?P<aws_key_id>\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)"
-    r"|(?P<aws_secret>(?i:aws_?secret_?(?:access_?)?key)[\"']?\s*(?::|=>?)\s*[\"']?"
-    r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=]))"
-    r"|(?P<github>\bgh[pousr]_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{60,})"
-    r"|(?P<slack>\bxox[abposr]-[0-9A-Za-z-]{10,})"
-    r"|(?P<stripe>\b[sr]k_live_[0-9A-Za-z]{20,})"
-    r"|(?P<anthropic>\bsk-ant-[A-Za-z0-9_-]{40,})"
-    r"|(?P<openai>\bsk-(?:proj-)?[A-Za-z0-9_-]{40,})"
-    r"|(?P<google>\bAIza[0-9A-Za-z_-]{35})"
-)
-# Cheap first pass: every format above contains one of these. A pattern with a literal prefix
-# is searched fast (sre skips to the prefix), while the alternation above tries every position;
-# most files hold none of these, so it runs on few files (a cold index reads every file).
-_CREDENTIAL_HINTS = tuple(
-    re.compile(hint)
-    for hint in (
-        "A(?:KIA|SIA|Iza)", "g(?:h[pousr]_|ithub_pat_)", "ecret", "ECRET", "xox", "k_live_", "sk-",
+_CREDENTIAL_GROUPS = tuple(
+    (
+        tuple(re.compile(hint) for hint in hints),
+        tuple((kind, re.compile(pattern)) for kind, pattern in formats),
     )
-)  # fmt: skip
+    for hints, formats in (
+        (
+            ("A(?:KIA|SIA|Iza)",),
+            (
+                ("AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+                ("Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
+            ),
+        ),
+        (
+            ("ecret", "ECRET"),
+            (
+                (
+                    "AWS secret access key",
+                    r"(?i:aws_?secret_?(?:access_?)?key)[\"']?\s*(?::|=>?)\s*[\"']?"
+                    r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+                ),
+            ),
+        ),
+        (
+            ("g(?:h[pousr]_|ithub_pat_)",),
+            (("GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{60,}"),),
+        ),
+        (("xox",), (("Slack token", r"\bxox[abposr]-[0-9A-Za-z-]{10,}"),)),
+        (("k_live_",), (("Stripe live key", r"\b[sr]k_live_[0-9A-Za-z]{20,}"),)),
+        (
+            ("sk-",),
+            (
+                ("Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{40,}"),
+                ("OpenAI API key", r"\bsk-(?:proj-)?[A-Za-z0-9_-]{40,}"),
+            ),
+        ),
+    )
+)
 # A documented example (AWS's AKIAIOSFODNN7EXAMPLE) or a filler such as "ghp_xxxx...xxxx" is
 # not a credential; a random token of these lengths has far more distinct characters.
 _PLACEHOLDER_WORD = "EXAMPLE"
@@ -153,14 +163,24 @@ class Credential:
 
 def find_credential(text: str) -> Credential | None:
     """The first high-confidence credential in ``text`` (placeholders aside), or None."""
-    if not any(hint.search(text) for hint in _CREDENTIAL_HINTS):
+    found = [
+        (match.start(), kind)
+        for hints, formats in _CREDENTIAL_GROUPS
+        if any(hint.search(text) for hint in hints)
+        for kind, pattern in formats
+        if (match := _first_real(pattern, text)) is not None
+    ]
+    if not found:
         return None
-    for match in _CREDENTIAL_RE.finditer(text):
-        token = match.group("value") or match.group()  # an assignment's value, not its name
-        if _PLACEHOLDER_WORD in token.upper() or len(set(token)) <= _PLACEHOLDER_MAX_DISTINCT:
-            continue
-        kind = _CREDENTIAL_KINDS[match.lastgroup or ""]
-        return Credential(kind, text.count("\n", 0, match.start()) + 1)
+    offset, kind = min(found, key=lambda item: item[0])  # on a tie, the format listed first
+    return Credential(kind, text.count("\n", 0, offset) + 1)
+
+
+def _first_real(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    for match in pattern.finditer(text):
+        token = match.groupdict().get("value") or match.group()  # a value, not its name
+        if _PLACEHOLDER_WORD not in token.upper() and len(set(token)) > _PLACEHOLDER_MAX_DISTINCT:
+            return match
     return None
 
 
@@ -479,6 +499,9 @@ class _Refused(Exception):
 
 def _resolve(root: str, path: str) -> tuple[str, str]:
     """Follow symlinks; the real path and its repo-relative form, or _Refused."""
+    rel = _relative_inside(root, path)
+    if rel and _no_links_below(root, rel):
+        return path, rel
     try:
         real = os.path.realpath(path, strict=True)
     except FileNotFoundError:
@@ -491,6 +514,20 @@ def _resolve(root: str, path: str) -> tuple[str, str]:
     if real_rel is None:
         raise _Refused(REASON_SYMLINK_OUT)
     return real, real_rel
+
+
+def _no_links_below(root: str, rel: str) -> bool:
+    """Whether every part of ``rel`` under the (real) root exists and none is a symlink: one
+    lstat per part, where realpath() would also walk every folder above the root."""
+    path = root
+    for part in rel.split("/"):
+        path = os.path.join(path, part)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return False
+        except OSError:
+            return False  # realpath() tells what is wrong
+    return True
 
 
 def _scan_symlink(
@@ -625,9 +662,7 @@ def _content_problem(data: bytes, config: Config) -> tuple[str, str]:
     if credential is not None:
         return "", credential.reason
     lines = text.splitlines()
-    if len(text) > config.max_line_length and any(
-        len(line) > config.max_line_length for line in lines
-    ):
+    if len(text) > config.max_line_length and max(map(len, lines)) > config.max_line_length:
         return "", REASON_MINIFIED
     for line in lines[:GENERATED_MARKER_LINES]:
         stripped = line.lstrip()

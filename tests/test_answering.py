@@ -16,8 +16,8 @@ from lsp_helpers import FIXTURE as SAMPLE
 
 from codecite_lsp import llm
 from codecite_lsp.answering import MAX_QUESTION_CHARS, Answerer
+from codecite_lsp.answers import Answered, ClaimSpan, Refused
 from codecite_lsp.config import Config
-from codecite_lsp.models import Answered, ClaimSpan, Refused
 from codecite_lsp.prompt import Source, sources_from_results
 from codecite_lsp.trace import TraceLog
 

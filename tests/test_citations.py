@@ -8,9 +8,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from codecite_lsp.answers import Citation, ClaimSpan, Exact, Gone, Moved, Stale
 from codecite_lsp.citations import lines_hash, resolve
 from codecite_lsp.gate import GatePassed, verify
-from codecite_lsp.models import Citation, ClaimSpan, Exact, Gone, Moved, Stale
 from codecite_lsp.prompt import Source
 
 KEYS = Path(__file__).parent / "fixtures" / "sample_repo" / "keyvault" / "keys.py"

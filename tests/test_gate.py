@@ -9,9 +9,10 @@ from typing import Any
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from codecite_lsp.answers import Answered, ClaimSpan, Refused
 from codecite_lsp.api import gate
 from codecite_lsp.gate import GateFailed, GatePassed, GateRefusedByModel, feedback_for, verify
-from codecite_lsp.models import Answered, ClaimSpan, Refused, content_hash
+from codecite_lsp.models import content_hash
 from codecite_lsp.prompt import Source
 
 KEYS = Path(__file__).parent / "fixtures" / "sample_repo" / "keyvault" / "keys.py"

@@ -18,9 +18,9 @@ from test_answering import (
 )
 
 from codecite_lsp.answering import Answerer
+from codecite_lsp.answers import Answered, Citation, ClaimSpan, ProseSpan, Refused
 from codecite_lsp.config import Config
 from codecite_lsp.history import History, citations_of
-from codecite_lsp.models import Answered, Citation, ClaimSpan, ProseSpan, Refused
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from codecite_lsp.answering import Answerer
+from codecite_lsp.answers import Answered, ClaimSpan
 from codecite_lsp.config import Config
-from codecite_lsp.models import Answered, ClaimSpan
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS = "tests/test_self_questions.py"

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from codecite_lsp.fulltext import query_terms, search_terms
 from codecite_lsp.models import Chunk, content_hash
-from codecite_lsp.store import FileRecord, Store, query_terms, search_terms, sql_literal
+from codecite_lsp.store import FileRecord, Store, sql_literal
 
 
 def chunk(path: str, text: str, start_line: int = 1, symbol: str | None = None) -> Chunk:
@@ -77,7 +78,14 @@ def test_query_terms_tokenise_like_documents_each_term_once() -> None:
 
 def test_blob_words_are_not_terms() -> None:
     blob = "A" * 200
-    assert search_terms(blob, "a.py", None).split() == ["a.py", "a", "py"]
+    assert search_terms(blob, "ab.py", None).split() == ["ab.py", "ab", "py"]
+
+
+def test_single_characters_are_not_terms() -> None:
+    # x, i, 0: in every other chunk, never what anyone searches for
+    assert search_terms("x = f(i) + 0", "ab.py", "x").split() == ["ab.py", "ab", "py"]
+    assert search_terms("x_axis", "ab.py", None).split()[:3] == ["x_axis", "xaxis", "axis"]
+    assert query_terms("x y 0") == ""
 
 
 # -- filters ----------------------------------------------------------------------------------
@@ -256,13 +264,13 @@ def test_a_new_embedder_width_replaces_the_old_vectors(store: Store) -> None:
 
 
 def test_optimize_drops_vectors_no_chunk_uses(store: Store) -> None:
-    a, b = chunk("a.py", "x = 1\n"), chunk("b.py", "y = 2\n")
+    a, b = chunk("a.py", "xa = 1\n"), chunk("b.py", "yb = 2\n")
     put(store, a, b)
     store.put_vectors("emb", [a.content_hash, b.content_hash], np.stack([unit(1, 0), unit(0, 1)]))
     store.delete(["b.py"])
     store.optimize()
     assert store.vector_count("emb") == 1
-    assert hit_paths(store, "x") == ["a.py"]
+    assert hit_paths(store, "xa") == ["a.py"]
 
 
 # -- the folder -------------------------------------------------------------------------------

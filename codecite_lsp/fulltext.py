@@ -1,0 +1,129 @@
+"""The full-text field: how chunks and queries become whitespace-separated terms (pure: no I/O).
+
+LanceDB's own tokenizer splits on ``_``, so a query for ``ident_42`` would match ``ident_2``.
+We tokenise ourselves and let the index split on whitespace only: every word is kept whole
+(lower-cased), and an identifier also yields its parts and their light plural stems, so
+``rotateKey``, ``rotate_key`` and ``auth/keys.py`` are all found by "rotate key" and "keys".
+Dotted names (``os.path.join``, ``keys.py``) are a word of their own and also each of their
+identifiers.
+
+Building this field is a hot loop of a cold index run (every word of every chunk), hence the
+memo of each distinct word's terms and the C-level tokenising of ASCII text.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable
+
+# A single character (x, i, 0) is in every other chunk and never what anyone searches for;
+# longer "words" are blobs (base64, hashes). Neither is a term.
+MIN_TERM, MAX_TERM = 2, 64
+_MEMO_MAX = 500_000  # distinct words remembered (~60 MB at most)
+
+_WORD = re.compile(r"\w+(?:\.\w+)*")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# Every ASCII character that cannot be part of a word becomes a space: then str.split() finds
+# the same words as _WORD (~2.5x faster), except that stray dots ("end.", "a..b", "...") stay
+# attached; _Memo cleans those up once per distinct token.
+_ASCII_WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_.")
+_ASCII_SEPARATORS = {code: " " for code in range(128) if chr(code) not in _ASCII_WORD_CHARS}
+
+
+def _stem(part: str) -> str:
+    """Light plural folding (keys -> key); deliberately crude, applied to word parts only."""
+    if not part.endswith("s") or len(part) <= 3 or not part.isalpha():
+        return part
+    if part.endswith("ies"):
+        return part[:-3] + "y"
+    if part.endswith(("sses", "xes", "ches", "shes")):
+        return part[:-2]
+    if part.endswith(("ss", "us", "is")):
+        return part
+    return part[:-1]
+
+
+def _identifier_parts(ident: str) -> list[str]:
+    if ident.isascii():
+        return [p.lower() for p in _PART.findall(ident) if len(p) <= MAX_TERM]
+    return [p.lower() for p in ident.split("_") if p and len(p) <= MAX_TERM]
+
+
+def _identifier_terms(ident: str) -> str:
+    """What an identifier adds to itself: ``rotate_key`` -> rotatekey rotate key."""
+    if ident.isalpha() and ident.islower():  # the commonest case: a plain word, one part
+        stem = _stem(ident) if MIN_TERM <= len(ident) <= MAX_TERM else ident
+        return stem if stem != ident else ""
+    parts = _identifier_parts(ident)
+    terms: list[str] = []
+    if len(parts) > 1:
+        joined = "".join(parts)
+        if joined != ident.lower():
+            terms.append(joined)  # rotate_key is also found by "rotatekey"
+        terms.extend(parts)
+    elif parts and parts[0] != ident.lower():
+        terms.extend(parts)
+    terms.extend(stem for stem in map(_stem, parts) if stem not in parts)
+    return " ".join(term for term in terms if len(term) >= MIN_TERM)
+
+
+def _word_terms(word: str) -> str:
+    """``rotateKey`` -> rotatekey rotate key; ``auth.keys`` -> auth.keys auth keys key."""
+    whole = word.lower()
+    terms = [whole] if MIN_TERM <= len(whole) <= MAX_TERM else []
+    idents = word.split(".")
+    if len(idents) == 1:
+        terms.append(_identifiers[word])
+    else:
+        for ident in idents:
+            low = ident.lower()
+            if MIN_TERM <= len(low) <= MAX_TERM:
+                terms.append(low)
+            terms.append(_identifiers[ident])
+    return " ".join(filter(None, terms))
+
+
+class _Memo(dict[str, str]):
+    """key -> its terms joined by spaces, computed on first use.
+
+    A dict with ``__missing__`` rather than lru_cache: hits stay in C, and a repository's
+    vocabulary (~300k words for the CPython stdlib) would thrash a bounded LRU.
+    """
+
+    def __init__(self, compute: Callable[[str], str]) -> None:
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, key: str) -> str:
+        if len(self) >= _MEMO_MAX:
+            self.clear()  # a bound on memory; refilled at the cost of recomputing
+        value = self[key] = self.compute(key)
+        return value
+
+
+def _token_terms(token: str) -> str:
+    """A token of split ASCII text: a word, or words with stray dots around them."""
+    if token[0] != "." and token[-1] != "." and ".." not in token:
+        return _word_terms(token)
+    return " ".join(filter(None, map(_tokens.__getitem__, _WORD.findall(token))))
+
+
+_identifiers = _Memo(_identifier_terms)
+_tokens = _Memo(_token_terms)
+
+
+def search_terms(text: str, path: str, symbol: str | None) -> str:
+    """The full-text field of one chunk: its words, its path's words and its symbol's words."""
+    # isascii() is O(1), and nearly all code is ASCII
+    tokens = text.translate(_ASCII_SEPARATORS).split() if text.isascii() else _WORD.findall(text)
+    tokens.extend(_WORD.findall(path))
+    if symbol:
+        tokens.extend(_WORD.findall(symbol))
+    return " ".join(filter(None, map(_tokens.__getitem__, tokens)))
+
+
+def query_terms(query: str) -> str:
+    """A query tokenised exactly like :func:`search_terms`, each term once."""
+    terms = (term for word in _WORD.findall(query) for term in _tokens[word].split())
+    return " ".join(dict.fromkeys(terms))
