@@ -74,7 +74,7 @@ def _word_terms(word: str) -> str:
     terms = [whole] if MIN_TERM <= len(whole) <= MAX_TERM else []
     idents = word.split(".")
     if len(idents) == 1:
-        terms.append(_identifiers[word])
+        terms.append(_identifier_terms(word))  # the word's own memo entry is all the caching
     else:
         for ident in idents:
             low = ident.lower()

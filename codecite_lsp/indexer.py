@@ -212,9 +212,10 @@ class Indexer:
 
         totals = _Totals(deleted=len(gone), skipped=list(found.skipped))
         batch = _Batch()
+        # Largest files first: the workers then end the pass on small files, finishing together.
         jobs = [
             Job(self.repo, f.path, self.config, None if rechunk else _known_revision(known, f.path))
-            for f in todo
+            for f in sorted(todo, key=lambda f: f.size, reverse=True)
         ]
         try:
             for done, (job, ready) in enumerate(prepared(jobs), start=1):
