@@ -119,7 +119,9 @@ def _schemas() -> tuple[pa.Schema, pa.Schema]:
             ("text", pa.string()),
             ("content_hash", pa.string()),
             ("revision", pa.string()),
-            ("search_text", pa.string()),
+            # Read only when the full-text index is built: stored plain, which makes writing it
+            # 5x cheaper (a third of a cold index's writing) for a fifth more disk.
+            pa.field("search_text", pa.string(), metadata={"lance-encoding:compression": "none"}),
         ]
     )
     files = pa.schema(
