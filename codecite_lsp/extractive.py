@@ -29,7 +29,7 @@ from typing import Any
 
 from .citations import declared_lines
 from .prompt import Source
-from .terms import IDENTIFIER, says, word_parts
+from .terms import IDENTIFIER, is_test_path, says, word_parts
 
 _MODIFIERS = (
     r"(?:(?:export|default|public|private|protected|static|async|abstract|pub|override)\s+)*"
@@ -51,6 +51,7 @@ _MAX_CLAIMS = 4
 _PER_RUN = 2
 _MAX_USES = 3
 _COVERAGE_FLOOR = 0.34  # a quoted window covers at least a third of the question's weight
+_TEST_DISCOUNT = 0.7  # a window in a test file, for a question that is not about tests
 
 
 def _defined_name(line: str) -> str | None:
@@ -266,6 +267,8 @@ def _windows(run: _Run, said: list[list[str]], question: _Question) -> list[_Win
     found = []
     idf = question.idf
     useful = [bool(said[i]) or run.is_def[i] or run.is_doc[i] for i in range(len(run.lines))]
+    # Like the reranker: quote the code, not a test restating it, unless tests are asked about.
+    discount = _TEST_DISCOUNT if "test" not in question.terms and is_test_path(run.path) else 1.0
     for first in range(len(run.lines)):
         if not said[first]:
             continue  # a window starts on a line saying a question term, never on padding
@@ -293,7 +296,7 @@ def _windows(run: _Run, said: list[list[str]], question: _Question) -> list[_Win
             boost += 0.2 if any(run.is_doc[i] for i in span) else 0.0
             boost += 0.3 if named else 0.0
             # Repeated terms add a little: the code that is *about* the subject says it often.
-            score = (weight + 0.1 * repeats) * boost / (1 + 0.15 * (last - first))
+            score = (weight + 0.1 * repeats) * boost * discount / (1 + 0.15 * (last - first))
             found.append(_Window(score, weight / question.total, run, first, last))
     return found
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from .embedding import Embedder, EmbeddingError, StaticEmbedder, make_embedder
 from .models import Chunk, Result, content_hash
-from .terms import says, word_parts
+from .terms import is_test_path, says, word_parts
 
 if TYPE_CHECKING:
     from .config import Config
@@ -40,9 +40,6 @@ VECTOR_WEIGHT = 0.5
 # A chunk this dissimilar to the query (cosine) is noise, not a vector candidate: queries made of
 # words the index never saw land around 0.15 (hashed vectors) against 0.3-0.7 for related code.
 MIN_SIMILARITY = 0.2
-_TEST_PATH = re.compile(
-    r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$"
-)
 
 # Keywords that introduce a named definition in the languages we chunk.
 _DEFINING = "def|class|function|fn|func|interface|struct|enum|trait|type|const|let|var|module"
@@ -298,8 +295,7 @@ class Retriever:
         rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.15 * exact
-        # Tests restate what the code does: a question about the code wants the code first.
-        if "test" not in terms and _TEST_PATH.search(candidate.path):
+        if "test" not in terms and is_test_path(candidate.path):
             rerank -= 0.10
         # Context reorders near-equals (the file being edited first); it is never evidence.
         if context and context.path == candidate.path:
@@ -364,7 +360,7 @@ class Retriever:
         found = [c for c, _ in self.store.keyword_search(last, self.config.candidates)]
         definitions = [c for c in [*local, *found] if defines(c)]
         uses = [c for c in found if not defines(c) and _whole_word(last, c.text)]
-        uses.sort(key=lambda c: bool(_TEST_PATH.search(c.path)))  # code before tests; stable
+        uses.sort(key=lambda c: is_test_path(c.path))  # code before tests; stable
         ordered = [result_from_chunk(c, 1.0) for c in definitions] + [
             result_from_chunk(c, 0.5) for c in uses
         ]

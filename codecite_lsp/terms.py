@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$"
+)
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 # Function words, question scaffolding and words every code chunk has: never evidence that a
@@ -64,3 +67,9 @@ def says(word: str, term: str) -> bool:
     compound that starts with it and goes on for a word of 3+ letters ('timeout' says 'tim',
     the stem of 'times' and 'timed'; 'timer' is another word)."""
     return word == term or (len(term) >= 3 and word.startswith(term) and len(word) >= len(term) + 3)
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` is a test (tests/, test_*.py, *_test.go, *.spec.ts, ...): tests restate
+    what the code does, so a question about the code wants the code first."""
+    return _TEST_PATH.search(path) is not None

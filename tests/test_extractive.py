@@ -300,3 +300,27 @@ def test_hover_cites_a_use_rather_than_an_import_of_the_symbol() -> None:
     assert "from lib import rotate" in quotes  # a file that only imports it still shows that
     raw = hover_answer("rotate", definition, [user, caller])
     assert isinstance(verify(raw, [definition, user, caller]), GatePassed)
+
+
+def test_code_is_quoted_before_a_test_restating_it_unless_tests_are_asked_about() -> None:
+    code = (
+        "class KeyStore:\n    def rotate(self):\n"
+        '        """Rotate the signing key: a fresh key replaces the current one."""\n'
+        "        self.current = fresh_key()"
+    )
+    test = (
+        "def test_key_store_rotates_the_signing_key():\n    store = KeyStore()\n"
+        "    store.rotate()\n    assert store.current != old_signing_key"
+    )
+    # The test says more of the question's words, and retrieval put it first.
+    sources = [
+        Source("S1", "tests/test_keys.py", 1, 4, test),
+        Source("S2", "keyvault/keys.py", 1, 4, code),
+    ]
+
+    def first_path(question: str) -> str:
+        claims = claims_of(answer(question, sources))
+        return lines_cited(sources, claims[0])[0]
+
+    assert first_path("how does the key store rotate the signing key?") == "keyvault/keys.py"
+    assert first_path("how is the signing key rotation tested?") == "tests/test_keys.py"
