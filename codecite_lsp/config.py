@@ -43,6 +43,8 @@ class Config:
     max_file_bytes: int = 1_048_576
     max_line_length: int = 1000  # longer lines mark a file as minified/generated
     hover: bool = True
+    # Seconds a hover waits for the model before it shows the offline explanation instead.
+    hover_timeout: float = 8.0
     model_timeout: float = 60.0  # seconds per model call
     model_retries: int = 2  # transient-error retries per model call
     candidates: int = 30  # hybrid candidates before reranking
@@ -60,7 +62,7 @@ class Config:
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 _OPTIONAL_STRINGS = {"index_dir", "api_key_env"}
-_POSITIVE_REALS = {"model_timeout"}
+_POSITIVE_REALS = {"model_timeout", "hover_timeout"}
 _FRACTIONS = {"relevance_floor"}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
@@ -46,12 +47,13 @@ def explain_symbol(
     note: str | None,
     cancel: threading.Event,
     ask_model: AskModel | None = None,
+    model_wait: float = 8.0,
 ) -> str | None:
     """Markdown for the hover, or None when the index knows nothing about ``symbol``.
 
     ``ask_model(question, cancel)`` is the configured model's pipeline (None: extractive). A
-    model that fails or refuses falls back to the extractive explanation: a hover should still
-    say what the code shows.
+    model that fails, refuses or has not answered within ``model_wait`` seconds falls back to the
+    extractive explanation: a hover should still say what the code shows, and soon.
     """
     from .render import answer_to_markdown
 
@@ -60,7 +62,7 @@ def explain_symbol(
     sources = sources_from_results(found.selected)
     answer: Answered | Refused | None = None
     if ask_model is not None:
-        answer = ask_model(question_for(symbol), cancel)
+        answer = _ask_within(ask_model, question_for(symbol), cancel, model_wait)
         if isinstance(answer, Refused):
             log.info("model hover for %s refused (%s); using extractive", symbol, answer.reason)
             answer = None
@@ -71,6 +73,34 @@ def explain_symbol(
     if note and isinstance(answer, Answered):
         answer = answer.model_copy(update={"note": note})
     return f"**{symbol}**\n\n{answer_to_markdown(answer, link)}"
+
+
+def _ask_within(
+    ask_model: AskModel, question: str, cancel: threading.Event, wait: float
+) -> Answered | Refused | None:
+    """The model's answer, or None if it is not there within ``wait`` seconds (the call is then
+    cancelled) or the hover itself was cancelled."""
+    stop = threading.Event()  # ends the model call: the editor's cancel, or the deadline
+    done = threading.Event()
+    answers: list[Answered | Refused] = []
+
+    def run() -> None:
+        try:
+            answers.append(ask_model(question, stop))
+        except Exception:  # the extractive explanation is still there to show
+            log.exception("model hover failed")
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="codecite-hover-model", daemon=True).start()
+    deadline = time.monotonic() + wait
+    while not done.wait(0.05):
+        if cancel.is_set() or time.monotonic() >= deadline:
+            stop.set()
+            if not cancel.is_set():
+                log.info("the model took over %g s for a hover; using extractive", wait)
+            return None
+    return answers[0] if answers else None
 
 
 def defines(source: Source, symbol: str) -> bool:

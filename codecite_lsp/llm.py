@@ -10,6 +10,7 @@ scripted for a separate server process. A reply that is an object is sent as its
 reply ``"litellm.RateLimitError"`` / ``"litellm.InternalServerError"`` makes litellm raise that
 error; ``"litellm.Timeout"``, ``"litellm.APIConnectionError"``, ``"litellm.AuthenticationError"``
 and ``"litellm.BadRequestError"`` are passed to litellm as exception instances, which it raises.
+``CODECITE_MOCK_DELAY`` (seconds) is handed to litellm's ``mock_delay=``: a slow model.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 MOCK_ENV = "CODECITE_MOCK_RESPONSE"
+MOCK_DELAY_ENV = "CODECITE_MOCK_DELAY"
 
 ErrorKind = Literal["timeout", "api_error", "auth", "bad_request", "cancelled", "empty_reply"]
 
@@ -206,6 +208,8 @@ def complete(
     if mock_response is None:
         mock_response = mock_replies_from_env()
     kwargs: dict[str, Any] = {"model": model, "messages": messages, "timeout": timeout}
+    if mock_response is not None and os.environ.get(MOCK_DELAY_ENV):
+        kwargs["mock_delay"] = float(os.environ[MOCK_DELAY_ENV])
     if api_key:
         kwargs["api_key"] = api_key
     response_format = _response_format(litellm, model, schema)

@@ -203,6 +203,7 @@ class Session:
                 note=self.index_note(),
                 cancel=cancel,
                 ask_model=self._hover_model(rel, symbol),
+                model_wait=self.config.hover_timeout,
             )
         return self._hovers[key]
 

@@ -16,6 +16,8 @@ export interface Settings {
   embedding: string;
   indexDir: string;
   hoverEnabled: boolean;
+  /** Seconds a hover waits for the model; undefined: the server's own configuration decides. */
+  hoverTimeout?: number;
 }
 
 /** The server's configuration keys (shared/contracts.md), as sent in initializationOptions. */
@@ -24,6 +26,7 @@ export interface ServerOptionsPayload {
   embedding?: string;
   index_dir?: string;
   hover: boolean;
+  hover_timeout?: number;
 }
 
 export interface LaunchPlan {
@@ -41,6 +44,7 @@ function text(source: SettingsSource, key: string): string {
 
 export function readSettings(source: SettingsSource): Settings {
   const hover = source.get<unknown>("hover.enabled");
+  const timeout = source.get<unknown>("hover.timeout");
   return {
     serverPath: text(source, "serverPath"),
     pythonPath: text(source, "pythonPath"),
@@ -49,6 +53,7 @@ export function readSettings(source: SettingsSource): Settings {
     embedding: text(source, "embedding"),
     indexDir: text(source, "indexDir"),
     hoverEnabled: hover !== false,
+    hoverTimeout: typeof timeout === "number" && timeout > 0 ? timeout : undefined,
   };
 }
 
@@ -67,6 +72,9 @@ export function serverOptions(settings: Settings): ServerOptionsPayload {
   }
   if (settings.indexDir) {
     payload.index_dir = settings.indexDir;
+  }
+  if (settings.hoverTimeout !== undefined) {
+    payload.hover_timeout = settings.hoverTimeout;
   }
   return payload;
 }

@@ -17,6 +17,7 @@ test("settings become the server's configuration keys in initializationOptions",
     embedding: "none",
     indexDir: " /tmp/idx ",
     "hover.enabled": false,
+    "hover.timeout": 2.5,
     apiKeyEnvVar: "OPENAI_API_KEY",
   });
   assert.deepEqual(serverOptions(settings), {
@@ -24,6 +25,7 @@ test("settings become the server's configuration keys in initializationOptions",
     embedding: "none",
     index_dir: "/tmp/idx",
     hover: false,
+    hover_timeout: 2.5,
   });
 });
 
@@ -75,6 +77,6 @@ test("launch settings restart the server; the others are sent as didChangeConfig
 });
 
 test("settings of the wrong type fall back to defaults instead of reaching the server", () => {
-  const settings = settingsFrom({ model: 42, "hover.enabled": "no" });
+  const settings = settingsFrom({ model: 42, "hover.enabled": "no", "hover.timeout": -1 });
   assert.deepEqual(serverOptions(settings), { hover: true });
 });
