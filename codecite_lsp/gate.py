@@ -212,6 +212,8 @@ def _prepare(sources: list[Source]) -> dict[str, _Prepared]:
 def _check(
     span_index: int, citation_index: int, cite: _ReplyCitation, prepared: dict[str, _Prepared]
 ) -> CitationCheck:
+    """Check one citation: its source label was given, its lines lie inside that source, and its
+    quote, whitespace-normalised, occurs in the source and within exactly the cited lines."""
     label, start, end = cite.source, cite.start_line, cite.end_line
 
     def result(why: Why | None, detail: str = "") -> CitationCheck:
