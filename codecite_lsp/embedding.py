@@ -145,26 +145,33 @@ def train_static(texts: Sequence[str], params: TrainingParams | None = None) -> 
 
     # Token ids with a gap of -1 between documents, so windows never span two chunks.
     gap = [-1] * params.window
-    stream = np.array(
-        [i for doc in docs for i in [*(vocab[w] for w in doc if w in vocab), *gap]], dtype=np.int64
+    stream = np.fromiter(
+        (i for doc in docs for i in [*(vocab[w] for w in doc if w in vocab), *gap]), dtype=np.int32
     )
-    keys: list[np.ndarray] = []
+    # Co-occurrence counts, one window offset and direction at a time: all pairs at once would
+    # hold ~16 copies of the token stream (a gigabyte for the stdlib).
+    cells = len(words) * contexts
+    counts = np.zeros(cells, dtype=np.int32)
     for offset in range(1, params.window + 1):
         left, right = stream[:-offset], stream[offset:]
         for word, ctx in ((left, right), (right, left)):
             keep = (word >= 0) & (ctx >= 0) & (ctx < contexts)
-            keys.append(word[keep] * contexts + ctx[keep])
-    pairs, counts = np.unique(np.concatenate(keys), return_counts=True)
-    matrix = np.zeros((len(words), contexts), dtype=np.float32)
-    matrix[pairs // contexts, pairs % contexts] = counts
+            keys = word[keep].astype(np.int64) * contexts + ctx[keep]
+            counts += np.bincount(keys, minlength=cells)
+    matrix = counts.reshape(len(words), contexts).astype(np.float32)
+    del counts
 
     total = matrix.sum()
     word_p = matrix.sum(axis=1, keepdims=True) / max(total, 1.0)
     ctx_mass = matrix.sum(axis=0, keepdims=True) ** params.smoothing
     ctx_p = ctx_mass / max(float(ctx_mass.sum()), 1e-12)
+    # PPMI in place: the matrix is the largest array of the training
+    ppmi = matrix
+    ppmi /= max(total, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        pmi = np.log(matrix / max(total, 1.0) / (word_p * ctx_p))
-    ppmi = np.where(np.isfinite(pmi) & (pmi > 0), pmi, 0.0).astype(np.float32)
+        ppmi /= word_p * ctx_p
+        np.log(ppmi, out=ppmi)
+    ppmi[~(ppmi > 0)] = 0.0  # log 0 = -inf, 0/0 = nan: no association
 
     # Truncated SVD through the small (contexts x contexts) Gram matrix: cheap and exact.
     dim = min(params.dim, contexts - 1)
