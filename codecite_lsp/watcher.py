@@ -19,6 +19,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +42,14 @@ if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver
 
 log = logging.getLogger(__name__)
+
+# watchdog warns each time it watches a folder it already watches (nested folders created at once:
+# the index's own, node_modules installs), with the repr of every watch in the message: a stderr
+# line of 100+ KB per event on a large tree. Harmless, and it floods editors' logs (and stalled a
+# client that reads stderr by lines).
+warnings.filterwarnings(
+    "ignore", message="Callback with id .* already exists", category=RuntimeWarning
+)
 
 DEFAULT_MAX_LATENCY_MS = 1000
 # Opened/closed/attrib and folder-modified events say nothing about content.

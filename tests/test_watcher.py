@@ -276,3 +276,50 @@ def test_a_new_virtualenv_is_recognised_before_its_files_arrive(
     # Folders made before pyvenv.cfg may slip through; no file of the virtualenv does.
     assert all((repo / rel).is_dir() for rel in seen), seen
     assert "env3/pyvenv.cfg" not in seen
+
+
+# Nested folders created at once make watchdog watch the deeper ones twice (once walking the new
+# parent, once on their own creation event), and it warns each time with the repr of every watch
+# in the message: a stderr line of 100+ KB on a tree with node_modules, which stalled a client
+# reading the server's stderr by lines. Run apart: pytest resets warning filters.
+_WATCH_AGAIN = """
+import sys, tempfile, time, warnings
+from pathlib import Path
+warnings.simplefilter("always")  # a filter installed by codecite_lsp.watcher still comes first
+shown = []
+warnings.showwarning = lambda message, *rest: shown.append(str(message))
+root = Path(tempfile.mkdtemp())
+if sys.argv[1] == "watcher":
+    from codecite_lsp.watcher import Watcher
+    watcher = Watcher(root, lambda batch: None, debounce_ms=50)
+    watcher.start()
+else:
+    from watchdog.events import FileSystemEventHandler
+    from watchdog.observers import Observer
+    observer = Observer()
+    observer.schedule(FileSystemEventHandler(), str(root), recursive=True)
+    observer.start()
+time.sleep(0.2)  # the root is watched
+for tree in range(50):
+    folder = root / f"t{tree}"
+    for part in "abcdef":
+        folder = folder / part
+        folder.mkdir(parents=True)
+        time.sleep(0)  # let the observer thread run between two folders
+time.sleep(1.0)
+print(sum("already exists for watch" in message for message in shown))
+"""
+
+
+def _watch_again_warnings(mode: str) -> int:
+    run = subprocess.run(
+        [sys.executable, "-c", _WATCH_AGAIN, mode], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    return int(run.stdout.split()[-1])
+
+
+def test_watchdog_warnings_about_folders_watched_again_are_silenced() -> None:
+    if _watch_again_warnings("watchdog") == 0:
+        pytest.skip("this watchdog no longer warns about folders watched again")
+    assert _watch_again_warnings("watcher") == 0
