@@ -12,6 +12,7 @@ import asyncio
 import functools
 import logging
 import os
+import sys
 import threading
 import time
 import uuid
@@ -643,3 +644,9 @@ def run_stdio() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     logging.basicConfig(level=logging.WARNING)
     server.start_io()
+    # The client said exit, or went away. Leave now: interpreter teardown can deadlock on a
+    # daemon thread caught holding the import lock (a model call still importing litellm, ~5 s),
+    # and the server would never exit. Index writes are crash-safe, so skipping it loses nothing.
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(0 if getattr(server.protocol, "_shutdown", False) else 1)

@@ -4,6 +4,7 @@ The model is litellm's own mock, made slow with litellm's mock_delay (CODECITE_M
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import tempfile
@@ -50,6 +51,16 @@ async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, rep
     await lsp_client.initialize_session(init_params("visual-studio-code", repo, options))
     yield
     await lsp_client.shutdown_session()
+    # The model call given up on may still be importing litellm in a thread: the server must exit
+    # anyway (interpreter teardown once deadlocked on that thread's import lock).
+    server = lsp_client._server
+    assert server is not None
+    try:
+        await asyncio.wait_for(server.wait(), timeout=10)
+    except TimeoutError:
+        server.kill()
+        pytest.fail("the server did not exit within 10 s of the exit notification")
+    assert server.returncode == 0
 
 
 @pytest.fixture(autouse=True)
