@@ -17,13 +17,14 @@ import re
 import string
 from collections.abc import Callable
 
+from .terms import identifier_parts
+
 # A single character (x, i, 0) is in every other chunk and never what anyone searches for;
 # longer "words" are blobs (base64, hashes). Neither is a term.
 MIN_TERM, MAX_TERM = 2, 64
 _MEMO_MAX = 500_000  # distinct words remembered (~60 MB at most)
 
 _WORD = re.compile(r"\w+(?:\.\w+)*")
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 # Every ASCII character that cannot be part of a word becomes a space: then str.split() finds
 # the same words as _WORD (~2.5x faster), except that stray dots ("end.", "a..b", "...") stay
 # attached; _Memo cleans those up once per distinct token.
@@ -46,7 +47,7 @@ def _stem(part: str) -> str:
 
 def _identifier_parts(ident: str) -> list[str]:
     if ident.isascii():
-        return [p.lower() for p in _PART.findall(ident) if len(p) <= MAX_TERM]
+        return [p.lower() for p in identifier_parts(ident) if len(p) <= MAX_TERM]
     return [p.lower() for p in ident.split("_") if p and len(p) <= MAX_TERM]
 
 

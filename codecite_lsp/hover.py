@@ -47,7 +47,7 @@ def explain_symbol(
     note: str | None,
     cancel: threading.Event,
     ask_model: AskModel | None = None,
-    model_wait: float = 8.0,
+    model_wait: float,
 ) -> str | None:
     """Markdown for the hover, or None when the index knows nothing about ``symbol``.
 
