@@ -34,12 +34,12 @@ from pathlib import Path
 os.environ.setdefault("RUST_LOG", "error")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from codecite_lsp.config import Config
-from codecite_lsp.embedding import fill_vectors, make_embedder
-from codecite_lsp.indexer import Indexer
-from codecite_lsp.languages import language_for_path, parser_for
-from codecite_lsp.retrieval import Retriever
-from codecite_lsp.workspace import scan
+from codecite_lsp.answer.retrieval import Retriever
+from codecite_lsp.core.config import Config
+from codecite_lsp.index.embedding import fill_vectors, make_embedder
+from codecite_lsp.index.indexer import Indexer
+from codecite_lsp.ingest.languages import language_for_path, parser_for
+from codecite_lsp.ingest.scan import scan
 
 SELF = Path(__file__).resolve().parent.parent
 

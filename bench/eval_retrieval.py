@@ -40,11 +40,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import numpy as np
 
-from codecite_lsp.config import Config
-from codecite_lsp.embedding import StaticEmbedder, TrainingParams, fill_vectors
-from codecite_lsp.models import Result
-from codecite_lsp.retrieval import Retriever, result_from_chunk
-from codecite_lsp.store import Store
+from codecite_lsp.answer.retrieval import Retriever, result_from_chunk
+from codecite_lsp.core.config import Config
+from codecite_lsp.core.records import Result
+from codecite_lsp.index.embedding import StaticEmbedder, TrainingParams, fill_vectors
+from codecite_lsp.index.store import Store
 
 SKIP_PARTS = {"test", "tests", "idle_test", "site-packages", "lib2to3", "__pycache__"}
 KS = (1, 5, 10)
@@ -230,7 +230,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from codecite_lsp.indexer import Indexer
+    from codecite_lsp.index.indexer import Indexer
 
     work = Path(tempfile.mkdtemp(prefix="codecite-eval-"))
     try:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .answers import Answered, Refused, RetrievedRef
-from .citations import fits_lines
-from .gate import GateFailed, GatePassed, GateRefusedByModel, GateResult, verify
-from .prompt import Source
+from .answer.citations import fits_lines
+from .answer.gate import GateFailed, GatePassed, GateRefusedByModel, GateResult, verify
+from .answer.prompt import Source
+from .core.answers import Answered, Refused, RetrievedRef
 
 _REQUIRED: dict[str, type] = {
     "label": str,

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .config import Config, ConfigError, load_config
+from .core.config import Config, ConfigError, load_config
 
 if TYPE_CHECKING:
-    from .indexer import Indexer, IndexReport
+    from .index.indexer import Indexer, IndexReport
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -102,7 +102,7 @@ def _run_index(indexer: Indexer, quiet: bool) -> IndexReport:
 
 
 def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
-    from .indexer import IndexBusy, Indexer
+    from .index.indexer import IndexBusy, Indexer
 
     try:
         report = _run_index(Indexer(repo, config), args.quiet)
@@ -114,7 +114,7 @@ def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
 
 
 def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
-    from .retrieval import open_retriever
+    from .answer.retrieval import open_retriever
 
     if args.limit <= 0:
         print("codecite: --limit must be positive", file=sys.stderr)
@@ -139,9 +139,9 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
-    from .answering import Answerer
-    from .indexer import IndexBusy, Indexer
-    from .render import answer_to_text
+    from .answer.pipeline import Answerer
+    from .answer.render import answer_to_text
+    from .index.indexer import IndexBusy, Indexer
 
     indexer = Indexer(repo, config)
     if indexer.store.meta.chunk_budget is None:  # set by the first complete index pass
@@ -171,14 +171,14 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
 
 
 def _cmd_stats(args: argparse.Namespace, repo: Path, config: Config) -> int:
-    from .trace import summarise
+    from .answer.trace import summarise
 
     print(json.dumps(summarise(config.resolved_index_dir(repo)), indent=2))
     return 0
 
 
 def _cmd_serve(args: argparse.Namespace, repo: Path, config: Config) -> int:
-    from .server import run_stdio
+    from .lsp.server import run_stdio
 
     run_stdio()
     return 0

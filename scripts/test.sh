@@ -15,4 +15,5 @@ fi
 
 ruff check codecite_lsp tests bench
 mypy
+lint-imports
 python -m pytest -q "$@"

@@ -8,9 +8,24 @@ from pathlib import Path
 import pytest
 from lsp_helpers import copy_repo
 
+# The answering tests' fixtures (indexed, sources, litellm_calls) for every tier.
+pytest_plugins = ["answer_helpers"]
+
 # Quiet lancedb's deprecation chatter; litellm must not fetch its price table at import.
 os.environ.setdefault("RUST_LOG", "error")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+_TIERS = ("unit", "cli", "lsp", "editors")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its tier, the first folder under tests/ (``-m "not editors"``)."""
+    tests = Path(__file__).parent
+    for item in items:
+        tier = item.path.relative_to(tests).parts[0]
+        if tier in _TIERS:
+            item.add_marker(tier)
 
 
 @pytest.fixture

@@ -1,0 +1,130 @@
+"""Hover: the symbol's definition and uses -> an explanation whose every citation passed the gate
+-> markdown with links that open the cited lines.
+
+The offline ("extractive") explanation goes through the same gate as a model's, so a hover can
+never show a quote that is not in the code.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import quote
+
+from ..core.answers import Answered, Citation, Refused
+from .prompt import Source, sources_from_results
+from .retrieval import Retrieval
+
+log = logging.getLogger(__name__)
+
+OPEN_CITATION = "codecite.openCitation"
+
+Link = Callable[[Citation], str]
+AskModel = Callable[[str, threading.Event], "Answered | Refused"]
+
+
+def command_link(citation: Citation, root: Path) -> str:
+    """VS Code follows ``command:`` URIs in trusted hover markdown; arguments are a JSON list.
+    ``root`` tells the server which workspace folder the relative path belongs to."""
+    payload = {**citation.model_dump(mode="json"), "root": str(root)}
+    argument = json.dumps([payload], separators=(",", ":"))
+    return f"command:{OPEN_CITATION}?{quote(argument, safe='')}"
+
+
+def question_for(symbol: str) -> str:
+    return f"What does `{symbol}` do, and where is it used?"
+
+
+def explain_symbol(
+    symbol: str,
+    found: Retrieval,
+    link: Link,
+    *,
+    note: str | None,
+    cancel: threading.Event,
+    ask_model: AskModel | None = None,
+    model_wait: float,
+) -> str | None:
+    """Markdown for the hover, or None when the index knows nothing about ``symbol``.
+
+    ``ask_model(question, cancel)`` is the configured model's pipeline (None: extractive). A
+    model that fails, refuses or has not answered within ``model_wait`` seconds falls back to the
+    extractive explanation: a hover should still say what the code shows, and soon.
+    """
+    from .render import answer_to_markdown
+
+    if not found.selected:
+        return f"_codecite: `{symbol}` is not indexed yet ({note})._" if note else None
+    sources = sources_from_results(found.selected)
+    answer: Answered | Refused | None = None
+    if ask_model is not None:
+        answer = _ask_within(ask_model, question_for(symbol), cancel, model_wait)
+        if isinstance(answer, Refused):
+            log.info("model hover for %s refused (%s); using extractive", symbol, answer.reason)
+            answer = None
+    if answer is None:
+        answer = extractive_answer(symbol, sources)
+    if answer is None:
+        return None
+    if note and isinstance(answer, Answered):
+        answer = answer.model_copy(update={"note": note})
+    return f"**{symbol}**\n\n{answer_to_markdown(answer, link)}"
+
+
+def _ask_within(
+    ask_model: AskModel, question: str, cancel: threading.Event, wait: float
+) -> Answered | Refused | None:
+    """The model's answer, or None if it is not there within ``wait`` seconds (the call is then
+    cancelled) or the hover itself was cancelled."""
+    stop = threading.Event()  # ends the model call: the editor's cancel, or the deadline
+    done = threading.Event()
+    answers: list[Answered | Refused] = []
+
+    def run() -> None:
+        try:
+            answers.append(ask_model(question, stop))
+        except Exception:  # the extractive explanation is still there to show
+            log.exception("model hover failed")
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="codecite-hover-model", daemon=True).start()
+    deadline = time.monotonic() + wait
+    while not done.wait(0.05):
+        if cancel.is_set() or time.monotonic() >= deadline:
+            stop.set()
+            if not cancel.is_set():
+                log.info("the model took over %g s for a hover; using extractive", wait)
+            return None
+    return answers[0] if answers else None
+
+
+def defines(source: Source, symbol: str) -> bool:
+    """Does this source hold the definition of ``symbol``? A small file is one chunk without a
+    symbol of its own, so look inside it too."""
+    from ..ingest.chunking import outline
+
+    name = symbol.rsplit(".", 1)[-1]
+    if source.symbol and source.symbol.rsplit(".", 1)[-1] == name:
+        return True
+    return any(d.symbol.rsplit(".", 1)[-1] == name for d in outline(source.path, source.text))
+
+
+def extractive_answer(symbol: str, sources: list[Source]) -> Answered | None:
+    """The offline explanation, checked by the citation gate like any model reply."""
+    from .extractive import hover_answer
+    from .gate import GatePassed, verify
+
+    definition = next((source for source in sources if defines(source, symbol)), None)
+    uses = [source for source in sources if source is not definition]
+    raw = hover_answer(symbol, definition, uses)
+    result = verify(raw, sources)
+    if not isinstance(result, GatePassed):
+        # Usually nothing quotable (no definition, no mention): show nothing rather than guess.
+        log.info("no verified hover for %s: %s", symbol, getattr(result, "detail", result))
+        return None
+    return Answered(spans=result.spans)

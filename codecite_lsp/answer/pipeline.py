@@ -1,0 +1,250 @@
+"""The answering pipeline: retrieve, check the floor, prompt, model, citation gate, one stricter
+retry, refuse. Every request gets a trace id and one trace record; answers go to the history.
+
+Nothing unverified reaches the user: the model is not even asked when retrieval found nothing
+that clears the relevance floor, and an answer whose citations fail twice is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core.answers import Answered, RefusalReason, Refused, RetrievedRef
+from ..core.config import Config
+from ..core.records import Result
+from .gate import CitationCheck, GateFailed, GatePassed, feedback_for, verify
+from .history import History
+from .llm import MockReplies, ModelError, complete, mock_replies_from_env
+from .prompt import RESPONSE_SCHEMA, Source, build_messages, sources_from_results
+from .trace import TraceLog, question_hash
+
+if TYPE_CHECKING:
+    from .retrieval import RetrievalContext, Retriever
+
+EXTRACTIVE = "extractive"
+MAX_QUESTION_CHARS = 4000  # longer input is a pasted file, not a question: cut it, say so
+TOP_RETRIEVED = 5  # places listed with a refusal
+
+
+@dataclass
+class _Request:
+    """What one ``ask`` accumulates for its trace record."""
+
+    trace_id: str
+    question: str
+    model: str
+    started: float = field(default_factory=time.monotonic)
+    retrieved: list[dict[str, Any]] = field(default_factory=list)
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model_latency_ms: float = 0.0
+
+    def record(self, answer: Answered | Refused) -> dict[str, Any]:
+        return {
+            "trace_id": self.trace_id,
+            "time": time.time(),
+            "question_hash": question_hash(self.question),
+            "question_chars": len(self.question),
+            "model": self.model,
+            "retrieved": self.retrieved,
+            "attempts": self.attempts,
+            "retries": max(0, len(self.attempts) - 1),
+            "model_calls": self.model_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "model_latency_ms": round(self.model_latency_ms, 1),
+            "latency_ms": round((time.monotonic() - self.started) * 1000.0, 1),
+            "status": answer.status,
+            "reason": answer.reason if isinstance(answer, Refused) else None,
+        }
+
+
+def _check_record(check: CitationCheck) -> dict[str, Any]:
+    return {
+        "label": check.label,
+        "ok": check.ok,
+        "why": check.why,
+        "known_label": check.why != "unknown_label",
+    }
+
+
+def _refs(results: list[Result]) -> list[RetrievedRef]:
+    return [
+        RetrievedRef(path=r.path, start_line=r.start_line, end_line=r.end_line, score=r.score)
+        for r in results[:TOP_RETRIEVED]
+    ]
+
+
+def _context_note(context: RetrievalContext | None) -> str | None:
+    if context is None or not (context.path or context.symbol):
+        return None
+    where = f"the file {context.path}" if context.path else "the editor"
+    return where + (f", at the symbol {context.symbol}" if context.symbol else "")
+
+
+def retrieval_context(context: object) -> RetrievalContext | None:
+    """The editor context as the retriever wants it; the LSP session passes a plain dict."""
+    from .retrieval import RetrievalContext
+
+    if context is None or isinstance(context, RetrievalContext):
+        return context
+    if isinstance(context, Mapping):
+        path, symbol = context.get("path"), context.get("symbol")
+        return RetrievalContext(
+            path=path if isinstance(path, str) else None,
+            symbol=symbol if isinstance(symbol, str) else None,
+        )
+    raise TypeError(f"unsupported question context: {type(context).__name__}")
+
+
+class Answerer:
+    """Answers questions about one repository. Thread-safe for concurrent ``ask`` calls."""
+
+    def __init__(
+        self,
+        repo: Path,
+        config: Config,
+        retriever: Retriever | None = None,
+        history: History | None = None,
+        trace: TraceLog | None = None,
+        replies: MockReplies | None = None,
+    ) -> None:
+        self.repo = repo
+        self.config = config
+        index_dir = config.resolved_index_dir(repo)
+        self._retriever = retriever
+        self._lock = threading.Lock()
+        self.history = history if history is not None else History(index_dir)
+        self.trace = trace if trace is not None else TraceLog(index_dir)
+        # Testing aid (see llm.py): scripted replies through litellm's mock_response.
+        self.replies = replies if replies is not None else mock_replies_from_env()
+
+    @property
+    def retriever(self) -> Retriever:
+        with self._lock:
+            if self._retriever is None:
+                from .retrieval import open_retriever
+
+                self._retriever = open_retriever(self.repo, self.config)
+            return self._retriever
+
+    def ask(
+        self,
+        question: str,
+        context: RetrievalContext | Mapping[str, Any] | None = None,
+        cancel: threading.Event | None = None,
+        index_note: str | None = None,
+    ) -> Answered | Refused:
+        """Answer with verified citations, or refuse; raises ValueError for an empty question."""
+        question = question.strip()
+        if not question:
+            raise ValueError("the question is empty")
+        notes = [index_note] if index_note else []
+        if len(question) > MAX_QUESTION_CHARS:
+            question = question[:MAX_QUESTION_CHARS]
+            notes.append(f"the question was cut to its first {MAX_QUESTION_CHARS} characters")
+        request = _Request(uuid.uuid4().hex, question, self.config.model)
+        answer = self._answer(request, retrieval_context(context), cancel, "; ".join(notes))
+        self.trace.write(request.record(answer))
+        if not (cancel is not None and cancel.is_set()):
+            self.history.append(question, answer, context)
+        return answer
+
+    def _answer(
+        self,
+        request: _Request,
+        context: RetrievalContext | None,
+        cancel: threading.Event | None,
+        note: str,
+    ) -> Answered | Refused:
+        def refuse(reason: RefusalReason, detail: str, near: list[Result]) -> Refused:
+            detail = f"{detail} ({note})" if note else detail  # e.g. indexing still running
+            return Refused(
+                trace_id=request.trace_id, reason=reason, detail=detail, retrieved=_refs(near)
+            )
+
+        retrieval = self.retriever.retrieve(request.question, context)
+        request.retrieved = [
+            {"content_hash": r.content_hash, "score": r.score} for r in retrieval.selected
+        ]
+        near = retrieval.selected or retrieval.candidates
+        if not retrieval.cleared_floor or not retrieval.selected:
+            return refuse(
+                "no_span_in_retrieval",
+                "no indexed code is relevant enough to answer this question",
+                retrieval.candidates,
+            )
+        sources = sources_from_results(retrieval.selected)
+        feedback: str | None = None
+        failed: GateFailed | None = None
+        for _attempt in range(2):  # the answer, then one stricter retry
+            messages = build_messages(request.question, sources, feedback, _context_note(context))
+            try:
+                raw = self._reply(request, messages, sources, cancel)
+            except ModelError as exc:
+                request.attempts.append({"gate": "not_run", "error": exc.kind})
+                return refuse("model_error", exc.message, near)
+            result = verify(raw, sources)
+            request.attempts.append(
+                {
+                    "gate": result.status,
+                    "kind": getattr(result, "kind", None),
+                    "checks": [_check_record(check) for check in result.checks],
+                }
+            )
+            if isinstance(result, GatePassed):
+                return Answered(trace_id=request.trace_id, spans=result.spans, note=note or None)
+            if not isinstance(result, GateFailed):
+                return refuse(
+                    "no_span_in_retrieval", "the model found no answer in the retrieved code", near
+                )
+            failed = result
+            feedback = feedback_for(result.failures)
+        assert failed is not None  # the loop only falls through after a failed check
+        return refuse(
+            failed.kind, f"the answer failed verification after a retry: {failed.detail}", near
+        )
+
+    def _reply(
+        self,
+        request: _Request,
+        messages: list[dict[str, str]],
+        sources: list[Source],
+        cancel: threading.Event | None,
+    ) -> str:
+        """The model's raw reply; ``extractive`` quotes the best lines without any model."""
+        if cancel is not None and cancel.is_set():
+            raise ModelError("cancelled", "the request was cancelled")
+        if self.config.model == EXTRACTIVE:
+            from .extractive import answer
+
+            request.model_calls += 1
+            return answer(request.question, sources)
+        try:
+            reply = complete(
+                messages,
+                self.config.model,
+                timeout=self.config.model_timeout,
+                retries=self.config.model_retries,
+                schema=RESPONSE_SCHEMA,
+                cancel=cancel,
+                mock_response=self.replies,
+                api_key=os.environ.get(self.config.api_key_env or "") or None,
+            )
+        except ModelError as exc:
+            request.model_calls += exc.attempts
+            raise
+        request.model_calls += reply.attempts
+        request.prompt_tokens += reply.prompt_tokens
+        request.completion_tokens += reply.completion_tokens
+        request.model_latency_ms += reply.latency_ms
+        return reply.text

@@ -1,0 +1,87 @@
+"""Answers as text for the terminal and as markdown for hover / chat.
+
+Refusals are said in plain words, followed by the places retrieval came closest, so a refusal is
+still a lead the user can follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..core.answers import Answered, Citation, ClaimSpan, Refused, RetrievedRef
+
+REASONS = {
+    "no_span_in_retrieval": "Nothing in the indexed code answers this question.",
+    "unverified_citation": (
+        "The model's answer cited lines that could not be verified, so it was withheld."
+    ),
+    "ambiguous": "The question matches several unrelated places; please make it more specific.",
+    "stale_index": "The index is out of date for the files involved; re-index and ask again.",
+    "model_error": "The model gave no usable answer.",
+}
+
+_TOP_RETRIEVED = 5
+
+
+def where(citation: Citation | RetrievedRef) -> str:
+    return f"{citation.path}:{citation.start_line}-{citation.end_line}"
+
+
+def _quote_lines(quote: str) -> list[str]:
+    return [line.rstrip() for line in quote.strip("\n").split("\n")]
+
+
+def answer_to_text(answer: Answered | Refused) -> str:
+    if isinstance(answer, Refused):
+        lines = [f"No answer: {REASONS[answer.reason]}"]
+        if answer.detail:
+            lines.append(answer.detail)
+        if answer.retrieved:
+            lines.append("Closest places in the repository:")
+            lines.extend(
+                f"  {where(ref)}  (score {ref.score:.2f})"
+                for ref in answer.retrieved[:_TOP_RETRIEVED]
+            )
+        return "\n".join(lines)
+    lines = []
+    for span in answer.spans:
+        lines.append(span.text)
+        if isinstance(span, ClaimSpan):
+            for citation in span.citations:
+                lines.append(f"  {where(citation)}")
+                lines.extend(f"      {line}" for line in _quote_lines(citation.quote))
+    if answer.note:
+        lines.append(f"(note: {answer.note})")
+    return "\n".join(lines)
+
+
+def _escape(text: str) -> str:
+    """Markdown link text: brackets would end the link early."""
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def answer_to_markdown(answer: Answered | Refused, link: Callable[[Citation], str]) -> str:
+    """``link(citation)`` gives the URI that opens the cited lines (the server decides its form)."""
+    if isinstance(answer, Refused):
+        parts = [f"**No answer.** {REASONS[answer.reason]}"]
+        if answer.detail:
+            parts.append(answer.detail)
+        if answer.retrieved:
+            parts.append(
+                "Closest places:\n"
+                + "\n".join(f"- `{where(ref)}`" for ref in answer.retrieved[:_TOP_RETRIEVED])
+            )
+        return "\n\n".join(parts)
+    parts = []
+    for span in answer.spans:
+        if not isinstance(span, ClaimSpan):
+            parts.append(span.text)
+            continue
+        refs = " ".join(f"[{_escape(where(c))}]({link(c)})" for c in span.citations)
+        quotes = "\n".join(
+            "> " + line if line else ">" for c in span.citations for line in _quote_lines(c.quote)
+        )
+        parts.append(f"{span.text} {refs}\n\n{quotes}")
+    if answer.note:
+        parts.append(f"_{answer.note}_")
+    return "\n\n".join(parts)

@@ -1,0 +1,531 @@
+"""Incremental, crash-safe indexing of one repository into its :class:`~.store.Store`.
+
+Change detection is cheap first: a file whose size and mtime match its file row (and whose
+chunk rows are all there) is not even read. Changed files are read, hashed, and re-chunked
+only when their revision differs.
+
+Crash safety rests on the write order in :meth:`Store.replace` (chunks first, the file row
+last, as the commit marker) and on the checks at the start of every run: a file row whose
+chunk count disagrees with the chunks table, or whose stat/revision disagrees with the disk,
+is redone; chunk rows without a file row are removed at the end of the run. Every write is
+idempotent, so a run killed at any point is finished by the next one with nothing lost and
+nothing doubled.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import posixpath
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
+
+from ..core.config import Config
+from ..core.records import Chunk
+from ..ingest.languages import language_for_path
+from ..ingest.workers import Job, Prepared, chunked, prepared
+
+if TYPE_CHECKING:
+    from ..ingest.ignore import IgnoreRules
+    from ..ingest.scan import Skip, SourceFile
+    from .embedding import Embedder
+    from .store import FileRecord, Meta, Store
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]
+
+BATCH_CHUNKS = 4000  # chunks per write: one LanceDB add per few thousand rows, not per file
+# ... and at most this many files per commit (smaller: finer crash recovery, slower cold runs).
+BATCH_FILES = int(os.environ.get("CODECITE_INDEX_BATCH_FILES", "1000"))
+# A run leaving this many rows outside the full-text index folds them in (brute-force search
+# over them costs ~10 ms per 1000 rows per query), as do this many writes since the last time.
+OPTIMIZE_UNINDEXED_ROWS = 3000
+OPTIMIZE_EVERY_VERSIONS = 300
+LOCK_WAIT_SECONDS = 600.0
+
+
+class IndexBusy(RuntimeError):
+    """Another indexer holds the index's write lock for longer than we were willing to wait."""
+
+
+@dataclass
+class IndexReport:
+    files: int  # files in the index afterwards
+    chunks: int  # chunks in the index afterwards
+    seconds: float
+    written_files: int
+    deleted_files: int
+    skipped: list[Skip] = field(default_factory=list)
+    written_chunks: int = 0
+    cancelled: bool = False
+
+    def summary(self) -> str:
+        text = (
+            f"indexed {self.files} files, {self.chunks} chunks in {self.seconds:.1f} s "
+            f"({self.written_files} written, {self.deleted_files} deleted, "
+            f"{len(self.skipped)} skipped)"
+        )
+        return text + (" - cancelled" if self.cancelled else "")
+
+
+class EmbedderState(TypedDict):
+    name: str
+    state: str  # "off", "idle", "embedding", "ready", "failed"
+    vectors: int
+    error: str
+
+
+class IndexStatus(TypedDict):
+    files_indexed: int
+    chunks: int
+    pending: int
+    last_update: float | None  # time.time() of the last write
+    embedder: EmbedderState
+
+
+@dataclass
+class _Totals:
+    files: int = 0
+    chunks: int = 0
+    deleted: int = 0
+    skipped: list[Skip] = field(default_factory=list)
+    cancelled: bool = False
+
+
+@dataclass
+class _Batch:
+    """Writes gathered for one commit."""
+
+    chunks: dict[str, list[Chunk]] = field(default_factory=dict)
+    search_texts: dict[str, list[str]] = field(default_factory=dict)  # per chunk of `chunks`
+    records: list[FileRecord] = field(default_factory=list)
+    # Same revision, new stat: only the file row changes (if its chunks check out).
+    touched: list[tuple[FileRecord, SourceFile]] = field(default_factory=list)
+    deletes: set[str] = field(default_factory=set)
+    skipped: list[Skip] = field(default_factory=list)
+    chunk_rows: int = 0
+
+    def __len__(self) -> int:
+        return len(self.records) + len(self.touched) + len(self.deletes)
+
+
+def _known_revision(known: Mapping[str, FileRecord], path: str) -> str | None:
+    record = known.get(path)
+    return None if record is None else record.revision
+
+
+class Indexer:
+    """Builds and updates the index of ``repo``. One instance may serve several threads."""
+
+    def __init__(self, repo: Path, config: Config) -> None:
+        self.repo = repo
+        self.config = config
+        self.index_dir = config.resolved_index_dir(repo)
+        self._store: Store | None = None
+        self._embedder: Embedder | None = None
+        self._ignore: IgnoreRules | None = None
+        self._state = threading.Lock()  # guards the fields below, read by status()
+        self._pending: set[str] = set()
+        self._last_update: float | None = None
+        self._embedding: EmbedderState = {
+            "name": config.embedding,
+            "state": "off" if config.embedding == "none" else "idle",
+            "vectors": 0,
+            "error": "",
+        }
+
+    # -- state for the server --------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from .store import Store  # lazy: lancedb takes seconds to import
+
+            self._store = Store.open(self.index_dir)
+        return self._store
+
+    @property
+    def pending(self) -> frozenset[str]:
+        """Files the running index pass knows need writing and has not written yet."""
+        with self._state:
+            return frozenset(self._pending)
+
+    def status(self) -> IndexStatus:
+        store = self._store  # not opened yet: nothing indexed by this instance so far
+        files = store.file_count() if store is not None else 0
+        chunks = store.chunk_count() if store is not None else 0
+        with self._state:
+            return {
+                "files_indexed": files,
+                "chunks": chunks,
+                "pending": len(self._pending),
+                "last_update": self._last_update,
+                "embedder": self._embedding.copy(),
+            }
+
+    # -- full pass -------------------------------------------------------------------------
+
+    def run(
+        self, progress: Progress | None = None, cancel: threading.Event | None = None
+    ) -> IndexReport:
+        """Bring the whole index up to date with the working tree."""
+        started = time.monotonic()
+        with self._write_lock(progress):
+            self._ignore = None  # ignore files may have changed unseen: reload them later
+            totals = self._full_pass(progress, cancel)
+        if not totals.cancelled:
+            self.optimize_if_due()
+        return _report(self.store, started, totals)
+
+    def _full_pass(self, progress: Progress | None, cancel: threading.Event | None) -> _Totals:
+        from ..ingest.scan import scan
+
+        store = self.store
+        found = scan(self.repo, self.config)
+        known = store.files()
+        counts = store.chunk_counts()
+        meta = store.meta
+        cut_with = meta.chunk_budget if meta.chunk_budget is not None else meta.cold_budget
+        rechunk = bool(known) and cut_with != self.config.chunk_budget
+        if not known:
+            # Recorded up front: a cancelled cold pass must not look like a budget change.
+            meta.cold_budget = self.config.chunk_budget
+            store.save_meta(meta)
+        todo = [
+            f
+            for f in found.files
+            if rechunk
+            or not _unchanged(known.get(f.path), f.size, f.mtime_ns, counts.get(f.path, 0))
+        ]
+        on_disk = {f.path for f in found.files}
+        gone = {path for path in known if path not in on_disk}
+        with self._state:
+            self._pending = {f.path for f in todo}
+        store.delete(gone)
+
+        totals = _Totals(deleted=len(gone), skipped=list(found.skipped))
+        batch = _Batch()
+        # Largest files first: the workers then end the pass on small files, finishing together.
+        jobs = [
+            Job(self.repo, f.path, self.config, None if rechunk else _known_revision(known, f.path))
+            for f in sorted(todo, key=lambda f: f.size, reverse=True)
+        ]
+        try:
+            for done, (job, ready) in enumerate(prepared(jobs), start=1):
+                if cancel is not None and cancel.is_set():
+                    totals.cancelled = True
+                    break
+                if progress:
+                    progress(done, len(todo), job.path)
+                self._add(batch, job.path, ready, known.get(job.path), rechunk)
+                if batch.chunk_rows >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
+                    self._commit(batch, totals)
+                    batch = _Batch()
+            self._commit(batch, totals)
+        finally:
+            with self._state:
+                self._pending.clear()  # whatever happened, this pass no longer works on them
+        if totals.cancelled:
+            return totals  # the next run finishes the job; meta keeps the old budget
+        store.remove_orphans()
+        meta = store.meta
+        meta.chunk_budget = self.config.chunk_budget
+        self._finish(store, meta, progress, cancel)
+        return totals
+
+    def _finish(
+        self,
+        store: Store,
+        meta: Meta,
+        progress: Progress | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        """After the chunks are written: meta, the search index, vectors."""
+        meta.last_update = self._stamp(meta.last_update)
+        store.save_meta(meta)
+        if progress:
+            progress(1, 1, "building the search index")
+        store.ensure_fts()
+        self._fill_vectors(progress, cancel)
+
+    def optimize_if_due(self) -> bool:
+        """Compact the tables and fold new rows into the indexes if enough has piled up.
+
+        Seconds on a large index: run() calls it at its end; a server calls it when idle
+        (update_paths never does, a save must stay fast). True if it optimised.
+        """
+        with self._write_lock(None):
+            store = self.store
+            drift = store.versions()["chunks"] - store.meta.optimized_version
+            if store.unindexed_rows() < OPTIMIZE_UNINDEXED_ROWS and drift < OPTIMIZE_EVERY_VERSIONS:
+                return False
+            store.optimize()
+            return True
+
+    # -- a few paths (watcher, didSave) ----------------------------------------------------
+
+    def update_paths(self, paths: Iterable[str]) -> IndexReport:
+        """Re-read just these paths (repo-relative or absolute); gone or now-ignored -> deleted.
+
+        A changed ignore file (.gitignore, .codeciteignore) can change any file's fate: then
+        this is a full incremental pass.
+        """
+        from ..ingest.scan import read_source
+
+        started = time.monotonic()
+        with self._write_lock(None):
+            store = self.store
+            known = store.files()
+            targets, rules_changed = self._expand(paths, known)
+            if rules_changed:
+                return _report(store, started, self._full_pass(None, None))
+            batch = _Batch()
+            for rel in sorted(targets):
+                if self._indexable(rel):
+                    ready = Prepared(read_source(self.repo, rel, self.config))
+                    self._add(batch, rel, ready, known.get(rel), rechunk=False)
+                elif rel in known:
+                    batch.deletes.add(rel)
+            totals = _Totals()
+            self._commit(batch, totals)
+            if len(batch):
+                self._finish(store, store.meta, None, None)
+        return _report(store, started, totals)
+
+    def _expand(self, paths: Iterable[str], known: dict[str, FileRecord]) -> tuple[set[str], bool]:
+        """Repo-relative file paths for the given paths (a folder stands for the files in it),
+        and whether one of them is an ignore file."""
+        targets: set[str] = set()
+        rules_changed = False
+        for raw in paths:
+            rel = self._relative(raw)
+            if rel is None:
+                continue
+            rules_changed |= self._rules().refresh(rel)
+            prefix = rel + "/"
+            under = [p for p in known if p.startswith(prefix)]
+            if (self.repo / rel).is_dir() or under:
+                targets.update(under)
+                targets.update(self._walk(rel))
+            else:
+                targets.add(rel)
+        return targets, rules_changed
+
+    def _walk(self, folder: str) -> Iterator[str]:
+        rules = self._rules()
+        for root, dirs, names in os.walk(self.repo / folder):
+            base = Path(root).relative_to(self.repo).as_posix()
+            # walks(), not is_ignored(): .codeciteignore may re-include files in an ignored folder
+            dirs[:] = [d for d in dirs if rules.walks(f"{base}/{d}")]
+            for name in names:
+                yield f"{base}/{name}"
+
+    def _relative(self, raw: str) -> str | None:
+        """``raw`` as a normalised repo-relative path, or None if it is not one."""
+        if "\0" in raw:
+            return None
+        path = Path(raw)
+        if path.is_absolute():
+            try:
+                path = path.relative_to(self.repo)
+            except ValueError:
+                return None  # outside the repository
+        rel = posixpath.normpath(path.as_posix())
+        return None if rel in (".", "..") or rel.startswith("../") else rel
+
+    def _rules(self) -> IgnoreRules:
+        if self._ignore is None:
+            from ..ingest.ignore import IgnoreRules
+
+            self._ignore = IgnoreRules.load(self.repo, index_dir=self.index_dir)
+        return self._ignore
+
+    def _indexable(self, rel: str) -> bool:
+        """A file scan() would list: present, not ignored, not a secret, not in the index."""
+        return (self.repo / rel).is_file() and not self._rules().is_ignored(rel)
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _add(
+        self,
+        batch: _Batch,
+        rel: str,
+        ready: Prepared,
+        record: FileRecord | None,
+        rechunk: bool,
+    ) -> None:
+        """Put one file's new state (chunks + row, row only, or deletion) into the batch."""
+        from ..ingest.scan import Skip
+
+        source = ready.source
+        if isinstance(source, Skip):
+            batch.skipped.append(source)
+            if record is not None:
+                batch.deletes.add(rel)
+        elif not rechunk and record is not None and record.revision == source.revision:
+            batch.touched.append((_record(rel, source, record.chunk_count), source))
+        else:
+            self._chunk(batch, rel, ready)
+
+    def _chunk(self, batch: _Batch, rel: str, ready: Prepared) -> None:
+        from ..ingest.scan import Skip, SourceFile
+
+        source = ready.source
+        assert isinstance(source, SourceFile)
+        if ready.chunks is None and ready.error is None:
+            ready = chunked(rel, source, self.config.chunk_budget)
+        if ready.error is not None:  # a chunker bug must not stop the whole index
+            log.error("could not chunk %s: %s", rel, ready.error)
+            batch.skipped.append(Skip(rel, f"could not be chunked ({ready.error})"))
+            batch.deletes.add(rel)
+            return
+        chunks = ready.chunks or []
+        batch.chunks[rel] = chunks
+        batch.search_texts[rel] = ready.search_texts or []
+        batch.records.append(_record(rel, source, len(chunks)))
+        batch.chunk_rows += len(chunks)
+
+    def _commit(self, batch: _Batch, totals: _Totals) -> None:
+        """Write one batch and count it into ``totals``."""
+        if len(batch):
+            self._write(batch)
+        totals.files += len(batch.chunks)
+        totals.chunks += batch.chunk_rows
+        totals.deleted += len(batch.deletes)
+        totals.skipped.extend(batch.skipped)
+
+    def _write(self, batch: _Batch) -> None:
+        store = self.store
+        if batch.touched:
+            # The chunk rows must still be those of this revision (a crash may have left
+            # another revision's rows behind); if not, the file is chunked again.
+            revisions = store.chunk_revisions([record.path for record, _ in batch.touched])
+            for record, source in batch.touched:
+                expected = {record.revision: record.chunk_count} if record.chunk_count else {}
+                if dict(revisions.get(record.path, {})) == expected:
+                    batch.records.append(record)
+                else:
+                    self._chunk(batch, record.path, Prepared(source))
+        store.delete(batch.deletes)
+        store.replace(batch.chunks, batch.records, batch.search_texts)
+        now = time.time()
+        with self._state:
+            self._last_update = now
+            for path in (*batch.chunks, *(r.path for r in batch.records), *batch.deletes):
+                self._pending.discard(path)
+
+    def _stamp(self, previous: str | None) -> str | None:
+        """The ISO time of the last write, for meta.json."""
+        with self._state:
+            last = self._last_update
+        if last is None:
+            return previous
+        return datetime.fromtimestamp(last, timezone.utc).isoformat(timespec="seconds")
+
+    # -- vectors ---------------------------------------------------------------------------
+
+    def _fill_vectors(self, progress: Progress | None, cancel: threading.Event | None) -> None:
+        """Embed new chunks; keyword search already works, so a failure here only degrades."""
+        if self.config.embedding == "none":
+            return
+        try:
+            from .embedding import fill_vectors, make_embedder
+
+            if self._embedder is None:
+                self._embedder = make_embedder(self.config, self.index_dir)
+            if self._embedder is None:
+                return
+            self._set_embedding("embedding")
+            fill_vectors(self.store, self._embedder, progress, cancel)
+            vectors = self.store.vector_count(self._embedder.name)
+            # No vectors yet (e.g. too few chunks to train the default embedder): not "ready".
+            self._set_embedding("ready" if vectors else "idle", vectors=vectors)
+        except Exception as exc:  # model/network trouble: keep the keyword index usable
+            log.warning("embedding failed: %s", exc)
+            self._set_embedding("failed", error=str(exc))
+
+    def _set_embedding(self, state: str, *, vectors: int | None = None, error: str = "") -> None:
+        with self._state:
+            self._embedding["state"] = state
+            self._embedding["error"] = error
+            if vectors is not None:
+                self._embedding["vectors"] = vectors
+
+    # -- the write lock --------------------------------------------------------------------
+
+    @contextmanager
+    def _write_lock(self, progress: Progress | None) -> Iterator[None]:
+        """One writer per index folder, across processes (the server and a CLI run)."""
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        path = self.index_dir / "index.lock"
+        with open(path, "a+", encoding="utf-8") as handle:
+            deadline = time.monotonic() + LOCK_WAIT_SECONDS
+            told = False
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    handle.seek(0)
+                    holder = handle.read().strip() or "unknown"
+                    if time.monotonic() > deadline:
+                        raise IndexBusy(
+                            f"another codecite indexer (pid {holder}) is still writing "
+                            f"{self.index_dir}; try again when it has finished"
+                        ) from None
+                    if progress and not told:
+                        progress(0, 0, f"waiting for another indexer (pid {holder})")
+                        told = True
+                    time.sleep(0.1)
+            try:
+                handle.seek(0)
+                handle.truncate()
+                handle.write(str(os.getpid()))
+                handle.flush()
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _unchanged(record: FileRecord | None, size: int, mtime_ns: int, chunk_rows: int) -> bool:
+    """The stat shortcut: same size and mtime, and every chunk row of the file present."""
+    return (
+        record is not None
+        and record.size == size
+        and record.mtime_ns == mtime_ns
+        and record.chunk_count == chunk_rows
+    )
+
+
+def _record(rel: str, source: SourceFile, chunk_count: int) -> FileRecord:
+    from .store import FileRecord
+
+    return FileRecord(
+        path=rel,
+        revision=source.revision,
+        size=source.size,
+        mtime_ns=source.mtime_ns,
+        chunk_count=chunk_count,
+        language=language_for_path(rel) or "text",
+    )
+
+
+def _report(store: Store, started: float, totals: _Totals) -> IndexReport:
+    return IndexReport(
+        files=store.file_count(),
+        chunks=store.chunk_count(),
+        seconds=time.monotonic() - started,
+        written_files=totals.files,
+        deleted_files=totals.deleted,
+        skipped=totals.skipped,
+        written_chunks=totals.chunks,
+        cancelled=totals.cancelled,
+    )

@@ -1,0 +1,280 @@
+"""The ignore rules: which paths of a repository are never indexed, decided per path.
+
+``IgnoreRules`` is cheap enough for the watcher to call on every file-system event, and ``scan``
+uses the same object, so a scan and the watcher never disagree.
+
+Precedence of the ignore rules, strongest first:
+
+1. always skipped: ``.git``, the index folder, secret folders (``.ssh``, ``.aws`` ...) and secret
+   file names (``is_secret_path``) — even when git tracks them; nothing re-includes these;
+2. ``.codeciteignore`` at the repository root (gitignore syntax): the last pattern matching the
+   path (or one of its folders) decides, so ``!build/`` re-includes a folder that .gitignore or
+   the built-in list excludes. A negation below an excluded folder (``!build/keep.py``) works when
+   anchored (it has a ``/``): that folder is then walked and only the re-included paths come back;
+   an unanchored negation (``!*.py``) only acts in folders that are walked anyway;
+3. the built-in vendored/build folders (``VENDORED_DIRS``);
+4. ``.gitignore`` files, the deepest folder first, each anchored at its own folder, then
+   ``.git/info/exclude``. As in git, nothing inside an excluded folder comes back.
+
+Not read: the user's global git excludes, .gitignore files above the repository folder, and git's
+index (a file git tracks although .gitignore matches it is excluded; no git process is started).
+Symlinked files are followed when they resolve inside the repository (to a file that is neither
+ignored nor secret); symlinked folders are never followed — their target is scanned where it
+lives, so nothing is indexed twice and a loop cannot hang the walk.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from enum import Enum
+from pathlib import Path
+
+import pathspec
+
+from .secrets import SECRET_DIRS, is_secret_path
+
+log = logging.getLogger(__name__)
+
+# Third-party or build output: never the code the user asks about, and often huge. Any folder
+# holding a pyvenv.cfg (a virtualenv, whatever its name) is skipped too.
+VENDORED_DIRS = frozenset(
+    {
+        "node_modules", "bower_components", "jspm_packages", "vendor", "site-packages",
+        "dist", "build", "_build", "target", "out-tsc", ".venv", "__pycache__",
+        ".tox", ".nox", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
+        ".cache", ".gradle", ".idea", ".next", ".nuxt", ".svelte-kit", ".parcel-cache",
+        ".turbo", ".terraform", ".dart_tool", ".angular", ".bundle", ".direnv", ".serverless",
+        "htmlcov", "coverage", "Pods", ".hg", ".svn", ".codecite",
+    }
+)  # fmt: skip
+
+_EXCLUDE_FILE = ".git/info/exclude"
+
+
+class _Dir(Enum):
+    INCLUDED = "included"
+    HIDDEN = "hidden"  # excluded, but walked: .codeciteignore may re-include something below
+    PRUNED = "pruned"
+
+
+def _compile(lines: list[str], source: str) -> pathspec.GitIgnoreSpec | None:
+    """A spec from gitignore lines; a malformed line is dropped (and logged), never fatal."""
+    kept = []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except (ValueError, TypeError) as exc:
+            log.warning("%s: ignoring invalid pattern %r (%s)", source, line, exc)
+            continue
+        kept.append(line)
+    spec = pathspec.GitIgnoreSpec.from_lines(kept)
+    return spec if any(p.include is not None for p in spec.patterns) else None
+
+
+def _read_lines(path: str) -> list[str] | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read().splitlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        log.warning("cannot read ignore file %s: %s", path, exc)
+        return None
+
+
+def _anchored_negation_prefixes(lines: list[str]) -> tuple[str, ...]:
+    """Literal folder prefixes of anchored ``!`` patterns: ``!build/gen/*.py`` -> ``build/gen/``."""
+    prefixes = []
+    for raw in lines:
+        line = raw.strip()
+        if not line.startswith("!") or "/" not in line[1:].rstrip("/"):
+            continue
+        body = line[1:].lstrip("/")
+        literal = re.split(r"[*?\[\\]", body, maxsplit=1)[0]
+        prefixes.append(literal[: literal.rfind("/") + 1])
+    return tuple(prefixes)
+
+
+def _git_dir(root: str) -> str | None:
+    """The repository's git folder: ``.git``, or where a worktree/submodule ``.git`` file points."""
+    dot_git = os.path.join(root, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    lines = _read_lines(dot_git)
+    if not lines or not lines[0].startswith("gitdir:"):
+        return None
+    git_dir = os.path.join(root, lines[0][len("gitdir:") :].strip())
+    common = _read_lines(os.path.join(git_dir, "commondir"))  # worktrees share info/exclude
+    return os.path.join(git_dir, common[0].strip()) if common else git_dir
+
+
+class IgnoreRules:
+    """Path-only exclusion decisions (no content is read), shared by ``scan`` and the watcher.
+
+    Nested .gitignore files are read lazily, once per folder; folder verdicts are cached, so a
+    per-event check costs a few dictionary look-ups. Thread-safe.
+    """
+
+    def __init__(
+        self,
+        root: str,
+        codecite: pathspec.GitIgnoreSpec | None,
+        reinclude_prefixes: tuple[str, ...],
+        exclude: pathspec.GitIgnoreSpec | None,
+        index_rel: str | None,
+    ) -> None:
+        self.root = root
+        self._codecite = codecite
+        self._reinclude_prefixes = reinclude_prefixes
+        self._exclude = exclude
+        self._index_rel = index_rel
+        self._gitignores: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._dirs: dict[str, _Dir] = {}
+        self._lock = threading.RLock()
+
+    @classmethod
+    def load(cls, repo: Path, *, index_dir: Path | None = None) -> IgnoreRules:
+        root = os.path.realpath(repo)
+        codecite_lines = _read_lines(os.path.join(root, ".codeciteignore")) or []
+        git_dir = _git_dir(root)
+        exclude_lines = (
+            _read_lines(os.path.join(git_dir, "info", "exclude")) if git_dir else None
+        ) or []
+        index_rel = None
+        if index_dir is not None:
+            index_rel = relative_inside(root, os.path.realpath(index_dir))
+        return cls(
+            root,
+            _compile(codecite_lines, ".codeciteignore"),
+            _anchored_negation_prefixes(codecite_lines),
+            _compile(exclude_lines, _EXCLUDE_FILE),
+            index_rel or None,
+        )
+
+    def is_ignored(self, rel_path: str, is_dir: bool = False) -> bool:
+        return self.why_ignored(rel_path, is_dir) is not None
+
+    def why_ignored(self, rel_path: str, is_dir: bool = False) -> str | None:
+        """None if the path is indexed; "secret" or "ignored" otherwise (scan reports secrets)."""
+        rel = rel_path.strip("/")
+        if rel.startswith("./"):
+            rel = rel[2:]
+        if not rel or rel == ".":
+            return None
+        with self._lock:
+            parent = self._dir_state(rel.rpartition("/")[0])
+            if parent is _Dir.PRUNED:
+                return "ignored"
+            name = rel.rpartition("/")[2]
+            if name == ".git" or rel == self._index_rel:
+                return "ignored"
+            if is_dir and name.lower() in SECRET_DIRS:
+                return "secret"
+            if is_dir:
+                return None if self._dir_state(rel) is _Dir.INCLUDED else "ignored"
+            if self._excluded(rel, False, parent is _Dir.HIDDEN):
+                return "ignored"
+            return "secret" if is_secret_path(rel) else None
+
+    def walks(self, rel_dir: str) -> bool:
+        """Whether a scan enters the folder: not ignored, or .codeciteignore re-includes below."""
+        with self._lock:
+            return self._dir_state(rel_dir.strip("/")) is not _Dir.PRUNED
+
+    def refresh(self, rel_path: str) -> bool:
+        """Take a changed path into account if it changes the rules; True if it did.
+
+        Ignore files are re-read; a ``pyvenv.cfg`` (a new virtualenv) re-judges its folder.
+        """
+        rel = rel_path.strip("/")
+        folder, _, name = rel.rpartition("/")
+        with self._lock:
+            if rel == ".codeciteignore" or rel == _EXCLUDE_FILE:
+                fresh = IgnoreRules.load(Path(self.root))
+                self._codecite = fresh._codecite
+                self._reinclude_prefixes = fresh._reinclude_prefixes
+                self._exclude = fresh._exclude
+            elif name == ".gitignore":
+                self._gitignores.pop(folder, None)
+            elif name != "pyvenv.cfg":
+                return False
+            self._dirs.clear()
+            return True
+
+    # --- decisions (callers hold the lock) ---------------------------------------------------
+
+    def _dir_state(self, rel: str) -> _Dir:
+        if not rel:
+            return _Dir.INCLUDED
+        state = self._dirs.get(rel)
+        if state is None:
+            parent = self._dir_state(rel.rpartition("/")[0])
+            name = rel.rpartition("/")[2]
+            if (
+                parent is _Dir.PRUNED
+                or name == ".git"
+                or name.lower() in SECRET_DIRS
+                or rel == self._index_rel
+            ):
+                state = _Dir.PRUNED
+            elif not self._excluded(rel, True, parent is _Dir.HIDDEN):
+                state = _Dir.INCLUDED
+            elif self._may_reinclude_below(rel):
+                state = _Dir.HIDDEN
+            else:
+                state = _Dir.PRUNED
+            self._dirs[rel] = state
+        return state
+
+    def _excluded(self, rel: str, is_dir: bool, inside_excluded: bool) -> bool:
+        """The pattern layers' verdict for one path whose folder is walked."""
+        suffix = "/" if is_dir else ""
+        if self._codecite is not None:
+            verdict = self._codecite.check_file(rel + suffix).include
+            if verdict is not None:
+                return verdict
+        if inside_excluded:
+            return True
+        parts = rel.split("/")
+        if parts[-1].endswith(".egg-info") or (is_dir and self._is_vendored_dir(rel)):
+            return True
+        for depth in range(len(parts) - 1, -1, -1):
+            spec = self._gitignore("/".join(parts[:depth]))
+            if spec is not None:
+                verdict = spec.check_file("/".join(parts[depth:]) + suffix).include
+                if verdict is not None:
+                    return verdict
+        if self._exclude is not None:
+            return bool(self._exclude.check_file(rel + suffix).include)
+        return False
+
+    def _is_vendored_dir(self, rel_dir: str) -> bool:
+        # A virtualenv is known by its pyvenv.cfg, not its name: the stdlib has a "venv" package.
+        name = rel_dir.rpartition("/")[2]
+        return name in VENDORED_DIRS or os.path.isfile(
+            os.path.join(self.root, rel_dir, "pyvenv.cfg")
+        )
+
+    def _may_reinclude_below(self, rel_dir: str) -> bool:
+        folder = rel_dir + "/"
+        return any(p.startswith(folder) or folder.startswith(p) for p in self._reinclude_prefixes)
+
+    def _gitignore(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        if rel_dir not in self._gitignores:
+            path = os.path.join(self.root, rel_dir, ".gitignore")
+            lines = _read_lines(path)
+            self._gitignores[rel_dir] = _compile(lines, path) if lines else None
+        return self._gitignores[rel_dir]
+
+
+def relative_inside(root: str, real: str) -> str | None:
+    """``real`` relative to ``root`` with "/" separators, or None when it lies outside."""
+    if real == root:
+        return ""
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if not real.startswith(prefix):
+        return None
+    return real[len(prefix) :].replace(os.sep, "/")

@@ -1,0 +1,149 @@
+"""What must never be indexed or sent to a model: secret paths by name, credentials by content.
+
+A file holding a private key or a high-confidence credential (``find_credential``: AWS, GitHub,
+Slack, Stripe, OpenAI, Anthropic, Google formats) is skipped whole, never redacted, so every chunk
+stays equal to the file's lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Folders whose every file holds credentials.
+SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker"})
+
+_SECRET_NAMES = frozenset(
+    {
+        "credentials", ".npmrc", ".pypirc", ".netrc", "_netrc", ".htpasswd", ".pgpass",
+        ".git-credentials", ".dockercfg", ".s3cfg", ".boto", ".vault-token",
+    }
+)  # fmt: skip
+_SECRET_SUFFIXES = (
+    ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx", ".tfstate",
+    ".tfstate.backup", ".tfvars", ".credentials", ".env",
+)  # fmt: skip
+_KEY_FILE_PREFIXES = ("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
+# Data formats a secret is stored in; "secrets.py" (stdlib) or "secret_manager.ts" are code.
+_DATA_SUFFIXES = (
+    ".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".xml", ".properties", ".txt",
+)  # fmt: skip
+
+# A whole private key, not a parser's constant: the BEGIN line followed by base64 key material
+# (through real newlines or "\n" escapes inside a string literal, after optional PEM headers).
+PRIVATE_KEY_RE = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:\s|\\[nr])+(?:[\w-]+: [^\n\\]*(?:\s|\\[nr])+)*[A-Za-z0-9+/]{16,}"
+)
+
+# Credentials in formats precise enough that ordinary code never matches them: a file holding
+# one is skipped whole (never redacted: chunk text must equal the file's lines for citations to
+# verify). A cold index reads every file, so each group of formats has cheap hints first: a
+# pattern with a literal prefix is searched fast (sre skips to the prefix), and most files hold
+# none of these, so the format patterns run on few files.
+# Anthropic precedes OpenAI: "sk-ant-..." also fits the OpenAI shape.
+_CREDENTIAL_GROUPS = tuple(
+    (
+        tuple(re.compile(hint) for hint in hints),
+        tuple((kind, re.compile(pattern)) for kind, pattern in formats),
+    )
+    for hints, formats in (
+        (
+            ("A(?:KIA|SIA|Iza)",),
+            (
+                ("AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+                ("Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
+            ),
+        ),
+        (
+            ("ecret", "ECRET"),
+            (
+                (
+                    "AWS secret access key",
+                    r"(?i:aws_?secret_?(?:access_?)?key)[\"']?\s*(?::|=>?)\s*[\"']?"
+                    r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+                ),
+            ),
+        ),
+        (
+            ("g(?:h[pousr]_|ithub_pat_)",),
+            (("GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{60,}"),),
+        ),
+        (("xox",), (("Slack token", r"\bxox[abposr]-[0-9A-Za-z-]{10,}"),)),
+        (("k_live_",), (("Stripe live key", r"\b[sr]k_live_[0-9A-Za-z]{20,}"),)),
+        (
+            ("sk-",),
+            (
+                ("Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{40,}"),
+                ("OpenAI API key", r"\bsk-(?:proj-)?[A-Za-z0-9_-]{40,}"),
+            ),
+        ),
+    )
+)
+# A documented example (AWS's AKIAIOSFODNN7EXAMPLE) or a filler such as "ghp_xxxx...xxxx" is
+# not a credential; a random token of these lengths has far more distinct characters.
+_PLACEHOLDER_WORD = "EXAMPLE"
+_PLACEHOLDER_MAX_DISTINCT = 9
+
+
+@dataclass(frozen=True)
+class Credential:
+    kind: str  # e.g. "AWS access key id"
+    line: int  # 1-based
+
+    @property
+    def reason(self) -> str:
+        return f"contains a credential ({self.kind}) at line {self.line}; never indexed"
+
+
+def find_credential(text: str) -> Credential | None:
+    """The first high-confidence credential in ``text`` (placeholders aside), or None."""
+    found = [
+        (match.start(), kind)
+        for hints, formats in _CREDENTIAL_GROUPS
+        if any(hint.search(text) for hint in hints)
+        for kind, pattern in formats
+        if (match := _first_real(pattern, text)) is not None
+    ]
+    if not found:
+        return None
+    offset, kind = min(found, key=lambda item: item[0])  # on a tie, the format listed first
+    return Credential(kind, text.count("\n", 0, offset) + 1)
+
+
+def _first_real(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    for match in pattern.finditer(text):
+        token = match.groupdict().get("value") or match.group()  # a value, not its name
+        if _PLACEHOLDER_WORD not in token.upper() and len(set(token)) > _PLACEHOLDER_MAX_DISTINCT:
+            return match
+    return None
+
+
+REASON_SECRET_NAME = "secret file (name matches a credentials pattern); never indexed"
+REASON_SECRET_DIR = "secret folder (holds credentials); never indexed"
+REASON_PRIVATE_KEY = "contains a private key (PEM block); never indexed"
+
+
+def is_secret_path(rel_path: str) -> bool:
+    """True for paths that hold credentials by name.
+
+    Every ``.env`` variant is a secret, ``.env.example`` included: templates are often filled in
+    by mistake, and a missing example costs the user nothing.
+    """
+    parts = rel_path.lower().split("/")
+    if any(part in SECRET_DIRS for part in parts[:-1]):
+        return True
+    name = parts[-1]
+    if name in _SECRET_NAMES or name.startswith(".env") or name.startswith(_KEY_FILE_PREFIXES):
+        return True
+    if name.endswith(_SECRET_SUFFIXES):
+        return True
+    if name.endswith(_DATA_SUFFIXES):
+        stem = name.rsplit(".", 1)[0]
+        return (
+            "secret" in stem
+            or stem == "credentials"
+            or "service-account" in stem
+            or "service_account" in stem
+        )
+    return False

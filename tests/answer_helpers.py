@@ -1,0 +1,122 @@
+"""Helpers for the answering tests: a copy of the sample repository, its index, and model replies
+written in the model's JSON shape (test_pipeline, test_history, test_trace, test_ask_cli).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_helpers import FIXTURE as SAMPLE
+
+from codecite_lsp.answer import llm
+from codecite_lsp.answer.pipeline import Answerer
+from codecite_lsp.answer.prompt import Source, sources_from_results
+from codecite_lsp.answer.trace import TraceLog
+from codecite_lsp.core.config import Config
+
+MODEL = "openai/gpt-4o-mini"  # litellm knows it supports JSON-schema output
+QUESTION = "How are API keys rotated?"
+
+
+def copy_sample(dest: Path) -> Path:
+    repo = dest / "repo"
+    shutil.copytree(SAMPLE, repo)
+    (repo / "debug.log").write_text("OPENAI_API_KEY=sk-never-index-me\n")  # git-ignored
+    return repo
+
+
+def index_repo(repo: Path, index_dir: Path, **settings: Any) -> Config:
+    from codecite_lsp.index.indexer import Indexer
+
+    config = Config(index_dir=str(index_dir), **settings)
+    Indexer(repo, config).run()
+    return config
+
+
+def sources_for(answerer: Answerer, question: str) -> list[Source]:
+    """The sources the pipeline shows the model for ``question`` (retrieval is deterministic)."""
+    return sources_from_results(answerer.retriever.retrieve(question).selected)
+
+
+def cite(sources: list[Source], path: str, needle: str, shift: int = 0) -> dict[str, Any]:
+    """A citation in the model's shape quoting the line of ``path`` that holds ``needle``."""
+    for source in sources:
+        lines = source.text.split("\n")
+        for offset, line in enumerate(lines):
+            if source.path == path and needle in line:
+                number = source.start_line + offset + shift
+                return {
+                    "source": source.label,
+                    "start_line": number,
+                    "end_line": number,
+                    "quote": line.strip(),
+                }
+    raise AssertionError(f"{needle!r} of {path} was not retrieved: {[s.path for s in sources]}")
+
+
+def reply(*spans: dict[str, Any]) -> str:
+    return json.dumps({"spans": list(spans), "refuse": None})
+
+
+def claim(text: str, *citations: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "claim", "text": text, "citations": list(citations)}
+
+
+class LitellmCalls:
+    """Every request litellm was asked to make (a litellm callback: counts mocked calls too)."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+
+@pytest.fixture
+def litellm_calls() -> Iterator[LitellmCalls]:
+    from litellm.integrations.custom_logger import CustomLogger
+
+    litellm = llm._litellm()
+    seen = LitellmCalls()
+
+    class Recorder(CustomLogger):  # type: ignore[misc]
+        def log_pre_api_call(self, model: str, messages: Any, kwargs: dict[str, Any]) -> None:
+            seen.calls.append({"model": model, "messages": messages, "kwargs": kwargs})
+
+    recorder = Recorder()
+    litellm.callbacks.append(recorder)
+    yield seen
+    litellm.callbacks.remove(recorder)
+
+
+def last_trace(config: Config, repo: Path, trace_id: str) -> dict[str, Any]:
+    records = TraceLog(config.resolved_index_dir(repo)).records()
+    return next(r for r in records if r["trace_id"] == trace_id)
+
+
+# -- fixtures ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Config]:
+    base = tmp_path_factory.mktemp("answering")
+    repo = copy_sample(base)
+    config = index_repo(repo, base / "index")
+    return repo, config
+
+
+def mocked(indexed: tuple[Path, Config], *replies: str, **settings: Any) -> Answerer:
+    repo, config = indexed
+    settings = {"model_retries": 1, **settings}
+    model_config = Config(index_dir=config.index_dir, model=MODEL, **settings)
+    return Answerer(repo, model_config, replies=llm.MockReplies(list(replies)))
+
+
+@pytest.fixture
+def sources(indexed: tuple[Path, Config]) -> list[Source]:
+    return sources_for(Answerer(*indexed), QUESTION)

@@ -1,0 +1,59 @@
+"""Configuration layers: pyproject < .codecite.toml < environment < explicit settings."""
+
+from pathlib import Path
+
+import pytest
+
+from codecite_lsp.core.config import Config, ConfigError, load_config, load_config_lenient
+
+
+def test_defaults_match_the_contract(tmp_path: Path) -> None:
+    config = load_config(tmp_path, environ={})
+    assert config.model == "extractive"
+    assert config.embedding == "default"
+    assert config.resolved_index_dir(tmp_path) == tmp_path / ".codecite"
+
+
+def test_layers_override_in_order(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.codecite]\nmodel = "openai/gpt-4o-mini"\nchunk_budget = 900\nembedding = "none"\n'
+    )
+    (tmp_path / ".codecite.toml").write_text("chunk_budget = 1200\n")
+    config = load_config(
+        tmp_path, overrides={"embedding": "default"}, environ={"CODECITE_HOVER": "false"}
+    )
+    assert config.model == "openai/gpt-4o-mini"  # only pyproject sets it
+    assert config.chunk_budget == 1200  # .codecite.toml beats pyproject
+    assert config.hover is False  # from the environment
+    assert config.embedding == "default"  # explicit settings beat files
+
+
+def test_relative_index_dir_is_under_the_repo(tmp_path: Path) -> None:
+    config = load_config(tmp_path, overrides={"index_dir": "idx"}, environ={})
+    assert config.resolved_index_dir(tmp_path) == tmp_path / "idx"
+
+
+def test_strict_loading_names_every_bad_value(tmp_path: Path) -> None:
+    (tmp_path / ".codecite.toml").write_text('chunk_budget = "big"\ncolour = "blue"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path, environ={"CODECITE_MODEL_TIMEOUT": "soon"})
+    text = str(caught.value)
+    assert "chunk_budget" in text and "'colour'" in text and "model_timeout" in text
+
+
+def test_lenient_loading_keeps_defaults_for_bad_values(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("this is [not toml")
+    config, problems = load_config_lenient(
+        tmp_path, overrides={"chunk_budget": -5, "hover": "maybe", "model": "m"}, environ={}
+    )
+    assert config.chunk_budget == Config().chunk_budget
+    assert config.hover is True
+    assert config.model == "m"
+    assert len(problems) == 3
+
+
+def test_api_key_env_takes_a_variable_name_not_a_key(tmp_path: Path) -> None:
+    config = load_config(tmp_path, overrides={"api_key_env": "MY_TEAM_OPENAI_KEY"}, environ={})
+    assert config.api_key_env == "MY_TEAM_OPENAI_KEY"
+    with pytest.raises(ConfigError, match="api_key_env"):
+        load_config(tmp_path, overrides={"api_key_env": "sk-live abc"}, environ={})

@@ -1,0 +1,27 @@
+"""The shared word model: what counts as a term of a question or of code."""
+
+from codecite_lsp.core.terms import says, stem, word_parts
+
+
+def test_identifiers_split_in_both_styles_and_questions_lose_their_scaffolding() -> None:
+    assert word_parts("How are API keys rotated? rotate_key keyId") == [
+        "api", "key", "rotat", "rotat", "key", "key", "id",
+    ]  # fmt: skip
+    assert word_parts("rotateKey HTTPServer2 x") == ["rotat", "key", "http", "server"]
+    assert word_parts("what is the function of this class and file") == []
+
+
+def test_inflections_meet_at_one_stem() -> None:
+    assert {stem(w) for w in ["rotate", "rotated", "rotation", "rotates"]} == {"rotat"}
+    assert stem("class") == stem("classes") == "class"
+    assert stem("boxes") == "box"
+    assert stem("sss") == "sss"  # too short to strip
+
+
+def test_a_compound_says_the_word_it_starts_with_but_another_word_does_not() -> None:
+    # "times"/"timed" stem to "tim"; the code says "timeout" (TimeoutError, wait_for(timeout=)).
+    assert says("timeout", stem("times")) and says("timeout", stem("timed"))
+    assert says("key", "key")
+    assert not says("timer", stem("times"))  # an inflection stem missed, not a compound
+    assert not says("tim", "timeout")  # the other way round: the question asked for more
+    assert not says("at", "a")  # too short to be a compound's head
