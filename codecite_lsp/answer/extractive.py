@@ -398,6 +398,18 @@ def answer(question: str, sources: list[Source]) -> str:
     return _reply("These lines of the indexed code best match the question:", claims)
 
 
+def missing_terms(question: str, sources: list[Source]) -> list[str]:
+    """The question's words (as typed) that no line of the sources says: the offline answerer
+    cannot quote what is not there."""
+    said = {word for source in sources for word in word_parts(source.text)}
+    missing = []
+    for word in dict.fromkeys(IDENTIFIER.findall(question)):
+        parts = word_parts(word)
+        if parts and not any(says(have, part) for part in parts for have in said):
+            missing.append(word)
+    return missing
+
+
 def _echoes(window: _Window, question: str) -> bool:
     """Lines that repeat the question itself (a README example, a test's list of questions)
     match it best and answer nothing."""
@@ -484,4 +496,4 @@ def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> 
             break
         owner = _owner(run.owners[at].symbol, None)
         claims.append(_claim(f"Used in {run.path}{owner}:", run, at, at))
-    return _reply(f"`{symbol}`, quoted from the indexed code:", claims)
+    return _reply("Quoted from the indexed code:", claims)

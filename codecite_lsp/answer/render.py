@@ -8,17 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..core.answers import Answered, Citation, ClaimSpan, Refused, RetrievedRef
-
-REASONS = {
-    "no_span_in_retrieval": "Nothing in the indexed code answers this question.",
-    "unverified_citation": (
-        "The model's answer cited lines that could not be verified, so it was withheld."
-    ),
-    "ambiguous": "The question matches several unrelated places; please make it more specific.",
-    "stale_index": "The index is out of date for the files involved; re-index and ask again.",
-    "model_error": "The model gave no usable answer.",
-}
+from ..core.answers import Answered, Citation, ClaimSpan, GapSpan, Refused, RetrievedRef
+from .wording import REASONS
 
 _TOP_RETRIEVED = 5
 
@@ -74,6 +65,9 @@ def answer_to_markdown(answer: Answered | Refused, link: Callable[[Citation], st
         return "\n\n".join(parts)
     parts = []
     for span in answer.spans:
+        if isinstance(span, GapSpan):
+            parts.append(f"_{span.text}_")  # set apart: a statement about the sources
+            continue
         if not isinstance(span, ClaimSpan):
             parts.append(span.text)
             continue

@@ -81,8 +81,16 @@ def test_retry_that_fixes_the_answer_sends_the_failures_back(
 
     assert isinstance(answer, Answered), answer
     assert len(litellm_calls) == 2
-    retry_prompt = litellm_calls.calls[1]["messages"][-1]["content"]
-    assert "rejected" in retry_prompt and "does not occur verbatim" in retry_prompt
+    first, retry = litellm_calls.calls[0]["messages"], litellm_calls.calls[1]["messages"]
+    # A conversation: the first request, the rejected reply as the model's turn, then feedback.
+    assert retry[:2] == first
+    assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
+    assert retry[2]["content"] == reply(claim("Retired.", bad))
+    feedback = retry[3]["content"]
+    assert "'the old key is deleted'" in feedback and "does not occur verbatim" in feedback
+    # ...with the lines it pointed at as they really are, and "one JSON object only".
+    assert f"{good['start_line']} |     old.retired_at = now" in feedback
+    assert "one JSON object only" in feedback
     record = last_trace(answerer.config, indexed[0], answer.trace_id)
     assert (record["retries"], record["model_calls"]) == (1, 2)
 
@@ -133,7 +141,12 @@ def test_unknown_label_is_refused_after_one_retry(
     answerer = mocked(indexed, reply(claim("Retired.", bogus)))
     answer = _refused(answerer.ask(QUESTION), "unverified_citation")
 
-    assert "S9" in answer.detail
+    # The user is told in plain words, without the request's labels (S9 means nothing to them).
+    assert answer.detail == (
+        "the answer failed verification after a retry: "
+        "a citation named a source that was not retrieved"
+    )
+    assert "S9" not in answer.detail
     assert answer.retrieved and answer.retrieved[0].path
     assert len(litellm_calls) == 2  # the answer and one stricter retry, no more
     record = last_trace(answerer.config, indexed[0], answer.trace_id)
@@ -165,11 +178,81 @@ def test_unverifiable_answers_are_refused(
     assert answer.detail.startswith("the answer failed verification after a retry")
 
 
+SQLITE = "Click stores every parameter source in a SQLite file under ~/.click."
+
+
+def test_prose_stating_a_fact_is_never_shown(
+    indexed: tuple[Path, Config], sources: list[Source], litellm_calls: LitellmCalls
+) -> None:
+    from codecite_lsp.answer.render import answer_to_markdown, answer_to_text
+
+    good = claim(
+        "The old key is retired.", cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    )
+    answerer = mocked(indexed, reply({"kind": "prose", "text": SQLITE}, good))
+    answer = answerer.ask(QUESTION)
+
+    assert isinstance(answer, Answered), answer
+    assert len(litellm_calls) == 2  # the prose was sent back once as an uncited claim
+    assert (
+        "'Click stores every parameter source" in litellm_calls.calls[1]["messages"][3]["content"]
+    )
+    shown = answer.model_dump_json() + answer_to_text(answer) + answer_to_markdown(answer, str)
+    assert "SQLite" not in shown and "click" not in shown
+    assert [span.kind for span in answer.spans] == ["claim"]
+    assert answer.note == "1 statement could not be verified against the code and was removed."
+
+
+def test_one_failing_claim_of_twelve_is_removed_and_said(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    good = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    claims = [claim(f"Verified statement {n}.", good) for n in range(11)]
+    claims.insert(4, claim("Keys are stored in Vault.", {**good, "quote": "vault.store(key)"}))
+    answerer = mocked(indexed, reply(*claims))
+    answer = answerer.ask(QUESTION)
+
+    assert isinstance(answer, Answered), answer
+    assert [span.text for span in answer.spans] == [f"Verified statement {n}." for n in range(11)]
+    assert "Vault" not in answer.model_dump_json()
+    assert answer.note == "1 statement could not be verified against the code and was removed."
+    record = last_trace(answerer.config, indexed[0], answer.trace_id)
+    assert [a["removed"] for a in record["attempts"]] == [1, 1]
+
+
+def test_an_answer_that_loses_most_of_its_claims_is_refused_in_plain_words(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    good = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    bad = {**good, "quote": "keys.delete(old)"}
+    answer = mocked(
+        indexed, reply(claim("One.", good), claim("Two.", bad), claim("Three.", bad))
+    ).ask(QUESTION)
+
+    answer = _refused(answer, "unverified_citation")
+    where = f"keyvault/keys.py:{good['start_line']}-{good['end_line']}"
+    assert answer.detail == (
+        "2 of 3 statements in the answer could not be verified, too many to show the rest: "
+        f"{where}: the quoted text is not in the file"
+    )
+
+
+def test_a_good_first_reply_part_survives_a_failed_retry(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    good = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    bad = {**good, "quote": "keys.delete(old)"}
+    first = reply(claim("One.", good), claim("Two.", good), claim("Three.", bad))
+    answer = mocked(indexed, first, "litellm.BadRequestError").ask(QUESTION)
+    assert isinstance(answer, Answered), answer
+    assert [span.text for span in answer.spans] == ["One.", "Two."]
+
+
 def test_malformed_json_is_a_model_error(
     indexed: tuple[Path, Config], litellm_calls: LitellmCalls
 ) -> None:
     answer = _refused(mocked(indexed, "Sure! Keys rotate monthly.").ask(QUESTION), "model_error")
-    assert "not JSON" in answer.detail
+    assert answer.detail == "the model's reply was not in the expected form, even after a retry"
     assert len(litellm_calls) == 2
 
 
@@ -303,6 +386,29 @@ def test_structured_output_only_where_litellm_supports_it(litellm_calls: Litellm
     formats = [c["kwargs"].get("response_format") for c in litellm_calls.calls]
     assert formats[0]["json_schema"]["strict"] is True
     assert formats[1] is None
+
+
+def test_tool_calling_where_litellm_supports_it_but_not_json_schema(
+    litellm_calls: LitellmCalls,
+) -> None:
+    litellm = llm._litellm()
+    model = "azure/gpt-35-turbo"
+    assert litellm.supports_function_calling(model=model)
+    assert not litellm.supports_response_schema(model=model)
+    schema = {"type": "object", "properties": {}, "additionalProperties": False}
+    messages = [{"role": "user", "content": "reply in JSON"}]
+    got = llm.complete(
+        messages, model, timeout=5, retries=0, schema=schema, mock_response='{"spans": []}'
+    )
+    assert got.mode == "tool_call"
+    sent = litellm_calls.calls[0]["kwargs"]
+    assert sent["tools"][0]["function"]["parameters"] == schema
+    assert sent["tool_choice"]["function"]["name"] == sent["tools"][0]["function"]["name"]
+    # The reply is the forced call's arguments when the provider answers with one.
+    call = {"id": "1", "type": "function", "function": {"name": "cited_answer", "arguments": "{}"}}
+    message = litellm.Message(content=None, tool_calls=[call])
+    assert llm._reply_text(message) == "{}"
+    assert llm._reply_text(litellm.Message(content='{"spans": []}')) == '{"spans": []}'
 
 
 # -- rendering ---------------------------------------------------------------------------------
