@@ -1,4 +1,4 @@
-"""Command line: ``codecite index|search|ask|stats|serve`` (shapes fixed in shared/contracts.md).
+"""Command line: ``codecite index|search|ask|eval|stats|serve`` (shapes: shared/contracts.md).
 
 Heavy modules (lancedb, litellm) are imported inside the commands that need them, so
 ``codecite --help`` and ``codecite serve``'s initialize stay fast.
@@ -50,6 +50,12 @@ def _build_parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--model", default=None, help="a litellm model string, or 'extractive'")
     ask.add_argument("--json", action="store_true")
+
+    evaluate = sub.add_parser(
+        "eval", help="replay recorded model replies through the gate (a release gate for CI)"
+    )
+    evaluate.add_argument("corpus", help="a replay corpus (e.g. tests/fixtures/replay/corpus.json)")
+    evaluate.add_argument("--json", action="store_true")
 
     sub.add_parser("stats", parents=[common], help="summarise the request trace log")
     serve = sub.add_parser("serve", parents=[common], help="the language server on stdio")
@@ -170,6 +176,25 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
     return 0
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    """Exit 0 only when no unverified statement is shown, every outcome is as expected and at
+    most 2% of valid replies are refused."""
+    from .answer.replay import report_lines, run
+
+    path = Path(args.corpus)
+    try:
+        corpus = json.loads(path.read_text(encoding="utf-8"))
+        report = run(corpus)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"codecite: cannot replay {path}: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({**report.summary(), "passed": report.passed}, indent=2))
+    else:
+        print("\n".join(report_lines(report, str(path))))
+    return 0 if report.passed else 1
+
+
 def _cmd_stats(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .answer.trace import summarise
 
@@ -197,6 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("RUST_LOG", "error")  # silences lancedb's deprecation chatter
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
     args = _build_parser().parse_args(argv)
+    if args.command == "eval":  # no repository involved
+        return _cmd_eval(args)
     repo = Path(args.repo).resolve()
     if not repo.is_dir():
         print(f"codecite: repository folder not found: {repo}", file=sys.stderr)
