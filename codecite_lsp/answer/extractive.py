@@ -30,6 +30,7 @@ from typing import Any
 from ..core.terms import IDENTIFIER, is_test_path, says, word_parts
 from .citations import declared_lines
 from .prompt import Source
+from .statements import MAX_WIDEN, cannot_answer, missing_words, whole_code, whole_sentences
 
 _MODIFIERS = (
     r"(?:(?:export|default|public|private|protected|static|async|abstract|pub|override)\s+)*"
@@ -320,6 +321,49 @@ def _to_sentence_end(window: _Window) -> _Window:
     return replace(window, last=last)
 
 
+def _whole(window: _Window) -> _Window | None:
+    """The window widened to whole statements and sentences; None for a fragment or a bare
+    heading."""
+    run = window.run
+    code = ["" if doc else line for line, doc in zip(run.lines, run.is_doc, strict=True)]
+    span = whole_code(code, window.first, window.last)
+    if span is not None and (run.is_doc[span[0]] or run.is_doc[span[1]]):
+        span = whole_sentences(run.lines, run.is_doc, *span)
+    if span is None or span[1] - span[0] >= _MAX_WINDOW + MAX_WIDEN:
+        return None
+    if _IMPORT.match(run.lines[span[0]]):
+        return None  # an import names a thing; the quote worth showing is where it is used
+    first, last = span
+    if run.path.lower().endswith(_PROSE_SUFFIXES) and all(
+        not line.strip() or _HEADING.match(line) for line in run.lines[first : last + 1]
+    ):
+        return None
+    return replace(window, first=first, last=last)
+
+
+def _definitions_first(windows: list[_Window]) -> list[_Window]:
+    """A window defining a name another window uses is quoted before it; otherwise the order
+    stays (best first)."""
+
+    def defined(window: _Window) -> set[str]:
+        lines = window.run.lines[window.first : window.last + 1]
+        return {name for line in lines if (name := _defined_name(line))}
+
+    def text(window: _Window) -> str:
+        return "\n".join(window.run.lines[window.first : window.last + 1])
+
+    def used_elsewhere(window: _Window) -> bool:
+        names = defined(window)
+        return any(
+            re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text(other))
+            for other in windows
+            if other is not window
+            for name in names
+        )
+
+    return sorted(windows, key=lambda window: not used_elsewhere(window))
+
+
 def _pick(windows: list[_Window]) -> list[_Window]:
     """The best non-overlapping windows: at most 2 per run, 4 in all, none far below the best."""
     # Ties go to the source retrieval ranked higher (sources come best first), then earlier lines.
@@ -328,7 +372,9 @@ def _pick(windows: list[_Window]) -> list[_Window]:
     for best in ordered:
         if len(picked) == _MAX_CLAIMS or best.score < 0.35 * ordered[0].score:
             break
-        window = _to_sentence_end(best)
+        window = _whole(_to_sentence_end(best))
+        if window is None:
+            continue  # a fragment that cannot be widened to a whole statement says nothing
         same = [p for p in picked if p.run is window.run]
         if len(same) >= _PER_RUN:
             continue
@@ -373,7 +419,7 @@ def answer(question: str, sources: list[Source]) -> str:
     """Reply (model JSON shape) quoting the lines that best match the question, or a refusal."""
     query = frozenset(word_parts(question))
     runs = _runs(sources)
-    if not query or not runs:
+    if not query or not runs or cannot_answer(*_missing(question, sources)):
         return _reply("", [])
     said = {id(run): [_said(words, query) for words in run.line_terms] for run in runs}
     documents = [
@@ -394,20 +440,21 @@ def answer(question: str, sources: list[Source]) -> str:
         for window in _windows(run, said[id(run)], asked)
         if window.coverage >= _COVERAGE_FLOOR and not _echoes(window, question)
     ]
-    claims = [_claim(_claim_text(w, query), w.run, w.first, w.last) for w in _pick(windows)]
+    picked = _definitions_first(_pick(windows))
+    claims = [_claim(_claim_text(w, query), w.run, w.first, w.last) for w in picked]
     return _reply("These lines of the indexed code best match the question:", claims)
 
 
 def missing_terms(question: str, sources: list[Source]) -> list[str]:
-    """The question's words (as typed) that no line of the sources says: the offline answerer
-    cannot quote what is not there."""
+    """The question's words (as typed) that the sources never say: the offline answerer cannot
+    quote what is not there."""
+    return _missing(question, sources)[0]
+
+
+def _missing(question: str, sources: list[Source]) -> tuple[list[str], int]:
     said = {word for source in sources for word in word_parts(source.text)}
-    missing = []
-    for word in dict.fromkeys(IDENTIFIER.findall(question)):
-        parts = word_parts(word)
-        if parts and not any(says(have, part) for part in parts for have in said):
-            missing.append(word)
-    return missing
+    text = "\n".join(source.text for source in sources).lower()
+    return missing_words(question, said, text)
 
 
 def _echoes(window: _Window, question: str) -> bool:

@@ -71,6 +71,25 @@ def test_extractive_mode_answers_without_litellm(
     assert len(litellm_calls) == 0
 
 
+@pytest.mark.parametrize(
+    "question,missing",
+    [
+        ("How are OAuth refresh tokens stored?", "'OAuth', 'refresh'"),
+        ("How does the client log in with OAuth?", "'OAuth'"),
+    ],
+)
+def test_offline_refusals_say_what_happened(
+    indexed: tuple[Path, Config], litellm_calls: LitellmCalls, question: str, missing: str
+) -> None:
+    # The sample repository has tokens and a client, but no OAuth: nothing to quote.
+    answer = _refused(Answerer(*indexed).ask(question), "no_span_in_retrieval")
+    assert answer.detail == (
+        f"the retrieved code never mentions {missing} (offline answerer: no model was asked)"
+    )
+    assert "the model found" not in answer.detail
+    assert len(litellm_calls) == 0
+
+
 def test_retry_that_fixes_the_answer_sends_the_failures_back(
     indexed: tuple[Path, Config], sources: list[Source], litellm_calls: LitellmCalls
 ) -> None:
