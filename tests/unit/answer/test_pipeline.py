@@ -57,6 +57,11 @@ def test_valid_answer_is_answered_with_content_keyed_citation(
     record = last_trace(answerer.config, repo, answer.trace_id)
     assert (record["status"], record["model_calls"], record["retries"]) == ("answered", 1, 0)
     assert [c["ok"] for c in record["attempts"][0]["checks"]] == [True]
+    # Which path the reply took: asked as a JSON schema, found as the whole text.
+    assert (record["attempts"][0]["mode"], record["attempts"][0]["envelope"]) == (
+        "json_schema",
+        "json",
+    )
     assert answerer.history.entries()[-1].answer.trace_id == answer.trace_id
 
 
