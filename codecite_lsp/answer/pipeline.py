@@ -48,6 +48,7 @@ class _Request:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     model_latency_ms: float = 0.0
+    statements_removed: int = 0
 
     def record(self, answer: Answered | Refused) -> dict[str, Any]:
         return {
@@ -59,6 +60,7 @@ class _Request:
             "retrieved": self.retrieved,
             "attempts": self.attempts,
             "retries": max(0, len(self.attempts) - 1),
+            "statements_removed": self.statements_removed,
             "model_calls": self.model_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -198,6 +200,7 @@ class Answerer:
             else wording.MODEL_FOUND_NOTHING,
         )
         request.attempts = verdict.attempts
+        request.statements_removed = verdict.removed
         if verdict.status == "answered":
             notes = [part for part in (verdict.note, note) if part]
             return Answered(

@@ -1,8 +1,10 @@
 """Request trace: one JSON line per answered or refused question, summarised by ``codecite stats``.
 
 A record holds what is needed to see why an answer was given or refused (retrieved chunk hashes
-and scores, the gate's verdict per citation, retries, tokens, latency) but never the question text
-nor source code: only the question's sha256.
+and scores, the gate's verdict per citation, the path each reply took: asked as a JSON schema, a
+tool call or by the prompt, found as the whole text, in a fence or cut out of prose; statements
+removed, retries, tokens, latency) but never the question text nor source code: only the
+question's sha256.
 
 The JSON-lines helpers here are shared with history.py: one ``os.write`` per record on an
 O_APPEND descriptor (concurrent writers never interleave inside a line), and readers skip a
@@ -71,8 +73,9 @@ def summarise(index_dir: Path) -> dict[str, Any]:
     """Totals over the whole trace: outcomes, refusal reasons, citation checks, model use."""
     answered = 0
     refused: Counter[str] = Counter()
-    checked = unknown = failed = retries = model_calls = 0
+    checked = unknown = failed = retries = model_calls = removed = 0
     tokens = 0
+    paths: Counter[str] = Counter()  # how replies were asked for and found (reply path)
     latencies: list[float] = []
     records = TraceLog(index_dir).records()
     for record in records:
@@ -80,7 +83,10 @@ def summarise(index_dir: Path) -> dict[str, Any]:
             answered += 1
         elif record.get("status") == "refused":
             refused[str(record.get("reason"))] += 1
+        removed += int(record.get("statements_removed", 0))
         for attempt in record.get("attempts", []):
+            if attempt.get("mode"):
+                paths[f"{attempt['mode']}/{attempt.get('envelope') or 'none'}"] += 1
             for check in attempt.get("checks", []):
                 checked += 1
                 unknown += not check.get("known_label", True)
@@ -99,6 +105,8 @@ def summarise(index_dir: Path) -> dict[str, Any]:
         "citations_failed": failed,
         "unknown_label_citations": unknown,
         "unknown_label_rate": round(unknown / checked, 4) if checked else 0.0,
+        "statements_removed": removed,
+        "reply_paths": dict(sorted(paths.items())),
         "retries": retries,
         "model_calls": model_calls,
         "tokens": tokens,

@@ -388,6 +388,26 @@ def test_feedback_names_each_failed_citation_and_why() -> None:
     assert "no_span_in_retrieval" in text
 
 
+def test_feedback_shows_the_real_lines_and_the_nearest_verbatim_text() -> None:
+    raw = reply(
+        claim("Retired.", cite("S1", 54, 54, "old.retired_at equals now")),
+        claim("Cut.", cite("S1", 54, 54, "retired_at = n")),
+        claim("Elsewhere.", cite("S1", 50, 50, "old.retired_at = now")),
+    )
+    result = verify(raw, SOURCES)
+    assert isinstance(result, GateFailed)
+    text = retry_feedback(result.failures, SOURCES)
+    assert (
+        "Lines 54-54 of S1 (keyvault/keys.py) really are:\n  54 |     old.retired_at = now" in text
+    )
+    assert "The nearest text in S1 is lines 54-54" in text
+    assert "With whole words the quote would be: 'retired_at = now'" in text
+    assert "The quote is verbatim at lines 54-54 of S1." in text
+    assert text.endswith(
+        "Reply with one JSON object only: no text before or after it, no code fence."
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # The public API
 
