@@ -102,7 +102,7 @@ GateResult = GatePassed | GateRefusedByModel | GateFailed
 
 
 # ---------------------------------------------------------------------------------------------
-# The reply shape (contracts.md "What the model is asked to return"), validated strictly.
+# The reply shape (docs/contracts.md "What the model is asked to return"), validated strictly.
 
 
 class _Strict(BaseModel):

@@ -20,7 +20,7 @@ export interface Settings {
   hoverTimeout?: number;
 }
 
-/** The server's configuration keys (shared/contracts.md), as sent in initializationOptions. */
+/** The server's configuration keys (docs/contracts.md), as sent in initializationOptions. */
 export interface ServerOptionsPayload {
   model?: string;
   embedding?: string;

@@ -1,6 +1,8 @@
 // A small stand-in for the `vscode` module: just the API surface the glue code touches, recording
 // what it is asked to do. Importing this file first makes `require("vscode")` return it.
 
+// The loader's private `_load` is patched, so this needs the CommonJS module object itself.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 import Module = require("node:module");
 
 export class Uri {
@@ -70,6 +72,8 @@ export const recorded = {
   inputBoxes: [] as Array<Record<string, unknown>>,
   inputReplies: [] as Array<string | undefined>,
   existingFiles: new Set<string>(),
+  /** Text of files the code opens with workspace.openTextDocument, by path. */
+  documents: new Map<string, string>(),
   workspaceFolders: [] as Array<{ uri: Uri; name: string; index: number }>,
   activeTextEditor: undefined as FakeEditor | undefined,
   settings: {} as Record<string, unknown>,
@@ -85,6 +89,7 @@ export function reset(): void {
   recorded.inputBoxes = [];
   recorded.inputReplies = [];
   recorded.existingFiles = new Set();
+  recorded.documents = new Map();
   recorded.workspaceFolders = [];
   recorded.activeTextEditor = undefined;
   recorded.settings = {};
@@ -132,6 +137,14 @@ export const window = {
 export const workspace = {
   get workspaceFolders() {
     return recorded.workspaceFolders;
+  },
+  async openTextDocument(uri: Uri) {
+    const text = recorded.documents.get(uri.path);
+    if (text === undefined) {
+      throw new Error(`cannot open ${uri.path}`);
+    }
+    const lines = text.split("\n");
+    return { lineCount: lines.length, lineAt: (line: number) => ({ text: lines[line] }) };
   },
   fs: {
     async stat(uri: Uri): Promise<object> {
