@@ -67,6 +67,9 @@ export interface RootStatus {
   /** ISO time or seconds since the epoch; null before the first index run. */
   last_update?: string | number | null;
   embedder?: string | { name?: string; state?: string } | null;
+  chunks?: number;
+  /** Why the index could not be read or written; null when it is fine. */
+  error?: string | null;
 }
 
 export interface IndexStatus {

@@ -116,3 +116,13 @@ export function configurationChange(affects: (section: string) => boolean): Conf
   }
   return LAUNCH_KEYS.some((key) => affects(key)) ? "restart" : "notify";
 }
+
+/** The settings editor filtered to this extension's settings. */
+export const SETTINGS_QUERY = "@ext:codecite.codecite";
+
+/** Where `serverPath` / `pythonPath` are read (both are machine-overridable): in a remote window
+ * (Remote-SSH, WSL, Dev Containers, code-server) only the Remote tab applies, so the fix action
+ * must open that one; `workbench.action.openSettings` would land on the User tab. */
+export function settingsCommand(remoteName: string | undefined): string {
+  return remoteName ? "workbench.action.openRemoteSettings" : "workbench.action.openSettings";
+}

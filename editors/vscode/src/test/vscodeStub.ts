@@ -71,6 +71,11 @@ export const recorded = {
   messages: [] as Message[],
   inputBoxes: [] as Array<Record<string, unknown>>,
   inputReplies: [] as Array<string | undefined>,
+  /** The button the "user" clicks on the next messages shown (undefined: dismissed). */
+  messageReplies: [] as Array<string | undefined>,
+  /** vscode.env.remoteName: set in a remote window (e.g. "ssh-remote", "wsl"). */
+  remoteName: undefined as string | undefined,
+  statusItems: [] as Array<Record<string, unknown>>,
   existingFiles: new Set<string>(),
   /** Text of files the code opens with workspace.openTextDocument, by path. */
   documents: new Map<string, string>(),
@@ -88,6 +93,9 @@ export function reset(): void {
   recorded.messages = [];
   recorded.inputBoxes = [];
   recorded.inputReplies = [];
+  recorded.messageReplies = [];
+  recorded.remoteName = undefined;
+  recorded.statusItems = [];
   recorded.existingFiles = new Set();
   recorded.documents = new Map();
   recorded.workspaceFolders = [];
@@ -99,10 +107,10 @@ export function reset(): void {
 }
 
 function message(level: Message["level"]) {
-  return async (text: string, options?: unknown): Promise<undefined> => {
+  return async (text: string, options?: unknown): Promise<string | undefined> => {
     const detail = (options as { detail?: string } | undefined)?.detail;
     recorded.messages.push(detail === undefined ? { level, text } : { level, text, detail });
-    return undefined;
+    return recorded.messageReplies.shift();
   };
 }
 
@@ -126,7 +134,9 @@ export const window = {
     return { name, dispose(): void {}, info(): void {}, error(): void {}, appendLine(): void {} };
   },
   createStatusBarItem() {
-    return { text: "", tooltip: "", name: "", command: "", show(): void {}, dispose(): void {} };
+    const item = { text: "", tooltip: "", name: "", command: "", show(): void {}, dispose(): void {} };
+    recorded.statusItems.push(item);
+    return item;
   },
   registerWebviewViewProvider(id: string, provider: unknown) {
     recorded.viewProviders.set(id, provider);
@@ -174,7 +184,13 @@ export const commands = {
   },
 };
 
-const stub = { Uri, Position, Range, ThemeColor, StatusBarAlignment, window, workspace, commands };
+export const env = {
+  get remoteName(): string | undefined {
+    return recorded.remoteName;
+  },
+};
+
+const stub = { Uri, Position, Range, ThemeColor, StatusBarAlignment, window, workspace, commands, env };
 
 /** Modules replaced for the code under test: `vscode` always, others by the tests that need it. */
 export const replacedModules = new Map<string, unknown>([["vscode", stub]]);
