@@ -131,6 +131,8 @@ def test_answer_buffer_shows_claims_citations_and_quotes(session: tuple[Path, di
         assert lines[at + 1] == f"      {first_quote_line}"
     claims = [s for s in asked["answer"]["spans"] if s["kind"] == "claim"]
     assert f"- {claims[0]['text']}" in lines
+    # Answer text is Markdown: highlighted (markup concealed) like the VS Code chat renders it.
+    assert report["answer_view"] == {"markdown": True, "conceallevel": 2}
 
 
 def test_enter_on_citation_opens_cited_line(session: tuple[Path, dict]) -> None:

@@ -15,6 +15,10 @@ T.run(function()
 
   local asked = T.ask("CodeciteAsk How are API keys rotated?")
   T.report.answer = asked
+  T.report.answer_view = {
+    markdown = vim.treesitter.highlighter.active[T.answer_buf()] ~= nil,
+    conceallevel = vim.wo[vim.fn.bufwinid(T.answer_buf())].conceallevel,
+  }
   local claims = vim.tbl_filter(function(span)
     return span.kind == "claim"
   end, asked.answer.spans)

@@ -148,6 +148,10 @@ function M.buffer()
   vim.bo[buf].bufhidden = "hide"
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = "codecite"
+  -- Answer text is Markdown (`code`, **bold**): Neovim's bundled markdown parser highlights it and,
+  -- with 'conceallevel', hides the markup, as the VS Code chat renders it. Only highlighting: the
+  -- buffer's text stays exactly what the server sent.
+  pcall(vim.treesitter.start, buf, "markdown")
   return buf
 end
 
@@ -190,7 +194,9 @@ function M.show()
   local win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(win, buf)
   vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
   vim.wo[win].number = false
+  vim.wo[win].conceallevel = 2
   return win
 end
 
@@ -243,15 +249,17 @@ function M.status_lines(status)
       state = freshness(root.last_update)
     end
     local embedder = present(root.embedder) and root.embedder or {}
+    local uses = present(embedder.name)
+        and ("; embedder %s (%s)"):format(embedder.name, tostring(embedder.state))
+      or ""
     table.insert(
       lines,
-      ("%s: %d files, %d chunks; %s; embedder %s (%s)"):format(
+      ("%s: %d files, %d chunks; %s%s"):format(
         root.root,
         root.files_indexed or 0,
         root.chunks or 0,
         state,
-        tostring(embedder.name),
-        tostring(embedder.state)
+        uses
       )
     )
   end
