@@ -9,7 +9,7 @@ from typing import get_args
 
 from codecite_lsp.answer.render import answer_to_markdown, answer_to_text
 from codecite_lsp.core import schema
-from codecite_lsp.core.answers import Refused, RefusalReason, RetrievedRef
+from codecite_lsp.core.answers import RefusalReason, Refused, RetrievedRef
 from codecite_lsp.core.wording import wording
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -220,7 +220,9 @@ def test_progress_status_and_settings_reach_the_server(session: tuple[Path, dict
     assert report["progress"][0]["title"] == "codecite: indexing"
     status = report["notifications"][0]["message"]
     assert re.match(rf"codecite: {re.escape(str(repo))}: [1-9]\d* files", status)
-    assert "; indexed " in status, "a finished first pass says when the index was brought up to date"
+    assert "; indexed " in status, (
+        "a finished first pass says when the index was brought up to date"
+    )
     # index_dir came only from setup({settings = ...}): the index went there, not into the repo.
     assert (Path(report["settings"]["index_dir"]) / "server.log").is_file()
     assert not (repo / ".codecite").exists()

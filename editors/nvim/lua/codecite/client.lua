@@ -9,25 +9,23 @@ M.NAME = "codecite"
 local has_011 = vim.fn.has("nvim-0.11") == 1
 
 -- 0.11 made client methods take `self` (client:request); 0.10 only has the field form.
-function M.request(client, method, params, handler, bufnr)
+local function call(client, method, ...)
   if has_011 then
-    return client:request(method, params, handler, bufnr)
+    return client[method](client, ...)
   end
-  return client.request(method, params, handler, bufnr)
+  return client[method](...)
+end
+
+function M.request(client, method, params, handler, bufnr)
+  return call(client, "request", method, params, handler, bufnr)
 end
 
 function M.request_sync(client, method, params, timeout_ms, bufnr)
-  if has_011 then
-    return client:request_sync(method, params, timeout_ms, bufnr)
-  end
-  return client.request_sync(method, params, timeout_ms, bufnr)
+  return call(client, "request_sync", method, params, timeout_ms, bufnr)
 end
 
 function M.notify_server(client, method, params)
-  if has_011 then
-    return client:notify(method, params)
-  end
-  return client.notify(method, params)
+  return call(client, "notify", method, params)
 end
 
 function M.say(message, level)
