@@ -1,4 +1,4 @@
-"""Command line: ``codecite index|search|ask|eval|stats|serve`` (shapes: shared/contracts.md).
+"""Command line: ``codecite index|search|ask|eval|stats|serve`` (shapes fixed in docs/contracts.md).
 
 Heavy modules (lancedb, litellm) are imported inside the commands that need them, so
 ``codecite --help`` and ``codecite serve``'s initialize stay fast.
