@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,4 +21,12 @@ def run_stdio(repo: Path, settings: Mapping[str, Any]) -> None:
 
     workspace = Workspace(repo, settings)
     workspace.start()
-    serve(workspace)
+    try:
+        serve(workspace)
+    finally:
+        workspace.close()
+    # The client closed the pipe and waits for the process to end: skip the interpreter's
+    # teardown (seconds, with lancedb and a half-finished import in daemon threads).
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(0)

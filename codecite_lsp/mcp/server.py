@@ -32,6 +32,7 @@ from .models import (
     MAX_QUERY_CHARS,
     MAX_QUESTION_CHARS,
     MAX_RESULTS,
+    MAX_TOTAL_QUOTE_CHARS,
     CitationIn,
     OpenIn,
     OpenOutput,
@@ -138,6 +139,12 @@ def build_server(workspace: Workspace) -> MCPServer:
         lines: use start_line/end_line), stale (only a changed version exists: nearest has the
         current text), not_found (nothing like it: nearest has the most similar lines) or
         refused (outside the workspace, secret or ignored). Call it before showing quotes."""
+        total = sum(len(citation.quote) for citation in citations)
+        if total > MAX_TOTAL_QUOTE_CHARS:
+            raise ToolError(
+                f"the quotes add up to {total} characters; at most {MAX_TOTAL_QUOTE_CHARS} per "
+                "call: split them over several calls"
+            )
         return await _in_thread(tools.verify_citations, workspace.root, workspace.config, citations)
 
     @server.tool(annotations=_READ_ONLY)
@@ -192,7 +199,4 @@ async def _in_thread(fn: Callable[..., T], *args: Any) -> T:
 
 def serve(workspace: Workspace) -> None:
     """Serve on stdio until the client closes the pipe."""
-    try:
-        build_server(workspace).run("stdio")
-    finally:
-        workspace.close()
+    build_server(workspace).run("stdio")

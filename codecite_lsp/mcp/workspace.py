@@ -22,6 +22,7 @@ from typing import Any
 from ..lsp.session import Session
 
 log = logging.getLogger("codecite_lsp")
+CLOSE_WAIT_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,9 @@ class Workspace:
         return self.session.ask(question, None, None, None, cancel=cancel)
 
     def close(self) -> None:
+        """Stop the pass (it checks between steps, so a batch being written finishes) and the
+        watcher. A pass still opening the index cannot be interrupted: not waited for long."""
         self._cancel.set()
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=CLOSE_WAIT_SECONDS)
         self.session.close()

@@ -173,6 +173,7 @@ async def test_malformed_calls_get_errors_and_the_server_keeps_serving(repo: Pat
         ("verify_citations", {"citations": [{**good, "start_line": -5}]}, "greater than"),
         ("verify_citations", {"citations": [{**good, "quote": "q" * 30_000}]}, "at most 20000"),
         ("verify_citations", {"citations": [{"path": "a.py"}]}, "Field required"),
+        ("verify_citations", {"citations": [{**good, "quote": "q" * 20_000}] * 6}, "add up to"),
         ("open_citation", {"citation": cite("keyvault/keys.py", 900, 901, "")}, "does not exist"),
         ("open_citation", {"citation": cite("missing.py", 1, 1, "x")}, "no such file"),
     ]
