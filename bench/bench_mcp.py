@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import statistics
 import sys
 import tempfile
@@ -20,18 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from bench_server import DEFINITION, REPO, percentile  # also puts tests/ on sys.path
 from lsp_helpers import server_env
-
-REPO = Path(__file__).resolve().parent.parent
-DEFINITION = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_]\w*)")
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
 
 def params(index_dir: Path) -> StdioServerParameters:

@@ -37,6 +37,29 @@ async def test_lists_the_four_tools_with_schemas_for_a_model(repo: Path) -> None
     assert "results" in (listed["verify_citations"].output_schema or {})["properties"]
 
 
+async def test_a_call_before_the_index_is_open_answers_at_once_with_a_note(repo: Path) -> None:
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async with connect(repo) as session:
+        # Right after start the index is still opening (importing lancedb alone takes seconds):
+        # the call must not wait for it, and says why it has nothing yet.
+        first = await session.call_tool(
+            "search_code", {"query": "rotate_key"}, progress_callback=on_progress
+        )
+        refused = await call(session, "ask", {"question": "How are API keys rotated?"})
+        await wait_indexed(session)
+        later = await call(session, "search_code", {"query": "rotate_key"})
+    assert not first.is_error
+    assert first.structured_content["results"] == []
+    assert "index" in first.structured_content["note"], first.structured_content
+    assert progress and all("codecite" in (message or "") for _, _, message in progress)
+    assert (refused["status"], refused["reason"]) == ("refused", "stale_index")
+    assert later["note"] is None and later["results"]
+
+
 async def test_search_finds_a_definition_and_sees_edits(repo: Path) -> None:
     async with connect(repo) as session:
         await wait_indexed(session)
