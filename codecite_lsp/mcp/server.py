@@ -168,7 +168,8 @@ def build_server(workspace: Workspace) -> MCPServer:
 
 
 async def _index_open(workspace: Workspace, ctx: Context) -> bool:
-    """Wait a little for the index to open, telling the client how the indexing goes."""
+    """Wait a little for the index to open, telling the client how it goes; False when it is
+    not open yet (the caller answers with the note), a tool error when it cannot open."""
     deadline = time.monotonic() + INDEX_WAIT_SECONDS
     shown = -1.0
     while not workspace.wait_searchable(0):
@@ -180,6 +181,8 @@ async def _index_open(workspace: Workspace, ctx: Context) -> bool:
             shown = percent
             await ctx.report_progress(percent, 100.0, f"codecite: {progress.message}")
         await anyio.sleep(_POLL_SECONDS)
+    if workspace.failure:
+        raise ToolError(f"{workspace.failure} (verify_citations and open_citation still work)")
     return True
 
 

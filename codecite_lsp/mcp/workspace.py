@@ -41,7 +41,8 @@ class Workspace:
         self.config = self.session.config
         self.progress = Progress()
         self.summary: str | None = None  # the finished pass's summary line
-        self.failure: str | None = None  # why the index could not be opened or built
+        self.failure: str | None = None  # why the index could not be opened
+        self.pass_failure: str | None = None  # why the index may lag behind the files
         self._searchable = threading.Event()  # the retriever is open (an old index serves)
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
@@ -58,15 +59,23 @@ class Workspace:
             # The retriever first: an index left by an earlier run answers while this pass
             # re-hashes the files; a repository never indexed answers "indexing".
             self.session.retriever  # noqa: B018 (built on first access)
-            self._searchable.set()
-            self.session.watch()  # before the pass, so edits made while it runs are caught
-            self.summary = self.session.index(self._on_progress, self._cancel)
-            log.info("index pass: %s", self.summary)
-        except Exception as exc:  # the tools say so; verify/open_citation still work
-            log.exception("indexing failed")
-            self.failure = f"the index could not be built: {exc}"
+        except Exception as exc:  # search and ask say so; verify/open_citation still work
+            log.exception("opening the index failed")
+            self.failure = f"the index could not be opened: {exc}"
+            return
         finally:
             self._searchable.set()
+        try:  # before the pass, so edits made while it runs are caught too
+            self.session.watch()
+        except Exception:  # no live updates, but the pass and every tool still work
+            log.exception("file watcher failed")
+        try:
+            self.summary = self.session.index(self._on_progress, self._cancel)
+            log.info("index pass: %s", self.summary)
+        except Exception as exc:  # e.g. another process kept the index locked too long
+            log.exception("indexing failed")
+            self.summary = ""
+            self.pass_failure = f"the index may be out of date: the index pass failed ({exc})"
 
     def _on_progress(self, done: int, total: int, message: str) -> None:
         self.progress = Progress(done, total, message)
@@ -86,7 +95,7 @@ class Workspace:
             done, total = self.progress.done, self.progress.total
             counted = f" ({self.progress.message}: {done}/{total})" if total else ""
             return f"indexing is still running{counted}: results may be incomplete"
-        return self.session.index_note()
+        return self.pass_failure or self.session.index_note()
 
     # -- the tools' work (blocking: run in worker threads) ------------------------------------
 
