@@ -3,9 +3,12 @@ the numbered excerpt."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from codecite_lsp.mcp.files import Refused, clean_path
+from codecite_lsp.core.config import Config
+from codecite_lsp.mcp.files import Missing, Refused, clean_path, read_current
 from codecite_lsp.mcp.tools import excerpt
 from codecite_lsp.mcp.verify import check_quote, nearest_match
 
@@ -100,3 +103,18 @@ def test_excerpt_numbers_lines_and_marks_the_cited_ones() -> None:
         "> 10 | line 10",
         "  11 | line 11",
     ]
+
+
+def test_a_folder_a_missing_file_and_a_symlink_out_are_refused_in_plain_words(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "workspace"
+    (root / "pkg").mkdir(parents=True)
+    (tmp_path / "outside.py").write_text("LEAK = 1\n")
+    (root / "up").symlink_to(tmp_path)
+    with pytest.raises(Refused, match="is a folder"):
+        read_current(root, "pkg", Config())
+    with pytest.raises(Missing, match="no such file"):
+        read_current(root, "pkg/none.py", Config())
+    with pytest.raises(Refused, match="outside the workspace"):
+        read_current(root, "up/outside.py", Config())
