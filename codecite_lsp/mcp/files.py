@@ -65,6 +65,8 @@ def read_current(root: Path, path: str, config: Config) -> SourceFile:
         raise Refused(private)
     if not os.path.lexists(os.path.join(real_root, rel)):
         raise Missing(f"{rel}: no such file in the workspace")
+    if os.path.isdir(real):  # read_source expects a file: os.fdopen fails on a folder
+        raise Refused(f"{rel} is a folder, not a file")
     source = read_source(root, rel, config)
     if isinstance(source, SourceFile):
         return source
