@@ -30,8 +30,9 @@ State = Literal["verified", "moved", "stale", "not_found"]
 
 # Below this similarity the nearest lines are a different thing, not an edited copy of the quote.
 STALE_SIMILARITY = 0.75
-# Windows compared character by character after the cheap token-overlap ranking.
-_FINALISTS = 5
+# Windows compared character by character after the cheap word-overlap ranking, per height.
+_FINALISTS = 3
+_MAX_HEIGHT = 400
 # difflib is quadratic at worst: a long quote is judged by its beginning.
 _COMPARE_CHARS = 4000
 _WORD = re.compile(r"\w+")
@@ -76,16 +77,43 @@ def check_quote(path: str, start_line: int, end_line: int, quote: str, text: str
 def nearest_match(lines: list[str], quote: str, near_line: int = 1) -> Nearest | None:
     """The run of lines most like ``quote``, or None when no line shares a word with it.
 
-    Windows as tall as the quote are ranked by how many of the quote's words they hold (kept
-    up to date as the window slides, so a long file costs one pass over its words), and the
-    best few are compared character by character. Ties go to the window nearest ``near_line``.
+    Windows of a few heights (as many lines as the quote has, and as many as its length in
+    characters would fill here: agents often fold a multi-line signature onto one line) are
+    ranked by how many of the quote's words they hold, kept up to date as each window slides,
+    so a long file costs one pass over its words per height. The best few are compared
+    character by character; ties go to the window nearest ``near_line``.
     """
-    quote_lines = [line for line in split_lines(quote) if line.strip()] or [quote]
     wanted = Counter(_WORD.findall(quote))
+    needle = normalise_ws(quote)[:_COMPARE_CHARS]
     if not wanted or not lines:
         return None
-    height = min(len(quote_lines), len(lines))
     words = [_WORD.findall(line) for line in lines]
+    best: Nearest | None = None
+    for height in _heights(lines, quote):
+        for start in _best_windows(words, wanted, height, near_line):
+            block = "\n".join(lines[start : start + height])
+            matcher = difflib.SequenceMatcher(None, needle, normalise_ws(block)[:_COMPARE_CHARS])
+            similarity = round(matcher.ratio(), 3)
+            if best is None or similarity > best.similarity:
+                best = Nearest(start + 1, start + height, block, similarity)
+    return best
+
+
+def _heights(lines: list[str], quote: str) -> list[int]:
+    """Window heights worth trying: the quote's own line count, and the lines its characters
+    would fill at this file's average line length (and half and twice that)."""
+    own = sum(1 for line in split_lines(quote) if line.strip()) or 1
+    filled = [len(normalise_ws(line)) for line in lines if line.strip()]
+    average = max(1.0, sum(filled) / len(filled)) if filled else 1.0
+    spread = round(len(normalise_ws(quote)) / average)
+    wanted = {own, spread // 2, spread, spread * 2}
+    return sorted({min(max(1, height), len(lines), _MAX_HEIGHT) for height in wanted})
+
+
+def _best_windows(
+    words: list[list[str]], wanted: Counter[str], height: int, near_line: int
+) -> list[int]:
+    """Start indexes of the ``_FINALISTS`` windows holding most of the quote's words."""
     window: Counter[str] = Counter()
     shared = 0  # words of the quote the window holds, counted with multiplicity
 
@@ -99,23 +127,11 @@ def nearest_match(lines: list[str], quote: str, near_line: int = 1) -> Nearest |
         return change
 
     ranked: list[tuple[int, int, int]] = []  # (shared, -distance, start index)
-    for index in range(len(lines)):
+    for index in range(len(words)):
         shared += add(index, 1)
         if index >= height:
             shared += add(index - height, -1)
         start = index - height + 1
         if start >= 0 and shared:
             ranked.append((shared, -abs(start + 1 - near_line), start))
-    if not ranked:
-        return None
-    needle = normalise_ws(quote)[:_COMPARE_CHARS]
-    best: Nearest | None = None
-    for _, _, start in heapq.nlargest(_FINALISTS, ranked):
-        block = lines[start : start + height]
-        matcher = difflib.SequenceMatcher(
-            None, needle, normalise_ws("\n".join(block))[:_COMPARE_CHARS]
-        )
-        similarity = round(matcher.ratio(), 3)
-        if best is None or similarity > best.similarity:
-            best = Nearest(start + 1, start + height, "\n".join(block), similarity)
-    return best
+    return [start for _, _, start in heapq.nlargest(_FINALISTS, ranked)]

@@ -71,6 +71,22 @@ def test_nearest_spans_as_many_lines_as_the_quote_and_prefers_the_cited_place() 
     assert found is not None and (found.start_line, found.end_line) == (4, 5)
 
 
+def test_a_signature_folded_onto_one_line_finds_the_whole_signature() -> None:
+    lines = [
+        "import os",
+        "",
+        "def run_sync(",
+        "    func: Callable[..., T],",
+        "    *args: object,",
+        "    cancellable: bool = False,",
+        ") -> T:",
+        "    return func(*args)",
+    ]
+    folded = "def run_sync(func: Callable[..., T], *args: object, cancellable: bool = False) -> T:"
+    found = nearest_match(lines, folded, near_line=1)
+    assert found is not None and (found.start_line, found.end_line) == (3, 7)
+
+
 @pytest.mark.parametrize(
     "path",
     [
