@@ -93,7 +93,7 @@ class Workspace:
             return "the index is still opening: call again in a few seconds"
         if self.summary is None:  # the first pass has not finished
             done, total = self.progress.done, self.progress.total
-            counted = f" ({self.progress.message}: {done}/{total})" if total else ""
+            counted = f" ({done}/{total}: {self.progress.message})" if total else ""
             return f"indexing is still running{counted}: results may be incomplete"
         return self.pass_failure or self.session.index_note()
 
