@@ -98,6 +98,31 @@ async def test_ask_answers_with_verified_citations_and_refuses_off_topic(repo: P
     assert off_topic["reason"] in ("no_span_in_retrieval", "unverified_citation")
 
 
+async def test_with_a_configured_model_a_fabricated_quote_never_reaches_the_agent(
+    repo: Path,
+) -> None:
+    # The model (litellm's mock) cites S1 with a quote that is in no file: the gate refuses
+    # it, retries once, and the agent gets the refusal with the closest places instead.
+    fabricated = {
+        "spans": [
+            {
+                "kind": "claim",
+                "text": "Keys are rotated every day.",
+                "citations": [
+                    {"source": "S1", "start_line": 1, "end_line": 1, "quote": "rotate_daily()"}
+                ],
+            }
+        ],
+        "refuse": None,
+    }
+    model = {"CODECITE_MODEL": "openai/gpt-4o-mini", "CODECITE_MOCK_RESPONSE": dumps(fabricated)}
+    async with connect(repo, **model) as session:
+        await wait_indexed(session)
+        answer = await call(session, "ask", {"question": "How are API keys rotated?"})
+    assert (answer["status"], answer["reason"]) == ("refused", "unverified_citation"), answer
+    assert "keyvault/keys.py" in [place["path"] for place in answer["retrieved"]]
+
+
 async def test_verify_citations_against_the_current_files(repo: Path) -> None:
     keys = repo / "keyvault" / "keys.py"
     true_quote = cite("keyvault/keys.py", 54, 54, ROTATE)
