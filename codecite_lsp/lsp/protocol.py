@@ -137,11 +137,36 @@ class CodeciteProtocol(LanguageServerProtocol):
 
 
 def _readable(error: BaseException | None) -> list[str]:
+    """cattrs' errors as ``params.position.line: expected int``, in the wire's field names."""
     from cattrs import transform_error
 
-    if isinstance(error, Exception):
-        return list(transform_error(error))
-    return []
+    if not isinstance(error, Exception):
+        return []
+    lines = transform_error(error, path="", format_exception=_expected)
+    return [_wire_path(line) for line in lines]
+
+
+def _expected(exc: BaseException, kind: Any) -> str:
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    if kind is None:
+        return str(exc)
+    name = getattr(kind, "__name__", None) if isinstance(kind, type) else None
+    return f"expected {name or str(kind).replace('typing.', '').replace('NoneType', 'null')}"
+
+
+def _wire_path(line: str) -> str:
+    """``expected int @ .params.text_document`` -> ``params.textDocument: expected int``."""
+    message, _, where = line.rpartition(" @ ")
+    if not message:
+        return line
+    parts = [_camel(part) for part in where.strip(".").split(".")]
+    return f"{'.'.join(parts)}: {message}"
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
 
 
 def serve_stdio(server: LanguageServer, stdin: BinaryIO | None = None) -> None:

@@ -28,20 +28,17 @@ def refusal(root: Path, home: Path | None = None) -> str | None:
     """Why ``root`` (resolved) must not be a workspace root, or None when it may be one."""
     home = home if home is not None else _home()
     home = home.resolve() if home is not None else None
+    text = root.as_posix()
+    if text in _SYSTEM_FOLDERS or text in _SYSTEM_TREES or root == Path(root.anchor):
+        return f"{root} is a system folder; open a project folder instead"
+    tree = next((tree for tree in _SYSTEM_TREES if text.startswith(tree + "/")), None)
+    if tree is not None:
+        return f"{root} is inside the system folder {tree}; open a project folder instead"
     if root == home:
         return f"{root} is your home folder; open a project folder instead"
     if home is not None and root in home.parents:
         return f"{root} holds your home folder; open a project folder instead"
-    text = root.as_posix()
-    if text in _SYSTEM_FOLDERS or root == Path(root.anchor):
-        return f"{root} is a system folder; open a project folder instead"
-    if any(text == tree or text.startswith(tree + "/") for tree in _SYSTEM_TREES):
-        return f"{root} is inside the system folder {_tree(text)}; open a project folder instead"
     return None
-
-
-def _tree(text: str) -> str:
-    return next(tree for tree in _SYSTEM_TREES if text == tree or text.startswith(tree + "/"))
 
 
 def _home() -> Path | None:

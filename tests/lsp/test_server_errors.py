@@ -75,7 +75,7 @@ async def test_wrong_types_get_invalid_params(
 async def test_malformed_hover_params_get_an_error_not_silence(client: LanguageClient):
     await wait_indexed(client)
     bad = {"textDocument": {"uri": "file:///x.py"}, "position": {"line": "x", "character": 0}}
-    with pytest.raises(JsonRpcInvalidParams, match=r"expected int @ \$\.params\.position\.line"):
+    with pytest.raises(JsonRpcInvalidParams, match=r"params\.position\.line: expected int"):
         await asyncio.wait_for(raw_request(client, "textDocument/hover", bad), 10)
     await still_answers(client)
 
