@@ -221,3 +221,18 @@ async def test_system_folders_and_home_are_never_roots(tmp_path: Path, repo: Pat
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+async def test_a_failed_trace_or_history_write_never_fails_a_request(
+    client: LanguageClient, hostile_repo: Path
+):
+    await wait_indexed(client)
+    index = hostile_repo / ".codecite"
+    for name in ("trace.jsonl", "history.jsonl"):  # a write there now fails (EISDIR)
+        (index / name).unlink(missing_ok=True)
+        (index / name).mkdir()
+    for _ in range(2):  # the failure is logged once, and never reaches the user
+        answer = await request(client, "codecite/ask", {"question": "How is a key rotated?"})
+        assert answer["status"] in ("answered", "refused")
+    (root,) = (await request(client, "codecite/status", {}))["roots"]
+    assert root["files_indexed"] >= 5 and root["error"] is None
