@@ -61,7 +61,9 @@ class CodeciteProtocol(LanguageServerProtocol):
         if message is None:  # already answered by structure_message
             return
         if getattr(message, "jsonrpc", None) != self.VERSION:
-            msg_id = message.get("id") if isinstance(message, dict) else None
+            msg_id = (
+                message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
+            )
             log.error("LSP: not a JSON-RPC 2.0 message: %.200r", body)
             self._send_error(
                 msg_id if isinstance(msg_id, (str, int)) else None,

@@ -236,3 +236,23 @@ async def test_a_failed_trace_or_history_write_never_fails_a_request(
         assert answer["status"] in ("answered", "refused")
     (root,) = (await request(client, "codecite/status", {}))["roots"]
     assert root["files_indexed"] >= 5 and root["error"] is None
+
+
+async def test_a_root_whose_index_cannot_be_written_is_said_plainly(tmp_path: Path, repo: Path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    client = await server_config().start()
+    try:
+        options = {"index_dir": str(blocker / "index")}
+        await client.initialize_session(init_params("neovim", repo, options))
+
+        async def said() -> list[str]:
+            return [message.message for message in client.messages]
+
+        (message,) = await wait_for(said, lambda found: len(found) >= 1)
+        assert f"cannot create the index folder {blocker / 'index'}" in message
+        assert "Set `index_dir` to a folder you can write to" in message
+        assert (await request(client, "codecite/status", {}))["roots"] == []
+    finally:
+        await client.shutdown_session()
+        await client.stop()
