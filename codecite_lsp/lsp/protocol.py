@@ -58,6 +58,9 @@ class CodeciteProtocol(LanguageServerProtocol):
             log.error("LSP: a message that is not JSON (%s)", exc)
             self._send_error(None, JsonRpcParseError(f"not valid JSON: {exc}"))
             return
+        except JsonRpcException as exc:  # a notification that fits no type: nobody waits
+            log.error("LSP: dropped a malformed notification (%s): %.200r", exc, body)
+            return
         if message is None:  # already answered by structure_message
             return
         if getattr(message, "jsonrpc", None) != self.VERSION:
@@ -98,6 +101,10 @@ class CodeciteProtocol(LanguageServerProtocol):
         if method == types.EXIT:
             self.exiting = True
         elif method is not None:
+            msg_id = getattr(message, "id", None)
+            if hasattr(message, "id") and not _valid_id(msg_id):
+                self._send_error(None, JsonRpcInvalidRequest("an id must be a string or a number"))
+                return
             refusal = self._refusal(method)
             if refusal is not None:
                 if hasattr(message, "id"):
@@ -123,6 +130,8 @@ class CodeciteProtocol(LanguageServerProtocol):
 
     def _send_error(self, msg_id: str | int | None, error: JsonRpcException) -> None:
         # A plain dict: the typed message drops a null id, which a parse error needs.
+        if not _valid_id(msg_id):
+            msg_id = None  # null when the id cannot be read
         self._send_data(
             {
                 "jsonrpc": self.VERSION,
@@ -136,6 +145,11 @@ class CodeciteProtocol(LanguageServerProtocol):
         # failed, and reporting that failure failed again (megabytes of tracebacks on stderr).
         if not self.exiting:
             super()._send_data(data)
+
+
+def _valid_id(msg_id: Any) -> bool:
+    """JSON-RPC ids are strings or numbers (pygls keys its bookkeeping by them)."""
+    return isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
 
 
 def _readable(error: BaseException | None) -> list[str]:
@@ -215,5 +229,8 @@ async def _read_loop(stop: threading.Event, stdin: BinaryIO, protocol: CodeciteP
         for event in parser.feed(data):
             if isinstance(event, Problem):
                 log.error("LSP framing error: %s", event.message)
-            else:
+                continue
+            try:
                 protocol.receive(event.body)
+            except Exception:  # a bug must cost one message, never the connection
+                log.exception("LSP: a message could not be handled")

@@ -191,6 +191,31 @@ def test_not_a_json_rpc_message_is_an_invalid_request(raw: RawServer, project: P
             assert_result(raw.call("codecite/status"))
 
         trial(f"invalid request: {name}", check, failures)
+    uri = (project / "app.py").as_uri()
+    for name, message in [  # nobody waits for an answer to these: the next request still works
+        ("no method nor id", {"jsonrpc": "2.0"}),
+        ("notification with wrong params", {"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                                            "params": {"textDocument": {"uri": 3}}}),
+        ("notification with params of the wrong type", {
+            "jsonrpc": "2.0", "method": "textDocument/didChange", "params": [uri]}),
+        ("response to an unknown request", {"jsonrpc": "2.0", "id": "nobody", "result": 1}),
+        ("cancel of an unknown request", {"jsonrpc": "2.0", "method": "$/cancelRequest",
+                                          "params": {"id": "nobody"}}),
+        ("unknown notification", {"jsonrpc": "2.0", "method": "x/unknown", "params": {}}),
+    ]:  # fmt: skip
+
+        def survives(message: dict[str, Any] = message) -> None:
+            raw.send(message)
+            assert_result(raw.call("codecite/status"))
+
+        trial(f"malformed message: {name}", survives, failures)
+
+    def odd_id() -> None:
+        raw.send({"jsonrpc": "2.0", "id": {"an": "object"}, "method": "codecite/status"})
+        assert raw.reply(None)["error"]["code"] in (-32600, -32602)
+        assert_result(raw.call("codecite/status"))
+
+    trial("malformed message: an id that is an object", odd_id, failures)
     assert failures == []
 
 
