@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.config import load_config_lenient
 from . import logfile, memory, shaping
-from .privacy import Privacy
 
 if TYPE_CHECKING:
     from ..answer.hover import AskModel
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from ..index.watcher import Watcher
     from ..ingest.chunking import Encoding
     from ..ingest.scan import Skip
+    from .privacy import Privacy
 
 log = logging.getLogger("codecite_lsp")
 
@@ -99,6 +99,8 @@ class Session:
             return self._answerer
 
     def privacy(self) -> Privacy:
+        from .privacy import Privacy  # the ignore rules: kept off the start-up path
+
         return Privacy(self.root, self.index_dir, self.config)
 
     # -- index ------------------------------------------------------------------------------
