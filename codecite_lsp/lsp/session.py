@@ -1,8 +1,8 @@
 """Everything one workspace root needs, without any LSP in it: the configuration and the parts
 built from it (indexer, retriever, answerer, watcher, upkeep timer), and the per-root operations
-the features call from worker threads (``ask``, ``search``, ``status``, ``resolve``, ``history``,
-``hover``). JSON shapes live in shaping.py, privacy rules in privacy.py, the log file in
-logfile.py.
+the features (and the MCP server) call from worker threads: ``ask``, ``search``, ``status``,
+``resolve``. JSON shapes live in shaping.py, privacy rules in privacy.py, the log file in
+logfile.py; hover and history are in features/.
 
 Heavy parts (lancedb via the indexer/retriever, litellm via the answerer) are built lazily on
 first use, so creating a Session costs only reading the config files.
@@ -10,7 +10,6 @@ first use, so creating a Session costs only reading the config files.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -21,7 +20,6 @@ from ..core.config import load_config_lenient
 from . import logfile, memory, shaping
 
 if TYPE_CHECKING:
-    from ..answer.hover import AskModel
     from ..answer.pipeline import Answerer
     from ..answer.retrieval import Retriever
     from ..index.indexer import Indexer
@@ -37,7 +35,6 @@ _INDEX_KEYS = ("index_dir", "embedding", "chunk_budget", "max_file_bytes", "max_
 UPKEEP_AFTER_IDLE_SECONDS = 30.0
 
 ProgressFn = Callable[[int, int, str], None]
-TextReader = Callable[[Path], "str | None"]
 
 
 class SessionError(ValueError):
@@ -64,7 +61,8 @@ class Session:
         self._answerer: Answerer | None = None
         self._watcher: Watcher | None = None
         self._upkeep: threading.Timer | None = None
-        self._hovers: dict[tuple[str, tuple[str, ...]], str | None] = {}
+        # Hover markdown by (symbol, hashes of the chunks it was explained from): cleared on change.
+        self.hovers: dict[tuple[str, tuple[str, ...]], str | None] = {}
         self.indexing = False
         self.skipped: list[Skip] = []  # the last full pass's skipped files, with reasons
         self._log_file = logfile.attach(self.index_dir)
@@ -113,7 +111,7 @@ class Session:
             self.skipped = list(report.skipped)
             for skip in self.skipped:
                 log.info("%s: skipped %s: %s", self.root.name, skip.path, skip.reason)
-            self._hovers.clear()
+            self.hovers.clear()
         finally:
             self.indexing = False
             memory.release()
@@ -143,7 +141,7 @@ class Session:
     def update(self, paths: Iterable[str]) -> None:
         """Re-index changed files (watcher batches and saves)."""
         report = self.indexer.update_paths(paths)
-        self._hovers.clear()
+        self.hovers.clear()
         self._schedule_upkeep()
         log.info("updated %s: %s", paths, report.summary())
 
@@ -179,51 +177,6 @@ class Session:
 
     # -- operations -------------------------------------------------------------------------
 
-    def hover(
-        self,
-        path: Path,
-        text: str,
-        line: int,
-        character: int,
-        *,
-        encoding: Encoding = "utf-16",
-        cancel: threading.Event,
-    ) -> str | None:
-        """Markdown explaining the symbol at ``line``/``character`` of ``text`` (the file's
-        current text, or the region of it the caller chose), or None."""
-        from ..answer.hover import command_link, explain_symbol
-        from ..ingest.chunking import symbol_at
-
-        rel = self.relative(path)
-        if self.privacy().path_refusal(rel):
-            return None  # the word under the cursor may be the secret itself
-        at = symbol_at(rel, text, line, character, encoding=encoding)
-        if at is None or _is_credential(at.name):
-            return None  # a key typed in an unsaved buffer must not reach retrieval or a model
-        symbol = at.name
-        check(cancel)
-        found = self.retriever.retrieve_for_symbol(symbol, rel)
-        check(cancel)
-        key = (symbol, tuple(result.content_hash for result in found.selected))
-        if key not in self._hovers:
-            self._hovers[key] = explain_symbol(
-                symbol,
-                found,
-                functools.partial(command_link, root=self.root),
-                note=self.index_note(),
-                cancel=cancel,
-                ask_model=self._hover_model(rel, symbol),
-                model_wait=self.config.hover_timeout,
-            )
-        return self._hovers[key]
-
-    def _hover_model(self, rel: str, symbol: str) -> AskModel | None:
-        """The configured model answers hovers through the full pipeline (gate, retry)."""
-        if self.config.model == "extractive":
-            return None
-        context = {"path": rel, "symbol": symbol}
-        return lambda question, cancel: self.answerer.ask(question, context, cancel)
-
     def ask(
         self,
         question: str,
@@ -252,7 +205,7 @@ class Session:
                 from ..ingest.chunking import symbol_at
 
                 at = symbol_at(context["path"], text, *position, encoding=encoding)
-                if at is not None and not _is_credential(at.enclosing or at.name):
+                if at is not None and not is_credential(at.enclosing or at.name):
                     context["symbol"] = at.enclosing or at.name
         answer = self.answerer.ask(
             question, context=context or None, cancel=cancel, index_note=self.index_note()
@@ -265,31 +218,6 @@ class Session:
         privacy = self.privacy()
         results = self.retriever.search(query, limit=limit)
         return [r.to_json() for r in results if privacy.path_refusal(r.path) is None]
-
-    def history(
-        self, limit: int, read: TextReader, *, offset: int = 0, cancel: threading.Event
-    ) -> list[dict[str, Any]]:
-        """One page of past answers (newest first after ``offset``), every citation re-resolved
-        against what the user sees now; a file now private is never read."""
-        from ..answer.history import History
-
-        privacy = self.privacy()
-        private: dict[str, str] = {}
-        shown: dict[str, str | None] = {}
-
-        def read_rel(rel: str) -> str | None:
-            if rel not in shown:
-                why = privacy.file_refusal(rel)
-                if why is not None:
-                    private[rel] = why
-                shown[rel] = None if why is not None else read(self.absolute(rel))
-            return shown[rel]
-
-        records = []
-        for item in History(self.index_dir).resolved(self.root, read_rel, limit, offset):
-            check(cancel)
-            records.append(shaping.history_record(item, self.root, shown, private))
-        return records[::-1]
 
     def resolve(
         self,
@@ -351,7 +279,7 @@ class Session:
             self.config = config
             self.index_dir = config.resolved_index_dir(self.root)
             self._answerer = None
-            self._hovers.clear()
+            self.hovers.clear()
             if reindex:
                 self._indexer = self._retriever = None
                 self._log_file = logfile.attach(self.index_dir)
@@ -381,7 +309,7 @@ class Session:
         self._log_file = None
 
 
-def _is_credential(word: str) -> bool:
+def is_credential(word: str) -> bool:
     from ..ingest.secrets import find_credential
 
     return find_credential(word) is not None

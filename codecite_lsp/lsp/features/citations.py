@@ -4,13 +4,19 @@ now) and ``codecite/history`` (past answers, one page at a time, citations re-re
 from __future__ import annotations
 
 import functools
+import threading
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from .. import shaping
 from ..params import CitationArg, HistoryParams, parse
+from ..session import check
 
 if TYPE_CHECKING:
+    from ..session import Session
     from . import Host
 
 OPEN_CITATION = "codecite.openCitation"
@@ -49,11 +55,40 @@ async def history(host: Host, params: HistoryParams) -> dict[str, Any]:
     wanted = params.offset + params.limit
     entries: list[dict[str, Any]] = []
     for session in list(host.sessions.values()):
-        entries.extend(
-            await host.run(functools.partial(session.history, wanted), host.current_text)
-        )
+        entries.extend(await host.run(past_answers, session, wanted, host.current_text))
     entries.sort(key=lambda entry: str(entry.get("time", "")), reverse=True)
     return {"entries": entries[params.offset : wanted]}
+
+
+def past_answers(
+    session: Session,
+    limit: int,
+    read: Callable[[Path], str | None],
+    offset: int = 0,
+    *,
+    cancel: threading.Event,
+) -> list[dict[str, Any]]:
+    """One root's page of past answers (newest first after ``offset``), every citation
+    re-resolved against what the user sees now; a file now private is never read."""
+    from ...answer.history import History
+
+    privacy = session.privacy()
+    private: dict[str, str] = {}
+    shown: dict[str, str | None] = {}
+
+    def read_rel(rel: str) -> str | None:
+        if rel not in shown:
+            why = privacy.file_refusal(rel)
+            if why is not None:
+                private[rel] = why
+            shown[rel] = None if why is not None else read(session.absolute(rel))
+        return shown[rel]
+
+    records = []
+    for item in History(session.index_dir).resolved(session.root, read_rel, limit, offset):
+        check(cancel)
+        records.append(shaping.history_record(item, session.root, shown, private))
+    return records[::-1]
 
 
 def line_range(text: str, start_line: int, end_line: int) -> types.Range:

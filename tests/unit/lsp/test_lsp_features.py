@@ -33,16 +33,20 @@ class FakeSession:
         self.calls.append(("ask", (question, path, text, position)))
         return {"status": "refused", "reason": "no_span_in_retrieval"}
 
-    def hover(self, path: Path, text: str, line: int, character: int, **_: Any) -> str:
-        self.calls.append(("hover", (path, text, line, character)))
-        return f"**{text.split(chr(10))[line].split()[0]}**"
-
     def search(self, query: str, limit: int, **_: Any) -> list[dict[str, Any]]:
         self.calls.append(("search", (query, limit)))
         return [{"path": "a.py"}]
 
-    def history(self, limit: int, read: Any, **_: Any) -> list[dict[str, Any]]:
-        return [{"time": f"2026-01-0{n}", "question": f"q{n}"} for n in range(limit, 0, -1)]
+    @property
+    def index_dir(self) -> Path:
+        return self.root / ".codecite"
+
+    def privacy(self) -> Any:
+        class Open:
+            def file_refusal(self, path: str) -> None:
+                return None
+
+        return Open()
 
     def status(self) -> dict[str, Any]:
         return {"root": str(self.root), "files_indexed": 3}
@@ -89,7 +93,16 @@ class FakeHost:
         self.shown.append(params)
 
 
-def test_hover_sends_only_the_region_around_the_cursor(tmp_path: Path):
+def test_hover_sends_only_the_region_around_the_cursor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    sent: list[tuple[str, int, int]] = []
+
+    def explain(session: Any, path: Path, text: str, line: int, character: int, *_: Any) -> str:
+        sent.append((text, line, character))
+        return f"**{text.split(chr(10))[line].split()[0]}**"
+
+    monkeypatch.setattr(hover, "explain", explain)
     text = "\n".join(f"name_{n} = {n}" for n in range(100_000))
     host = FakeHost(tmp_path, text)
     params = types.HoverParams(
@@ -97,12 +110,11 @@ def test_hover_sends_only_the_region_around_the_cursor(tmp_path: Path):
         position=types.Position(line=90_000, character=2),
     )
     result = asyncio.run(hover.hover(host, params))  # type: ignore[arg-type]
-    assert result is not None and result.contents.value == "**name_90000**"  # type: ignore[union-attr]
-    ((_, (_, sent, line, character)),) = host.session.calls
-    assert len(sent) < 3 * region.CONTEXT_CHARS and (line, character) == (
-        sent.count("\n", 0, sent.find("name_90000 ")),
-        2,
-    )
+    assert isinstance(result, types.Hover) and isinstance(result.contents, types.MarkupContent)
+    assert result.contents.value == "**name_90000**"
+    ((part, line, character),) = sent
+    assert len(part) < 3 * region.CONTEXT_CHARS and character == 2
+    assert part.split("\n")[line] == "name_90000 = 90000"
 
 
 def test_hover_outside_every_root_is_empty_not_an_error(tmp_path: Path):
@@ -136,9 +148,14 @@ def test_search_returns_results_under_their_key(tmp_path: Path):
 
 
 def test_history_pages_newest_first(tmp_path: Path):
+    from codecite_lsp.answer.history import History
+    from codecite_lsp.core.answers import Refused
+
+    for n in range(5):
+        History(tmp_path / ".codecite").append(f"q{n}", Refused(reason="ambiguous", detail=""))
     host = FakeHost(tmp_path)
     page = asyncio.run(citations.history(host, HistoryParams(limit=2, offset=1)))  # type: ignore[arg-type]
-    assert [entry["question"] for entry in page["entries"]] == ["q2", "q1"]
+    assert [entry["question"] for entry in page["entries"]] == ["q3", "q2"]
 
 
 def test_status_lists_every_root(tmp_path: Path):
