@@ -6,6 +6,7 @@ still a lead the user can follow.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from ..core.answers import Answered, Citation, ClaimSpan, GapSpan, Refused, RetrievedRef
@@ -58,12 +59,30 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
+# A code span as CommonMark reads it: a backtick run not escaped, closed by a run as long.
+_CODE_SPAN = re.compile(r"(?<![\\`])(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
+_ACTIVE = re.compile(r"([\\\[\]<>])")
+
+
+def inert(text: str) -> str:
+    """Repository (and model) text made inert: no link, image, autolink or HTML survives, so a
+    docstring's ``[x](command:...)`` or ``![](http://...)`` is shown, not followed or loaded.
+    Code spans are left as they are: nothing inside them is live."""
+    out, last = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out.append(_ACTIVE.sub(r"\\\1", text[last : span.start()]))
+        out.append(span.group())
+        last = span.end()
+    out.append(_ACTIVE.sub(r"\\\1", text[last:]))
+    return "".join(out)
+
+
 def answer_to_markdown(answer: Answered | Refused, link: Callable[[Citation], str]) -> str:
     """``link(citation)`` gives the URI that opens the cited lines (the server decides its form)."""
     if isinstance(answer, Refused):
         parts = [f"**{label('no_answer')}.** {reason(answer.reason)}"]
         if answer.detail:
-            parts.append(answer.detail)
+            parts.append(inert(answer.detail))
         if answer.retrieved:
             parts.append(
                 f"{label('closest')}:\n"
@@ -76,13 +95,15 @@ def answer_to_markdown(answer: Answered | Refused, link: Callable[[Citation], st
             parts.append(f"_{span.text}_")  # set apart: a statement about the sources
             continue
         if not isinstance(span, ClaimSpan):
-            parts.append(span.text)
+            parts.append(inert(span.text))
             continue
         refs = " ".join(f"[{_escape(place(c))}]({link(c)})" for c in span.citations)
         quotes = "\n".join(
-            "> " + line if line else ">" for c in span.citations for line in _quote_lines(c.quote)
+            "> " + inert(line) if line else ">"
+            for c in span.citations
+            for line in _quote_lines(c.quote)
         )
-        parts.append(f"{span.text} {refs}\n\n{quotes}")
+        parts.append(f"{inert(span.text)} {refs}\n\n{quotes}")
     if answer.note:
-        parts.append(f"_{answer.note}_")
+        parts.append(f"_{inert(answer.note)}_")
     return "\n\n".join(parts)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -23,23 +24,36 @@ from typing import Any
 
 TRACE_FILE = "trace.jsonl"
 
+log = logging.getLogger(__name__)
+
 
 def question_hash(question: str) -> str:
     return hashlib.sha256(question.encode("utf-8")).hexdigest()
 
 
 def append_line(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line; a previous crash's partial line is closed off first."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Append one JSON line; a previous crash's partial line is closed off first.
+
+    Best effort: a record that cannot be written (read-only folder, full disk) is logged once
+    per file and the request it describes goes on; the trace and history are not the answer."""
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = "\n" + line
-        os.write(fd, line.encode("utf-8"))
-    finally:
-        os.close(fd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = "\n" + line
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if path not in _UNWRITABLE:
+            _UNWRITABLE.add(path)
+            log.warning("cannot write %s (%s); carrying on without it", path, exc)
+
+
+_UNWRITABLE: set[Path] = set()  # files whose failed write was already logged
 
 
 def read_lines(path: Path) -> Iterator[dict[str, Any]]:
@@ -56,6 +70,31 @@ def read_lines(path: Path) -> Iterator[dict[str, Any]]:
                 continue
             if isinstance(record, dict):
                 yield record
+
+
+def read_lines_newest_first(path: Path, block: int = 64 * 1024) -> Iterator[dict[str, Any]]:
+    """``read_lines`` newest first, reading the file backwards a block at a time: a page of
+    recent records costs a few blocks, not the whole file (50,000 entries took 4 s and 637 MB)."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return
+    with handle:
+        end = handle.seek(0, os.SEEK_END)
+        rest = b""
+        while end > 0:
+            start = max(0, end - block)
+            handle.seek(start)
+            lines = (handle.read(end - start) + rest).split(b"\n")
+            rest = lines.pop(0) if start > 0 else b""  # maybe cut: completed by the next block
+            end = start
+            for line in reversed(lines):
+                try:
+                    record = json.loads(line.decode("utf-8", errors="replace"))
+                except ValueError:
+                    continue
+                if isinstance(record, dict):
+                    yield record
 
 
 class TraceLog:
