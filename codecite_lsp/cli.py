@@ -1,4 +1,4 @@
-"""Command line: ``codecite index|search|ask|eval|stats|serve`` (shapes: shared/contracts.md).
+"""Command line: ``codecite index|search|ask|eval|stats|serve|mcp`` (shapes in docs/contracts.md).
 
 Heavy modules (lancedb, litellm) are imported inside the commands that need them, so
 ``codecite --help`` and ``codecite serve``'s initialize stay fast.
@@ -61,6 +61,7 @@ def _build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", parents=[common], help="the language server on stdio")
     # Here too, so `codecite-lsp --version` (an alias of `serve`) answers.
     serve.add_argument("--version", action="version", version=version)
+    sub.add_parser("mcp", parents=[common], help="the MCP server for coding agents, on stdio")
     return parser
 
 
@@ -209,12 +210,21 @@ def _cmd_serve(args: argparse.Namespace, repo: Path, config: Config) -> int:
     return 0
 
 
+def _cmd_mcp(args: argparse.Namespace, repo: Path, config: Config) -> int:
+    from .mcp import run_stdio
+
+    # The Session reads the same files and env vars; flags left unset (None) change nothing.
+    run_stdio(repo, {"index_dir": args.index_dir, "embedding": args.embedding})
+    return 0
+
+
 _COMMANDS = {
     "index": _cmd_index,
     "search": _cmd_search,
     "ask": _cmd_ask,
     "stats": _cmd_stats,
     "serve": _cmd_serve,
+    "mcp": _cmd_mcp,
 }
 
 

@@ -16,7 +16,7 @@ os.environ.setdefault("RUST_LOG", "error")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
-_TIERS = ("unit", "cli", "lsp", "editors")
+_TIERS = ("unit", "cli", "lsp", "mcp", "editors")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

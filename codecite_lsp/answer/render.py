@@ -9,13 +9,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..core.answers import Answered, Citation, ClaimSpan, GapSpan, Refused, RetrievedRef
-from .wording import REASONS
+from ..core.wording import label, reason
 
 _TOP_RETRIEVED = 5
 
 
 def where(citation: Citation | RetrievedRef) -> str:
+    """``path:10-14``: the form terminals and editors turn into a link."""
     return f"{citation.path}:{citation.start_line}-{citation.end_line}"
+
+
+def place(citation: Citation | RetrievedRef) -> str:
+    """``path:L10-14`` (``path:L10`` for one line): how hover and both editors' chats say it."""
+    start, end = citation.start_line, citation.end_line
+    return f"{citation.path}:L{start}" + (f"-{end}" if end != start else "")
 
 
 def _quote_lines(quote: str) -> list[str]:
@@ -24,11 +31,11 @@ def _quote_lines(quote: str) -> list[str]:
 
 def answer_to_text(answer: Answered | Refused) -> str:
     if isinstance(answer, Refused):
-        lines = [f"No answer: {REASONS[answer.reason]}"]
+        lines = [f"{label('no_answer')}: {reason(answer.reason)}"]
         if answer.detail:
             lines.append(answer.detail)
         if answer.retrieved:
-            lines.append("Closest places in the repository:")
+            lines.append(f"{label('closest')}:")
             lines.extend(
                 f"  {where(ref)}  (score {ref.score:.2f})"
                 for ref in answer.retrieved[:_TOP_RETRIEVED]
@@ -54,13 +61,13 @@ def _escape(text: str) -> str:
 def answer_to_markdown(answer: Answered | Refused, link: Callable[[Citation], str]) -> str:
     """``link(citation)`` gives the URI that opens the cited lines (the server decides its form)."""
     if isinstance(answer, Refused):
-        parts = [f"**No answer.** {REASONS[answer.reason]}"]
+        parts = [f"**{label('no_answer')}.** {reason(answer.reason)}"]
         if answer.detail:
             parts.append(answer.detail)
         if answer.retrieved:
             parts.append(
-                "Closest places:\n"
-                + "\n".join(f"- `{where(ref)}`" for ref in answer.retrieved[:_TOP_RETRIEVED])
+                f"{label('closest')}:\n"
+                + "\n".join(f"- `{place(ref)}`" for ref in answer.retrieved[:_TOP_RETRIEVED])
             )
         return "\n\n".join(parts)
     parts = []
@@ -71,7 +78,7 @@ def answer_to_markdown(answer: Answered | Refused, link: Callable[[Citation], st
         if not isinstance(span, ClaimSpan):
             parts.append(span.text)
             continue
-        refs = " ".join(f"[{_escape(where(c))}]({link(c)})" for c in span.citations)
+        refs = " ".join(f"[{_escape(place(c))}]({link(c)})" for c in span.citations)
         quotes = "\n".join(
             "> " + line if line else ">" for c in span.citations for line in _quote_lines(c.quote)
         )

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # ---------------------------------------------------------------------------------------------
-# Answers (contracts.md: "Answer")
+# Answers (docs/contracts.md: "Answer"; docs/answer.schema.json is generated from these)
 
 
 class _Model(BaseModel):

@@ -29,6 +29,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__
+from ..core.wording import Wording, wording
 from .session import Cancelled, Session, SessionError
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ ASK = "codecite/ask"
 SEARCH = "codecite/search"
 HISTORY = "codecite/history"
 STATUS = "codecite/status"
+WORDING = "codecite/wording"
 CMD_OPEN = "codecite.openCitation"
 CMD_REINDEX = "codecite.reindex"
 CMD_ASK = "codecite.ask"
@@ -572,6 +574,13 @@ async def on_history(ls: CodeciteServer, params: Any) -> dict[str, Any]:
 @guarded("status")
 async def on_status(ls: CodeciteServer, params: Any) -> dict[str, Any]:
     return {"roots": [session.status() for session in list(ls.sessions.values())]}
+
+
+@server.feature(WORDING)
+@guarded("wording")
+async def on_wording(ls: CodeciteServer, params: Any) -> Wording:
+    """The refusal wording (core/wording.json), so editors say what the CLI and hover say."""
+    return wording()
 
 
 # -- commands -----------------------------------------------------------------------------------

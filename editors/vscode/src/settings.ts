@@ -20,7 +20,7 @@ export interface Settings {
   hoverTimeout?: number;
 }
 
-/** The server's configuration keys (shared/contracts.md), as sent in initializationOptions. */
+/** The server's configuration keys (docs/contracts.md), as sent in initializationOptions. */
 export interface ServerOptionsPayload {
   model?: string;
   embedding?: string;
@@ -115,4 +115,14 @@ export function configurationChange(affects: (section: string) => boolean): Conf
     return "none";
   }
   return LAUNCH_KEYS.some((key) => affects(key)) ? "restart" : "notify";
+}
+
+/** The settings editor filtered to this extension's settings. */
+export const SETTINGS_QUERY = "@ext:codecite.codecite";
+
+/** Where `serverPath` / `pythonPath` are read (both are machine-overridable): in a remote window
+ * (Remote-SSH, WSL, Dev Containers, code-server) only the Remote tab applies, so the fix action
+ * must open that one; `workbench.action.openSettings` would land on the User tab. */
+export function settingsCommand(remoteName: string | undefined): string {
+  return remoteName ? "workbench.action.openRemoteSettings" : "workbench.action.openSettings";
 }

@@ -448,6 +448,9 @@ def test_rendering_for_terminal_and_hover(
     assert isinstance(answer, Answered), answer
     citation = answer.spans[0].citations[0]  # type: ignore[union-attr]
     where = f"keyvault/keys.py:{citation.start_line}-{citation.end_line}"
+    place = f"keyvault/keys.py:L{citation.start_line}" + (
+        f"-{citation.end_line}" if citation.end_line != citation.start_line else ""
+    )
 
     text = answer_to_text(answer)
     assert text.splitlines() == [
@@ -457,7 +460,7 @@ def test_rendering_for_terminal_and_hover(
     ]
 
     markdown = answer_to_markdown(answer, lambda c: f"file:///repo/{c.path}#L{c.start_line}")
-    assert f"[{where}](file:///repo/keyvault/keys.py#L{citation.start_line})" in markdown
+    assert f"[{place}](file:///repo/keyvault/keys.py#L{citation.start_line})" in markdown
     assert "> old.retired_at = now" in markdown
 
     refused = mocked(indexed, "x", relevance_floor=1.01).ask(QUESTION)
