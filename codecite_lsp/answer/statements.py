@@ -19,11 +19,13 @@ from ..core.terms import IDENTIFIER, says, word_parts
 
 MAX_WIDEN = 4  # lines a window may grow by, each way, to reach whole statements
 # Words that frame a question about code rather than name something in it ("how long", "where
-# is it checked", "how is it handled"): their absence from the code says nothing. Stems.
+# is it checked", "how is it computed", "where is it exported": `__all__`): their absence from the
+# code says nothing. Stems.
 _ASKING = frozenset(
     {
         *("long", "short", "many", "much", "often", "check", "handl", "decid"),
-        *("call", "defin", "implement", "happen"),
+        *("call", "defin", "implement", "happen", "export", "expos", "comput", "calculat"),
+        *("determin",),
     }
 )
 _STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
