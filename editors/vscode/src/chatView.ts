@@ -129,8 +129,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.post({ type: "exchange", exchange });
   }
 
-  /** Fetched once per server: a server that cannot answer (starting, older) is asked again on the
-   * next page load, and the page says "No answer." without the reason's sentence meanwhile. */
+  /** Fetched once per window (the words change only with the server's version); a server that
+   * cannot answer yet (starting, or older than the request) is asked again on the next page load,
+   * and the page says "No answer." without the reason's sentence meanwhile. */
   private async sendWording(): Promise<void> {
     try {
       this.wording ??= await this.api.wording();

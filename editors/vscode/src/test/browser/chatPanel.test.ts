@@ -67,7 +67,7 @@ before(async () => {
     executablePath: CHROMIUM,
     headless: true,
     args: CHROMIUM_ARGS,
-    viewport: { width: 400, height: 720 },
+    viewport: { width: 300, height: 760 }, // a default-width VS Code sidebar
     deviceScaleFactor: 2,
   });
   // Everything is served from memory: the page never touches the network.
