@@ -85,4 +85,4 @@ def gap_problem(text: str) -> str | None:
 
 def gap_subject(text: str) -> str:
     """What the gap says is missing, without an opening like "The sources do not show"."""
-    return _GAP_OPENING.sub("", text.strip(), count=1).strip().rstrip(".").strip()
+    return _GAP_OPENING.sub("", text.strip(), count=1).strip().rstrip(".!?;:").strip()

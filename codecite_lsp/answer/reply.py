@@ -79,7 +79,9 @@ class Reply(_Content):
 
     @property
     def refused(self) -> bool:
-        return self.refuse not in (None, False, "", {}, [])
+        if isinstance(self.refuse, str):  # "null" / "none" / "false" written as strings
+            return self.refuse.strip().lower() not in ("", "null", "none", "false")
+        return self.refuse not in (None, False, {}, [])
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,13 @@ from ..core.terms import IDENTIFIER, says, word_parts
 
 MAX_WIDEN = 4  # lines a window may grow by, each way, to reach whole statements
 # Words that frame a question about code rather than name something in it ("how long", "where
-# is it checked", "how is it handled"): their absence from the code says nothing. Stems.
+# is it checked", "how is it computed", "where is it exported": `__all__`): their absence from the
+# code says nothing. Stems.
 _ASKING = frozenset(
     {
         *("long", "short", "many", "much", "often", "check", "handl", "decid"),
-        *("call", "defin", "implement", "happen"),
+        *("call", "defin", "implement", "happen", "export", "expos", "comput", "calculat"),
+        *("determin",),
     }
 )
 _STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
@@ -57,12 +59,26 @@ def _balanced(lines: Sequence[str]) -> tuple[int, int]:
     return -lowest, depth - lowest
 
 
+def _open_before(lines: Sequence[str], at: int) -> int:
+    """Brackets still open when line ``at`` starts, counted from the first line given."""
+    depth = 0
+    for line in lines[:at]:
+        depth = max(0, depth + _depth_change(line)[1])
+    return depth
+
+
 def whole_code(lines: Sequence[str], first: int, last: int) -> tuple[int, int] | None:
     """The window first..last widened to whole statements, or None if it cannot be. Comment
     and docstring lines are passed as empty strings: their brackets are prose."""
+    start = first
+    while _open_before(lines, first) > 0:  # inside a call or a list opened above the window
+        if first == 0 or start - first >= MAX_WIDEN:
+            return None
+        first -= 1
     for _ in range(2 * MAX_WIDEN):
         unopened, unclosed = _balanced(lines[first : last + 1])
-        dangling = bool(_DANGLING.search(lines[last]))
+        code = _COMMENT_TAIL.sub("", _STRINGS.sub('""', lines[last]))
+        dangling = bool(_DANGLING.search(code))
         if not unopened and not unclosed and not dangling:
             return first, last
         if unopened and first > 0:

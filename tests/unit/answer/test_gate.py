@@ -308,6 +308,7 @@ def _envelopes() -> list[tuple[str, str | dict[str, Any], str]]:
         ("numbers as strings", json.dumps(strings), "json"),
         ("no refuse key", json.dumps({"spans": body["spans"]}), "json"),
         ("refuse false", json.dumps({**body, "refuse": False}), "json"),
+        ("refuse as a string", json.dumps({**body, "refuse": "null"}), "json"),
     ]
 
 

@@ -131,3 +131,24 @@ def test_definitions_come_before_their_uses() -> None:
     order = [c.path for c in cited]
     assert "jobs.py" in order and order[0] == "keys.py"
     assert cited[0].quote.startswith("def rotate(key):")
+
+
+def test_lines_inside_an_import_list_or_an_open_call_are_never_quoted_alone() -> None:
+    code = (
+        "from .models import (  # noqa: F401\n"
+        "    DEFAULT_REDIRECT_LIMIT,\n"
+        "    REDIRECT_STATI,  # type: ignore[reportUnusedImport]\n"
+        ")\n"
+        "\n"
+        "def limit(extra):\n"
+        "    total = min(\n"
+        "        DEFAULT_REDIRECT_LIMIT + extra\n"
+        "    )\n"
+        "    return total"
+    )
+    sources = _sources(("sessions.py", code))
+    result = verify(answer("how is the default redirect limit used?", sources), sources)
+    assert isinstance(result, GatePassed)
+    quotes = [c.quote for s in result.spans if isinstance(s, ClaimSpan) for c in s.citations]
+    assert quotes and not any("REDIRECT_STATI" in q for q in quotes)  # the import list
+    assert any(q.lstrip().startswith("total = min(") and q.rstrip().endswith(")") for q in quotes)

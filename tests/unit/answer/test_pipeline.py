@@ -469,3 +469,19 @@ def test_rendering_for_terminal_and_hover(
         "**No answer.** Nothing in the indexed code answers this question."
     )
     assert f"- `{refused.retrieved[0].path}:" in answer_to_markdown(refused, lambda c: "")
+
+
+def test_a_gap_reaches_the_user_worded_as_not_shown(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    from codecite_lsp.answer.render import answer_to_markdown, answer_to_text
+
+    retire = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    gap = {"kind": "gap", "text": "The sources do not show how clients learn of the new key."}
+    answer = mocked(indexed, reply(claim("The old key is retired.", retire), gap)).ask(QUESTION)
+    assert isinstance(answer, Answered), answer
+    shown = "Not shown in the retrieved code: how clients learn of the new key."
+    assert [(s.kind, s.text) for s in answer.spans][1] == ("gap", shown)
+    assert answer.note is None  # a gap is not a removed statement
+    assert answer_to_text(answer).splitlines()[-1] == shown
+    assert answer_to_markdown(answer, str).endswith(f"_{shown}_")
