@@ -27,10 +27,8 @@ MAX_RESULTS = 50
 Line = Annotated[int, Field(strict=True, ge=1, le=MAX_LINE)]
 
 
-class CitationIn(BaseModel):
-    """One quote the agent attributes to a file. Extra keys (``content_hash``, ``revision`` of an
-    ``ask`` answer's citations) are accepted and ignored, so those citations can be passed as
-    they are."""
+class _Lines(BaseModel):
+    """A path and a line range; extra keys are ignored (shown to the model: see CitationIn)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -44,6 +42,18 @@ class CitationIn(BaseModel):
     ]
     start_line: Annotated[Line, Field(description="First cited line, 1-based.")]
     end_line: Annotated[Line, Field(description="Last cited line, 1-based, inclusive.")]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> _Lines:
+        if self.end_line < self.start_line:
+            raise ValueError(f"end_line {self.end_line} is before start_line {self.start_line}")
+        return self
+
+
+class CitationIn(_Lines):
+    """One quote attributed to lines of a file. Citations of an `ask` answer can be passed as
+    they are (their other keys are ignored)."""
+
     quote: Annotated[
         str,
         Field(
@@ -54,29 +64,22 @@ class CitationIn(BaseModel):
     ]
 
     @model_validator(mode="after")
-    def _ordered(self) -> CitationIn:
-        if self.end_line < self.start_line:
-            raise ValueError(f"end_line {self.end_line} is before start_line {self.start_line}")
+    def _not_blank(self) -> CitationIn:
         if not self.quote.strip():
             raise ValueError("quote is blank")
         return self
 
 
-class OpenIn(BaseModel):
-    """A citation to open; the quote is optional (without it the lines are shown unchecked)."""
+class OpenIn(_Lines):
+    """A citation to open; without a quote its lines are shown as they are (unchecked)."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    path: Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)]
-    start_line: Line
-    end_line: Line
-    quote: Annotated[str | None, Field(max_length=MAX_QUOTE_CHARS)] = None
-
-    @model_validator(mode="after")
-    def _ordered(self) -> OpenIn:
-        if self.end_line < self.start_line:
-            raise ValueError(f"end_line {self.end_line} is before start_line {self.start_line}")
-        return self
+    quote: Annotated[
+        str | None,
+        Field(
+            max_length=MAX_QUOTE_CHARS,
+            description="Optional: the quoted code, to re-locate the lines if they moved.",
+        ),
+    ] = None
 
 
 # -- results ---------------------------------------------------------------------------------
