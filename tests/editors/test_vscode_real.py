@@ -189,10 +189,16 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[s
             "badPython": str(tmp / "no-such-python"),
             "expectedFiles": INDEXED_FILES,
             "question": "how does the token bucket refill?",
+            # TokenBucket, the class the first answer is about, is defined there.
+            "followUp": {
+                "question": "where is that class defined?",
+                "path": "keyvault/ratelimit.py",
+                "line": 7,
+            },
             "secondQuestion": "where are api keys rotated?",
             "unanswerable": "how are kubernetes pods rescheduled after a node failure?",
             "hover": {"path": "keyvault/keys.py", "token": "GRACE_PERIOD_SECONDS"},
-            "reloadSettleSeconds": 30,
+            "reloadSettleSeconds": 5,
         }
         (data / "scenario.json").write_text(json.dumps(settings))
         node = shutil.which("node") or str(node24 / "node")
@@ -220,57 +226,38 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[s
             shutil.copytree(data / "artifacts", ARTIFACTS)
 
 
-def _passed(steps: dict[str, dict[str, Any]], name: str) -> None:
+# Each step of the scenario, in order, and what a user sees when it passes.
+STEPS = {
+    "activation": "the .vsix installs into VS Code 1.139 and its status item appears",
+    "status_indexing": 'during the first pass the item says "indexing", not "0 files · not '
+    'indexed"',
+    "status_indexed": "the item then reads indexed, with the number of files indexed",
+    "refusal_lists_closest_places": "a question the code cannot answer is refused, with closest "
+    "places that open the editor on their lines",
+    "chat_chip_opens_cited_lines": "an answer's first chip opens its file, the cited lines "
+    "selected",
+    "follow_up_question": 'after the token-bucket answer, "where is that class defined?" is '
+    "answered with a chip on TokenBucket's line",
+    "chat_nothing_left_pending": "no question asked while the view loaded its history stays "
+    '"Searching the code…" under its own answer',
+    "hover_link_opens_lines": "a hover on a constant's use cites its definition; the link "
+    "selects it",
+    "status_after_reload": "after a window reload on the same index the item is indexed, never "
+    '"not indexed"',
+    "chat_after_reload": "the chat view restored by the reload answers a question at once",
+    "status_after_failed_start": "with a bad codecite.pythonPath, the item says the server is not "
+    'running while the error is shown (not "starting")',
+    "failed_start_offers_fix": "the start-failure message's button opens a settings editor that "
+    "lists codecite.pythonPath (in a remote window: the Remote tab)",
+}
+
+
+@pytest.mark.parametrize("name", list(STEPS))
+def test_in_real_vscode(steps: dict[str, dict[str, Any]], name: str) -> None:
     entry = steps.get(name)
     assert entry is not None, (
         f"step {name!r} never ran; the scenario printed:\n{steps['transcript']['detail']}"
     )
-    assert entry["ok"], f"{name}: {entry['detail']}\nscreenshot: {entry.get('screenshot')}"
-
-
-def test_extension_activates_in_vscode(steps: dict[str, dict[str, Any]]) -> None:
-    """The .vsix installs into VS Code 1.139 and its status item appears in the window."""
-    _passed(steps, "activation")
-
-
-def test_status_bar_says_indexing_during_the_first_index(steps: dict[str, dict[str, Any]]) -> None:
-    """While the first pass runs the item says "indexing", never "0 files · not indexed"."""
-    _passed(steps, "status_indexing")
-
-
-def test_status_bar_reaches_indexed_with_the_file_count(steps: dict[str, dict[str, Any]]) -> None:
-    _passed(steps, "status_indexed")
-
-
-def test_chat_chip_opens_the_cited_lines_selected(steps: dict[str, dict[str, Any]]) -> None:
-    """Ask in the chat view; the answer's first chip opens its file, the cited lines selected."""
-    _passed(steps, "chat_chip_opens_cited_lines")
-
-
-def test_refusal_lists_closest_places_that_open(steps: dict[str, dict[str, Any]]) -> None:
-    _passed(steps, "refusal_lists_closest_places")
-
-
-def test_hover_citation_link_opens_the_lines(steps: dict[str, dict[str, Any]]) -> None:
-    """A hover on a constant's use cites its definition; the link selects those lines."""
-    _passed(steps, "hover_link_opens_lines")
-
-
-def test_status_bar_is_indexed_after_a_window_reload(steps: dict[str, dict[str, Any]]) -> None:
-    """A reload starts a new server on the same index: the item must not read "not indexed"."""
-    _passed(steps, "status_after_reload")
-
-
-def test_chat_answers_right_after_a_window_reload(steps: dict[str, dict[str, Any]]) -> None:
-    """The chat view restored by the reload answers a question asked as soon as it shows."""
-    _passed(steps, "chat_after_reload")
-
-
-def test_failed_start_message_opens_the_setting_to_fix(steps: dict[str, dict[str, Any]]) -> None:
-    """A bad codecite.pythonPath: the error's button opens a settings editor that lists it."""
-    _passed(steps, "failed_start_offers_fix")
-
-
-def test_status_bar_shows_the_failed_start(steps: dict[str, dict[str, Any]]) -> None:
-    """While the start-failure message is up, the item says the server is not running."""
-    _passed(steps, "status_after_failed_start")
+    assert entry["ok"], (
+        f"{name} ({STEPS[name]}): {entry['detail']}\nscreenshot: {entry.get('screenshot')}"
+    )

@@ -91,13 +91,13 @@ export async function cursor(page) {
   return undefined;
 }
 
-/** Waits for a selection in the active editor whose cursor line lies in [start, end]. */
+/** Waits for a selection of the cited lines: the cursor ("Ln X") at their first or last line. */
 export async function waitForSelectionIn(page, start, end, timeout = 15_000) {
   const deadline = Date.now() + timeout;
   let seen;
   while (Date.now() < deadline) {
     seen = await cursor(page);
-    if (seen && seen.selected > 0 && seen.line >= start && seen.line <= end) {
+    if (seen && seen.selected > 0 && (seen.line === start || seen.line === end)) {
       return seen;
     }
     await page.waitForTimeout(200);
@@ -149,18 +149,30 @@ export async function openChat(page, timeout) {
   throw new Error("the Codecite chat view did not show its question box");
 }
 
-/** Asks a question as a user does (type, Enter); returns the exchange's element for the answer. */
+const REPLY = ".answer, .refusal, .error";
+
+/** Asks a question as a user does (type, Enter); returns the exchange that shows its reply. */
 export async function ask(chat, question, timeout) {
   const box = chat.getByRole("textbox", { name: /question/i });
   await box.fill(question);
   await box.press("Enter");
-  // The newest exchange: the question's text, then an answer, a refusal or an error.
-  const exchange = chat.locator("article").filter({ hasText: question }).last();
-  await exchange
-    .locator(".answer, .refusal, .error")
-    .first()
-    .waitFor({ timeout });
+  const exchange = chat
+    .locator("article")
+    .filter({ hasText: question })
+    .filter({ has: chat.locator(REPLY) })
+    .last();
+  await exchange.waitFor({ timeout });
   return exchange;
+}
+
+/** Questions in the log still waiting for a reply ("Searching the code…"). */
+export async function unanswered(chat) {
+  const waiting = chat.locator("article").filter({ hasNot: chat.locator(REPLY) });
+  return waiting.evaluateAll((nodes) => nodes.map((node) => node.innerText.replace(/\s+/g, " ")));
+}
+
+export async function isRefusal(exchange) {
+  return (await exchange.locator(".refusal").count()) > 0;
 }
 
 /** Buttons in an exchange that name a citation (chips, closest places): [{button, citation}]. */
