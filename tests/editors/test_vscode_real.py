@@ -69,6 +69,11 @@ def _code_server() -> Path:
 
 
 def _vsix(out: Path) -> Path:
+    """The extension as users install it: packaged from this checkout, or CODECITE_TEST_VSIX
+    (to run the scenario against another build)."""
+    given = os.environ.get("CODECITE_TEST_VSIX")
+    if given:
+        return Path(given)
     npm = shutil.which("npm")
     if npm is None:
         pytest.fail("npm is not on PATH: install Node.js 20+ with npm to build editors/vscode")

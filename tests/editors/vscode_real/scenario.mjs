@@ -152,11 +152,12 @@ try {
       );
       return `"${done.text}" ${(done.t - sampler.changes[0].t) / 1000} s after the item appeared`;
     });
-    // Judged on the whole sequence up to "indexed": while the first pass runs, the item says so.
+    // Judged on the whole sequence up to "indexed": while the first pass runs the item says so,
+    // and it never shows a finished-looking count ("0 files · not indexed") meanwhile.
     const seen = sampler.texts();
     const upTo = seen.findIndex((text) => ui.STATUS.indexed(text));
     const before = upTo < 0 ? seen : seen.slice(0, upTo);
-    const misleading = before.filter((text) => ui.STATUS.notIndexed.test(text) || /\b0 files\b/.test(text));
+    const misleading = before.filter((text) => ui.STATUS.files(text) === 0);
     record(
       "status_indexing",
       before.some((text) => ui.STATUS.indexing.test(text)) && misleading.length === 0,
@@ -243,11 +244,11 @@ try {
       // The server has started once the item reads anything but "starting"; from then on the
       // index it opened is known, so the item must say so within seconds (target: 2 s, plus
       // the extension's 2 s poll).
-      const started = await sampler.until((text) => !ui.STATUS.starting.test(text), WAIT);
+      const serverUp = await sampler.until((text) => !ui.STATUS.starting.test(text), WAIT);
       const settle = config.reloadSettleSeconds * 1000;
       const done = await sampler.until((text) => ui.STATUS.indexed(text), settle).catch(() => undefined);
       const seen = JSON.stringify(sampler.texts());
-      const late = done ? (done.t - started.t) / 1000 : Infinity;
+      const late = done ? (done.t - serverUp.t) / 1000 : Infinity;
       const wrong = sampler.texts().filter((text) => ui.STATUS.notIndexed.test(text));
       if (!done || late * 1000 > settle || wrong.length > 0 || ui.STATUS.files(done.text) !== expected) {
         throw new Error(`after the reload the status read ${seen}`);
@@ -288,7 +289,7 @@ try {
     if (!toast || !(await toast.isVisible())) {
       throw new Error("no start-failure message with a settings button was shown");
     }
-    const message = (await toast.innerText()).split("\n")[0];
+    const message = await ui.toastMessage(toast);
     await shot(page, "failed_start_message");
     await ui.fixButton(toast).click();
     await ui.settingsEditorShows(page, "codecite.pythonPath", "Python Path", 20_000);

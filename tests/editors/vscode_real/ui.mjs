@@ -179,10 +179,13 @@ export async function isRefusal(exchange) {
 export async function citationButtons(exchange) {
   const found = [];
   for (const button of await exchange.getByRole("button").all()) {
-    const name = `${await button.innerText()} ${(await button.getAttribute("aria-label")) ?? ""}`;
-    const citation = parseCitation(name);
-    if (citation) {
-      found.push({ button, citation, text: name.trim() });
+    // The visible label first; the accessible name when the label is an icon or a short form.
+    for (const name of [await button.innerText(), await button.getAttribute("aria-label")]) {
+      const citation = parseCitation(name);
+      if (citation) {
+        found.push({ button, citation, text: name.trim() });
+        break;
+      }
     }
   }
   return found;
@@ -222,6 +225,10 @@ export function startFailure(page) {
     .filter({ hasText: /Codecite/ })
     .filter({ has: page.getByRole("button", { name: /settings/i }) })
     .first();
+}
+
+export async function toastMessage(toast) {
+  return (await toast.locator(".notification-list-item-message").first().innerText()).trim();
 }
 
 export function fixButton(toast) {
