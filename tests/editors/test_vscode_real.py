@@ -120,6 +120,12 @@ def _stop(process: subprocess.Popen[Any]) -> None:
             return
 
 
+def _interrupt_on_sigterm(signum: int, frame: object) -> None:
+    # As Ctrl+C: pytest stops the session (a SystemExit would fail this test and set the
+    # fixture up again for the next one).
+    raise KeyboardInterrupt
+
+
 def _listening_url(log: Path, process: subprocess.Popen[Any]) -> str:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -180,6 +186,8 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[s
             start_new_session=True,
         )
     scenario: subprocess.Popen[str] | None = None
+    # A SIGTERM (a CI job's timeout) must still run the clean-up below, not orphan code-server.
+    previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     try:
         url = _listening_url(log, server)
         results = data / "results.json"
@@ -226,6 +234,7 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[s
         if scenario is not None:
             _stop(scenario)
         _stop(server)
+        signal.signal(signal.SIGTERM, previous)
         if ARTIFACTS.parent.is_dir():
             shutil.rmtree(ARTIFACTS, ignore_errors=True)
             shutil.copytree(data / "artifacts", ARTIFACTS)

@@ -130,6 +130,9 @@ const browser = await chromium.launch({
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    // Chromium's crash handler daemonizes out of the process tree and outlives a killed run.
+    "--disable-crash-reporter",
+    "--disable-breakpad",
   ],
 });
 try {
