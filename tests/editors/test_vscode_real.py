@@ -4,8 +4,9 @@ tests/editors/vscode_real/scenario.mjs drives as a user would, on a copy of the 
 
 code-server is installed once by scripts/install_code_server.sh (cached under
 ~/.cache/codecite-test; 3-5 minutes on a fresh machine). The scenario runs once per module and
-writes one result per step; each test below asserts one step, so a failure names what a user would
-have seen. Screenshots: tests/editors/vscode_real/artifacts/ (gitignored).
+writes one result per step; each test case asserts one step, so a failure names what a user would
+have seen. Screenshots: tests/editors/vscode_real/artifacts/ (gitignored). CODECITE_TEST_VSIX
+runs the scenario against another build of the extension.
 """
 
 from __future__ import annotations
