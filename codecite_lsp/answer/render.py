@@ -92,7 +92,7 @@ def answer_to_markdown(answer: Answered | Refused, link: Callable[[Citation], st
     parts = []
     for span in answer.spans:
         if isinstance(span, GapSpan):
-            parts.append(f"_{span.text}_")  # set apart: a statement about the sources
+            parts.append(f"_{inert(span.text)}_")  # set apart: a statement about the sources
             continue
         if not isinstance(span, ClaimSpan):
             parts.append(inert(span.text))
