@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 if TYPE_CHECKING:
+    from ..service.session import Session
     from .server import CodeciteServer
-    from .session import Session
 
 log = logging.getLogger("codecite_lsp")
 

@@ -26,12 +26,12 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..core.wording import Wording, wording
+from ..service.session import Cancelled, Session, SessionError
 from . import roots
 from .features import ask, citations, hover, search, status
 from .params import AskParams, HistoryParams, SearchParams, one_argument, parse, plain, uri_to_path
 from .progress import index_with_progress
 from .protocol import CodeciteProtocol, serve_stdio
-from .session import Cancelled, Session, SessionError
 
 if TYPE_CHECKING:
     from ..ingest.chunking import Encoding

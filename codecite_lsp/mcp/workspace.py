@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..lsp.session import Session
+from ..service.session import Session
 
 log = logging.getLogger("codecite_lsp")
 CLOSE_WAIT_SECONDS = 2.0

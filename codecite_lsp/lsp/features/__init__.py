@@ -14,7 +14,7 @@ from lsprotocol import types
 
 if TYPE_CHECKING:
     from ...ingest.chunking import Encoding
-    from ..session import Session
+    from ...service.session import Session
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from ..params import AskParams, uri_to_path
 
 if TYPE_CHECKING:
     from ...ingest.chunking import Encoding
-    from ..session import Session
+    from ...service.session import Session
     from . import Host
 
 

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from .. import shaping
+from ...service import shaping
+from ...service.session import check
 from ..params import CitationArg, HistoryParams, parse
-from ..session import check
 
 if TYPE_CHECKING:
-    from ..session import Session
+    from ...service.session import Session
     from . import Host
 
 OPEN_CITATION = "codecite.openCitation"

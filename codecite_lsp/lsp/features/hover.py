@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from ...service.session import check, is_credential
 from .. import region
 from ..params import uri_to_path
-from ..session import check, is_credential
 
 if TYPE_CHECKING:
     from ...answer.hover import AskModel
     from ...ingest.chunking import Encoding
-    from ..session import Session
+    from ...service.session import Session
     from . import Host
 
 
