@@ -17,7 +17,6 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import posixpath
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, TypedDict
 from ..core.config import Config
 from ..core.records import Chunk
 from ..ingest.languages import language_for_path
+from ..ingest.paths import repo_relative
 from ..ingest.workers import Job, Prepared, chunked, prepared
 
 if TYPE_CHECKING:
@@ -303,6 +303,8 @@ class Indexer:
     def _expand(self, paths: Iterable[str], known: dict[str, FileRecord]) -> tuple[set[str], bool]:
         """Repo-relative file paths for the given paths (a folder stands for the files in it),
         and whether one of them is an ignore file."""
+        from ..ingest.scan import scan
+
         targets: set[str] = set()
         rules_changed = False
         for raw in paths:
@@ -314,32 +316,14 @@ class Indexer:
             under = [p for p in known if p.startswith(prefix)]
             if (self.repo / rel).is_dir() or under:
                 targets.update(under)
-                targets.update(self._walk(rel))
+                found = scan(self.repo, self.config, under=rel, rules=self._rules())
+                targets.update(f.path for f in found.files)
             else:
                 targets.add(rel)
         return targets, rules_changed
 
-    def _walk(self, folder: str) -> Iterator[str]:
-        rules = self._rules()
-        for root, dirs, names in os.walk(self.repo / folder):
-            base = Path(root).relative_to(self.repo).as_posix()
-            # walks(), not is_ignored(): .codeciteignore may re-include files in an ignored folder
-            dirs[:] = [d for d in dirs if rules.walks(f"{base}/{d}")]
-            for name in names:
-                yield f"{base}/{name}"
-
     def _relative(self, raw: str) -> str | None:
-        """``raw`` as a normalised repo-relative path, or None if it is not one."""
-        if "\0" in raw:
-            return None
-        path = Path(raw)
-        if path.is_absolute():
-            try:
-                path = path.relative_to(self.repo)
-            except ValueError:
-                return None  # outside the repository
-        rel = posixpath.normpath(path.as_posix())
-        return None if rel in (".", "..") or rel.startswith("../") else rel
+        return repo_relative(raw, (str(self.repo), os.path.realpath(self.repo)))
 
     def _rules(self) -> IgnoreRules:
         if self._ignore is None:
