@@ -25,11 +25,11 @@ from ..core.records import file_revision
 from .ignore import IgnoreRules, relative_inside
 from .paths import REASON_BAD_NAME, display_name, is_utf8, repo_relative
 from .secrets import (
-    PRIVATE_KEY_RE,
     REASON_PRIVATE_KEY,
     REASON_SECRET_DIR,
     REASON_SECRET_NAME,
     find_credential,
+    has_private_key,
     is_secret_path,
 )
 
@@ -265,7 +265,7 @@ def _content_problem(data: bytes, config: Config) -> tuple[str, str]:
         text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError as exc:
         return "", f"{REASON_NOT_UTF8} (bad byte at offset {exc.start})"
-    if PRIVATE_KEY_RE.search(text):
+    if has_private_key(text):
         return "", REASON_PRIVATE_KEY
     credential = find_credential(text)
     if credential is not None:

@@ -193,3 +193,83 @@ def test_a_file_that_kills_a_worker_is_skipped_and_the_pass_goes_on(
         assert "the parser crashed on this file (SIGSEGV)" in skip.reason
     indexed = [r for name, r in results.items() if name.endswith(".py")]
     assert all(isinstance(r.source, SourceFile) and r.chunks for r in indexed)
+
+
+# --- secrets however they are written ----------------------------------------------------------
+
+_KEY_LINES = [
+    "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi4Z3Nq8u0b5pQ+1XHl4cCwTqvU",
+    "q1Xr0vVb6sP2dLk8mN3wQz5yH7jT9fR4eW1aS6gD0hK2lU8oI3pY5tC7vB9nM1xZ",
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "keys.py",
+            'KEY = ("-----BEGIN RSA PRIVATE KEY-----\\n"\n'
+            + "".join(f'       "{line}\\n"\n' for line in _KEY_LINES)
+            + '       "-----END RSA PRIVATE KEY-----\\n")\n',
+        ),
+        (
+            "keys.js",
+            'const key = "-----BEGIN PRIVATE KEY-----\\n" +\n'
+            + "".join(f'  "{line}\\n" +\n' for line in _KEY_LINES)
+            + '  "-----END PRIVATE KEY-----";\n',
+        ),
+        (
+            "keys.lua",
+            'local key = "-----BEGIN EC PRIVATE KEY-----\\n" ..\n'
+            + "".join(f'  "{line}\\n" ..\n' for line in _KEY_LINES)
+            + '  "-----END EC PRIVATE KEY-----"\n',
+        ),
+        ("deploy.js", 'const token = "glpat-' + "x7Kq2Lm9Np4Rs8Tv1Wy3" + '";\n'),
+        ("publish.js", 'const auth = "npm_' + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + '";\n'),
+        ("gh.ts", 'export const t = "ghp_' + "Zr8Kq2Lm9Np4Rs8Tv1Wy3Ab5Cd7Ef9Gh1Jk3" + '";\n'),
+        (
+            "notify.py",
+            'URL = "https://hooks.slack.com/services/T0A1B2C3D/B4E5F6G7H/'
+            + "a1B2c3D4e5F6g7H8i9J0k1L2"
+            + '"\n',
+        ),
+        ("oauth.go", 'var secret = "GOCSPX-' + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9S" + '"\n'),
+        (
+            "session.rb",
+            'TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZG1pbiIsImV4cCI6MX0.'
+            + "Qm9ndXNTaWduYXR1cmVIZXJlMTIzNDU"
+            + '"\n',
+        ),
+    ],
+)
+def test_a_credential_in_any_file_keeps_the_file_out(tmp_path: Path, name: str, text: str) -> None:
+    from codecite_lsp.ingest.scan import read_source
+
+    (tmp_path / name).write_text(text)
+    refused = read_source(tmp_path, name, Config())
+    assert isinstance(refused, Skip)
+    assert "never indexed" in refused.reason
+
+
+@pytest.mark.parametrize(
+    "name", ["shadow", "etc/gshadow", ".bash_history", "home/u/.zsh_history", ".psql_history"]
+)
+def test_system_credential_files_are_secret_by_name(tmp_path: Path, name: str) -> None:
+    from codecite_lsp.ingest.scan import read_source
+
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text("root:$6$salt$hash:19000:0:99999:7:::\n")
+    refused = read_source(tmp_path, name, Config())
+    assert isinstance(refused, Skip) and "secret file" in refused.reason
+
+
+def test_code_that_only_names_a_key_format_is_indexed(tmp_path: Path) -> None:
+    from codecite_lsp.ingest.scan import read_source
+
+    text = (
+        'PEM = re.compile(b"-----BEGIN PRIVATE KEY-----(.*?)-----END PRIVATE KEY-----", re.S)\n'
+        'HEADER = "-----BEGIN RSA PRIVATE KEY-----\\n"  # followed by the base64 body\n'
+        "def token_prefix():\n    return 'npm_' + 'glpat-'\n"
+    )
+    (tmp_path / "pem.py").write_text(text)
+    assert isinstance(read_source(tmp_path, "pem.py", Config()), SourceFile)
