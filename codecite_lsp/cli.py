@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .core.config import Config, ConfigError, load_config
+from .core.environment import apply_defaults
 
 if TYPE_CHECKING:
     from .index.indexer import Indexer, IndexReport
@@ -103,10 +104,11 @@ def _run_index(indexer: Indexer, quiet: bool) -> IndexReport:
 
 def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .index.indexer import IndexBusy, Indexer
+    from .index.store import IndexDamaged
 
     try:
         report = _run_index(Indexer(repo, config), args.quiet)
-    except IndexBusy as exc:  # another indexer kept the index locked too long
+    except (IndexBusy, IndexDamaged) as exc:  # locked too long; or unusable even rebuilt
         print(f"codecite: {exc}", file=sys.stderr)
         return 1
     print(report.summary())
@@ -194,8 +196,7 @@ _COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    os.environ.setdefault("RUST_LOG", "error")  # silences lancedb's deprecation chatter
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
+    apply_defaults()
     args = _build_parser().parse_args(argv)
     repo = Path(args.repo).resolve()
     if not repo.is_dir():
@@ -207,8 +208,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in exc.problems:
             print(f"codecite: invalid setting: {problem}", file=sys.stderr)
         return 2
+    from .index.tables import IndexDamaged
+
     try:
         return _COMMANDS[args.command](args, repo, config)
+    except IndexDamaged as exc:  # search/ask on an index a rebuild of its parts did not fix
+        print(f"codecite: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # `codecite search ... | head`: the reader is gone, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit flush
         return 1

@@ -31,6 +31,7 @@ from ..core.records import Chunk
 from ..ingest.languages import language_for_path
 from ..ingest.paths import repo_relative
 from ..ingest.workers import Job, Prepared, chunked, prepared
+from .tables import _said, read_meta
 
 if TYPE_CHECKING:
     from ..ingest.ignore import IgnoreRules
@@ -163,13 +164,17 @@ class Indexer:
         files = store.file_count() if store is not None else 0
         chunks = store.chunk_count() if store is not None else 0
         with self._state:
-            return {
+            last_update = self._last_update
+            status: IndexStatus = {
                 "files_indexed": files,
                 "chunks": chunks,
                 "pending": len(self._pending),
-                "last_update": self._last_update,
+                "last_update": last_update,
                 "embedder": self._embedding.copy(),
             }
+        if last_update is None:  # nothing written since this process started: the index's own
+            status["last_update"] = _epoch(read_meta(self.index_dir).last_update)
+        return status
 
     # -- full pass -------------------------------------------------------------------------
 
@@ -180,7 +185,18 @@ class Indexer:
         started = time.monotonic()
         with self._write_lock(progress):
             self._ignore = None  # ignore files may have changed unseen: reload them later
-            totals = self._full_pass(progress, cancel)
+            try:
+                totals = self._full_pass(progress, cancel)
+            except Exception as exc:
+                # Rows that cannot be read (a truncated data file, a lost fragment): only
+                # reading the repository again repairs them. A second failure is not damage.
+                log.warning(
+                    "the index in %s is damaged (%s); rebuilding it from the files",
+                    self.index_dir,
+                    _said(exc),
+                )
+                self._store = self.store.reset()
+                totals = self._full_pass(progress, cancel)
         if not totals.cancelled:
             self.optimize_if_due()
         return _report(self.store, started, totals)
@@ -254,6 +270,7 @@ class Indexer:
         if progress:
             progress(1, 1, "building the search index")
         store.ensure_fts()
+        store.probe()  # a search must work on what was written: damage is repaired here
         self._fill_vectors(progress, cancel)
 
     def optimize_if_due(self) -> bool:
@@ -477,6 +494,16 @@ class Indexer:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _epoch(iso: str | None) -> float | None:
+    """The time.time() of an ISO time written in meta.json, None if absent or unreadable."""
+    if not iso:
+        return None
+    try:
+        return datetime.fromisoformat(iso).timestamp()
+    except ValueError:
+        return None
 
 
 def _unchanged(record: FileRecord | None, size: int, mtime_ns: int, chunk_rows: int) -> bool:

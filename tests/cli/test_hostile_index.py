@@ -4,11 +4,14 @@ rest indexed, the refused files listed with a reason, and a usable index."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from codecite_lsp.core.config import load_config
 
 ROOT = Path(__file__).parents[2]
 
@@ -53,3 +56,85 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(repo: Path
     assert "skipped dossier_\\xff: file name is not valid UTF-8" in done.stderr
     found = codecite(repo, "search", "rotate_key")
     assert found.returncode == 0 and "good.py:1-2" in found.stdout
+
+
+# --- a damaged index heals itself ----------------------------------------------------------------
+
+
+def _tree(repo: Path) -> None:
+    """Enough chunks (100+) for the default embedder to train and write vectors."""
+    for i in range(12):
+        body = "".join(
+            f"def handler_{i}_{j}(request, limit={j}):\n"
+            f'    """Rotate key {i}.{j} within the rate limit."""\n'
+            f"    return sorted(request.get(k) for k in range(limit))\n\n\n"
+            for j in range(12)
+        )
+        (repo / f"module_{i}.py").write_text(body)
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from codecite_lsp.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _files(folder: Path, suffix: str = "") -> list[Path]:
+    return sorted(p for p in folder.rglob(f"*{suffix}") if p.is_file())
+
+
+CORRUPTIONS = {
+    "meta.json random bytes": lambda d: (d / "meta.json").write_bytes(os.urandom(200)),
+    "full-text index files deleted": lambda d: [
+        p.unlink() for p in _files(d / "lance" / "chunks.lance" / "_indices")
+    ],
+    "full-text index files truncated": lambda d: [
+        _truncate(p) for p in _files(d / "lance" / "chunks.lance" / "_indices")
+    ],
+    "chunk data file truncated": lambda d: [
+        _truncate(p) for p in _files(d / "lance" / "chunks.lance" / "data", ".lance")
+    ],
+    "vectors data file truncated": lambda d: [
+        _truncate(p) for p in _files(d / "lance" / "vectors.lance" / "data", ".lance")
+    ],
+    "embedder model truncated": lambda d: [_truncate(p) for p in _files(d / "embedding", ".npz")],
+    "chunks table folder deleted": lambda d: shutil.rmtree(d / "lance" / "chunks.lance"),
+    "whole lance folder deleted": lambda d: shutil.rmtree(d / "lance"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(CORRUPTIONS))
+def test_each_corruption_then_index_then_search_works(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    monkeypatch.delenv("CODECITE_EMBEDDING", raising=False)
+    monkeypatch.setenv("CODECITE_CHUNK_BUDGET", "200")  # one chunk per function
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _tree(repo)
+    assert _run(capsys, "index", "--quiet", "--repo", str(repo))[0] == 0
+    index_dir = repo / ".codecite"
+    assert _files(index_dir / "embedding", ".npz") and _files(index_dir / "lance" / "vectors.lance")
+    CORRUPTIONS[damage](index_dir)
+
+    code, out, err = _run(capsys, "index", "--quiet", "--repo", str(repo))
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert "indexed 12 files, 144 chunks" in out
+    from codecite_lsp.index.indexer import Indexer
+
+    indexer = Indexer(repo, load_config(repo))
+    assert indexer.store.vector_count(None) == 144  # the vectors (and the model) are back
+    status = indexer.status()  # a new process: "indexed <time>" comes from meta.json
+    assert status["chunks"] == 144 and status["last_update"] is not None
+    code, out, err = _run(capsys, "search", "handler_3_7", "--repo", str(repo))
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("module_3.py:")
+    code, out, err = _run(capsys, "search", "rotate key rate limit", "--repo", str(repo))
+    assert code == 0 and "module_" in out, err
