@@ -65,7 +65,11 @@ def _config(args: argparse.Namespace, repo: Path) -> Config:
         "embedding": args.embedding,
         "model": getattr(args, "model", None),
     }
-    return load_config(repo, overrides)
+    notices: list[str] = []
+    config = load_config(repo, overrides, notices=notices)
+    for notice in notices:
+        print(f"codecite: {notice}", file=sys.stderr)
+    return config
 
 
 class _ProgressBar:
