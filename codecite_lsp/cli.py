@@ -161,6 +161,8 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
             report = indexer.run()
         except IndexBusy as exc:  # a server is indexing: answer from what is there
             print(f"codecite: index not refreshed: {exc}", file=sys.stderr)
+        except OSError as exc:  # a read-only or full index folder: answer from what is there
+            print(f"codecite: index not refreshed: {_os_error(exc)}", file=sys.stderr)
         else:
             if report.written_files or report.deleted_files:
                 print(f"codecite: index refreshed: {report.summary()}", file=sys.stderr)
@@ -223,9 +225,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit flush
         return 1
     except OSError as exc:  # e.g. an index folder that cannot be created or written
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"codecite: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(f"codecite: {_os_error(exc)}", file=sys.stderr)
         return 1
+
+
+def _os_error(exc: OSError) -> str:
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{exc.strerror or exc}{where}"
 
 
 def serve_main() -> None:

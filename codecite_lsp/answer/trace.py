@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -21,23 +22,37 @@ from typing import Any
 
 TRACE_FILE = "trace.jsonl"
 
+log = logging.getLogger(__name__)
+
 
 def question_hash(question: str) -> str:
     return hashlib.sha256(question.encode("utf-8")).hexdigest()
 
 
+_UNWRITABLE: set[Path] = set()  # logs already said to be unwritable (said once each)
+
+
 def append_line(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line; a previous crash's partial line is closed off first."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Append one JSON line; a previous crash's partial line is closed off first.
+
+    Best effort: a read-only or full disk loses the line (said once per file), never the
+    request that wrote it.
+    """
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = "\n" + line
-        os.write(fd, line.encode("utf-8"))
-    finally:
-        os.close(fd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = "\n" + line
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if path not in _UNWRITABLE:
+            _UNWRITABLE.add(path)
+            log.warning("cannot write %s (%s); answers go on without it", path, exc.strerror)
 
 
 def read_lines(path: Path) -> Iterator[dict[str, Any]]:

@@ -138,3 +138,24 @@ def test_each_corruption_then_index_then_search_works(
     assert out.splitlines()[0].startswith("module_3.py:")
     code, out, err = _run(capsys, "search", "rotate key rate limit", "--repo", str(repo))
     assert code == 0 and "module_" in out, err
+
+
+def test_ask_answers_when_nothing_can_be_written(repo: Path) -> None:
+    """A full disk (every write fails with EFBIG here: RLIMIT_FSIZE 0): no refresh, no trace,
+    no history, and still the answer, with each failure said once and no traceback."""
+    import resource
+
+    assert codecite(repo, "index", "--quiet").returncode == 0
+    (repo / "good.py").write_text("def rotate_key(store):\n    return store.rotate(now=True)\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "codecite_lsp", "ask", "rotate_key", "--repo", str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "CODECITE_EMBEDDING": "none"},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "good.py:1-1" in done.stdout  # from the index as it was
+    assert "index not refreshed: File too large" in done.stderr
+    assert "Traceback" not in done.stderr
