@@ -14,28 +14,38 @@ nothing doubled.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from ..core.config import Config
-from ..core.records import Chunk
-from ..ingest.languages import language_for_path
 from ..ingest.paths import repo_relative
 from ..ingest.workers import Job, Prepared, chunked, prepared
+from .lock import IndexBusy, write_lock
+from .passes import (
+    Batch,
+    EmbedderState,
+    IndexReport,
+    IndexStatus,
+    Totals,
+    epoch,
+    file_record,
+    known_revision,
+    pass_report,
+    unchanged,
+)
 from .tables import _said, read_meta
+
+__all__ = ["IndexBusy", "IndexReport", "IndexStatus", "Indexer", "Progress"]
 
 if TYPE_CHECKING:
     from ..ingest.ignore import IgnoreRules
-    from ..ingest.scan import Skip, SourceFile
     from .embedding import Embedder
     from .store import FileRecord, Meta, Store
 
@@ -51,76 +61,6 @@ BATCH_FILES = int(os.environ.get("CODECITE_INDEX_BATCH_FILES", "1000"))
 OPTIMIZE_UNINDEXED_ROWS = 3000
 OPTIMIZE_EVERY_VERSIONS = 300
 LOCK_WAIT_SECONDS = 600.0
-
-
-class IndexBusy(RuntimeError):
-    """Another indexer holds the index's write lock for longer than we were willing to wait."""
-
-
-@dataclass
-class IndexReport:
-    files: int  # files in the index afterwards
-    chunks: int  # chunks in the index afterwards
-    seconds: float
-    written_files: int
-    deleted_files: int
-    skipped: list[Skip] = field(default_factory=list)
-    written_chunks: int = 0
-    cancelled: bool = False
-
-    def summary(self) -> str:
-        text = (
-            f"indexed {self.files} files, {self.chunks} chunks in {self.seconds:.1f} s "
-            f"({self.written_files} written, {self.deleted_files} deleted, "
-            f"{len(self.skipped)} skipped)"
-        )
-        return text + (" - cancelled" if self.cancelled else "")
-
-
-class EmbedderState(TypedDict):
-    name: str
-    state: str  # "off", "idle", "embedding", "ready", "failed"
-    vectors: int
-    error: str
-
-
-class IndexStatus(TypedDict):
-    files_indexed: int
-    chunks: int
-    pending: int
-    last_update: float | None  # time.time() of the last write
-    embedder: EmbedderState
-
-
-@dataclass
-class _Totals:
-    files: int = 0
-    chunks: int = 0
-    deleted: int = 0
-    skipped: list[Skip] = field(default_factory=list)
-    cancelled: bool = False
-
-
-@dataclass
-class _Batch:
-    """Writes gathered for one commit."""
-
-    chunks: dict[str, list[Chunk]] = field(default_factory=dict)
-    search_texts: dict[str, list[str]] = field(default_factory=dict)  # per chunk of `chunks`
-    records: list[FileRecord] = field(default_factory=list)
-    # Same revision, new stat: only the file row changes (if its chunks check out).
-    touched: list[tuple[FileRecord, SourceFile]] = field(default_factory=list)
-    deletes: set[str] = field(default_factory=set)
-    skipped: list[Skip] = field(default_factory=list)
-    chunk_rows: int = 0
-
-    def __len__(self) -> int:
-        return len(self.records) + len(self.touched) + len(self.deletes)
-
-
-def _known_revision(known: Mapping[str, FileRecord], path: str) -> str | None:
-    record = known.get(path)
-    return None if record is None else record.revision
 
 
 class Indexer:
@@ -173,7 +113,7 @@ class Indexer:
                 "embedder": self._embedding.copy(),
             }
         if last_update is None:  # nothing written since this process started: the index's own
-            status["last_update"] = _epoch(read_meta(self.index_dir).last_update)
+            status["last_update"] = epoch(read_meta(self.index_dir).last_update)
         return status
 
     # -- full pass -------------------------------------------------------------------------
@@ -199,9 +139,9 @@ class Indexer:
                 totals = self._full_pass(progress, cancel)
         if not totals.cancelled:
             self.optimize_if_due()
-        return _report(self.store, started, totals)
+        return pass_report(self.store, started, totals)
 
-    def _full_pass(self, progress: Progress | None, cancel: threading.Event | None) -> _Totals:
+    def _full_pass(self, progress: Progress | None, cancel: threading.Event | None) -> Totals:
         from ..ingest.scan import scan
 
         store = self.store
@@ -219,7 +159,7 @@ class Indexer:
             f
             for f in found.files
             if rechunk
-            or not _unchanged(known.get(f.path), f.size, f.mtime_ns, counts.get(f.path, 0))
+            or not unchanged(known.get(f.path), f.size, f.mtime_ns, counts.get(f.path, 0))
         ]
         on_disk = {f.path for f in found.files}
         gone = {path for path in known if path not in on_disk}
@@ -227,11 +167,11 @@ class Indexer:
             self._pending = {f.path for f in todo}
         store.delete(gone)
 
-        totals = _Totals(deleted=len(gone), skipped=list(found.skipped))
-        batch = _Batch()
+        totals = Totals(deleted=len(gone), skipped=list(found.skipped))
+        batch = Batch()
         # Largest files first: the workers then end the pass on small files, finishing together.
         jobs = [
-            Job(self.repo, f.path, self.config, None if rechunk else _known_revision(known, f.path))
+            Job(self.repo, f.path, self.config, None if rechunk else known_revision(known, f.path))
             for f in sorted(todo, key=lambda f: f.size, reverse=True)
         ]
         try:
@@ -244,7 +184,7 @@ class Indexer:
                 self._add(batch, job.path, ready, known.get(job.path), rechunk)
                 if batch.chunk_rows >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
                     self._commit(batch, totals)
-                    batch = _Batch()
+                    batch = Batch()
             self._commit(batch, totals)
         finally:
             with self._state:
@@ -303,19 +243,19 @@ class Indexer:
             known = store.files()
             targets, rules_changed = self._expand(paths, known)
             if rules_changed:
-                return _report(store, started, self._full_pass(None, None))
-            batch = _Batch()
+                return pass_report(store, started, self._full_pass(None, None))
+            batch = Batch()
             for rel in sorted(targets):
                 if self._indexable(rel):
                     ready = Prepared(read_source(self.repo, rel, self.config))
                     self._add(batch, rel, ready, known.get(rel), rechunk=False)
                 elif rel in known:
                     batch.deletes.add(rel)
-            totals = _Totals()
+            totals = Totals()
             self._commit(batch, totals)
             if len(batch):
                 self._finish(store, store.meta, None, None)
-        return _report(store, started, totals)
+        return pass_report(store, started, totals)
 
     def _expand(self, paths: Iterable[str], known: dict[str, FileRecord]) -> tuple[set[str], bool]:
         """Repo-relative file paths for the given paths (a folder stands for the files in it),
@@ -357,7 +297,7 @@ class Indexer:
 
     def _add(
         self,
-        batch: _Batch,
+        batch: Batch,
         rel: str,
         ready: Prepared,
         record: FileRecord | None,
@@ -372,11 +312,11 @@ class Indexer:
             if record is not None:
                 batch.deletes.add(rel)
         elif not rechunk and record is not None and record.revision == source.revision:
-            batch.touched.append((_record(rel, source, record.chunk_count), source))
+            batch.touched.append((file_record(rel, source, record.chunk_count), source))
         else:
             self._chunk(batch, rel, ready)
 
-    def _chunk(self, batch: _Batch, rel: str, ready: Prepared) -> None:
+    def _chunk(self, batch: Batch, rel: str, ready: Prepared) -> None:
         from ..ingest.scan import Skip, SourceFile
 
         source = ready.source
@@ -391,10 +331,10 @@ class Indexer:
         chunks = ready.chunks or []
         batch.chunks[rel] = chunks
         batch.search_texts[rel] = ready.search_texts or []
-        batch.records.append(_record(rel, source, len(chunks)))
+        batch.records.append(file_record(rel, source, len(chunks)))
         batch.chunk_rows += len(chunks)
 
-    def _commit(self, batch: _Batch, totals: _Totals) -> None:
+    def _commit(self, batch: Batch, totals: Totals) -> None:
         """Write one batch and count it into ``totals``."""
         if len(batch):
             self._write(batch)
@@ -403,7 +343,7 @@ class Indexer:
         totals.deleted += len(batch.deletes)
         totals.skipped.extend(batch.skipped)
 
-    def _write(self, batch: _Batch) -> None:
+    def _write(self, batch: Batch) -> None:
         store = self.store
         if batch.touched:
             # The chunk rows must still be those of this revision (a crash may have left
@@ -462,81 +402,5 @@ class Indexer:
 
     # -- the write lock --------------------------------------------------------------------
 
-    @contextmanager
-    def _write_lock(self, progress: Progress | None) -> Iterator[None]:
-        """One writer per index folder, across processes (the server and a CLI run)."""
-        self.index_dir.mkdir(parents=True, exist_ok=True)
-        path = self.index_dir / "index.lock"
-        with open(path, "a+", encoding="utf-8") as handle:
-            deadline = time.monotonic() + LOCK_WAIT_SECONDS
-            told = False
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    handle.seek(0)
-                    holder = handle.read().strip() or "unknown"
-                    if time.monotonic() > deadline:
-                        raise IndexBusy(
-                            f"another codecite indexer (pid {holder}) is still writing "
-                            f"{self.index_dir}; try again when it has finished"
-                        ) from None
-                    if progress and not told:
-                        progress(0, 0, f"waiting for another indexer (pid {holder})")
-                        told = True
-                    time.sleep(0.1)
-            try:
-                handle.seek(0)
-                handle.truncate()
-                handle.write(str(os.getpid()))
-                handle.flush()
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _epoch(iso: str | None) -> float | None:
-    """The time.time() of an ISO time written in meta.json, None if absent or unreadable."""
-    if not iso:
-        return None
-    try:
-        return datetime.fromisoformat(iso).timestamp()
-    except ValueError:
-        return None
-
-
-def _unchanged(record: FileRecord | None, size: int, mtime_ns: int, chunk_rows: int) -> bool:
-    """The stat shortcut: same size and mtime, and every chunk row of the file present."""
-    return (
-        record is not None
-        and record.size == size
-        and record.mtime_ns == mtime_ns
-        and record.chunk_count == chunk_rows
-    )
-
-
-def _record(rel: str, source: SourceFile, chunk_count: int) -> FileRecord:
-    from .store import FileRecord
-
-    return FileRecord(
-        path=rel,
-        revision=source.revision,
-        size=source.size,
-        mtime_ns=source.mtime_ns,
-        chunk_count=chunk_count,
-        language=language_for_path(rel) or "text",
-    )
-
-
-def _report(store: Store, started: float, totals: _Totals) -> IndexReport:
-    return IndexReport(
-        files=store.file_count(),
-        chunks=store.chunk_count(),
-        seconds=time.monotonic() - started,
-        written_files=totals.files,
-        deleted_files=totals.deleted,
-        skipped=totals.skipped,
-        written_chunks=totals.chunks,
-        cancelled=totals.cancelled,
-    )
+    def _write_lock(self, progress: Progress | None) -> AbstractContextManager[None]:
+        return write_lock(self.index_dir, LOCK_WAIT_SECONDS, progress)

@@ -98,7 +98,8 @@ _CREDENTIAL_GROUPS = tuple(
                 ("Slack token", r"\bxox[abposre]-[0-9A-Za-z-]{10,}"),
                 (
                     "Slack webhook URL",
-                    r"hooks\.slack\.com/services/T[0-9A-Z]{8,}/B[0-9A-Z]{8,}/[0-9A-Za-z]{20,}",
+                    r"hooks\.slack\.com/services/T[0-9A-Z]{8,}/B[0-9A-Z]{8,}/"
+                    r"(?P<value>[0-9A-Za-z]{20,})",
                 ),
             ),
         ),
