@@ -125,21 +125,30 @@ class Indexer:
         started = time.monotonic()
         with self._write_lock(progress):
             self._ignore = None  # ignore files may have changed unseen: reload them later
-            try:
-                totals = self._full_pass(progress, cancel)
-            except Exception as exc:
-                # Rows that cannot be read (a truncated data file, a lost fragment): only
-                # reading the repository again repairs them. A second failure is not damage.
-                log.warning(
-                    "the index in %s is damaged (%s); rebuilding it from the files",
-                    self.index_dir,
-                    _said(exc),
-                )
-                self._store = self.store.reset()
-                totals = self._full_pass(progress, cancel)
+            totals = self._healing(lambda: self._full_pass(progress, cancel), progress, cancel)
         if not totals.cancelled:
             self.optimize_if_due()
         return pass_report(self.store, started, totals)
+
+    def _healing(
+        self,
+        write: Callable[[], Totals],
+        progress: Progress | None,
+        cancel: threading.Event | None,
+    ) -> Totals:
+        """Run ``write``; if the index's rows cannot be read (a truncated data file, a lost
+        fragment), only reading the repository again repairs them: start an empty index and
+        do a full pass. A second failure is not damage and is raised."""
+        try:
+            return write()
+        except Exception as exc:
+            log.warning(
+                "the index in %s is damaged (%s); rebuilding it from the files",
+                self.index_dir,
+                _said(exc),
+            )
+            self._store = self.store.reset()
+            return self._full_pass(progress, cancel)
 
     def _full_pass(self, progress: Progress | None, cancel: threading.Event | None) -> Totals:
         from ..ingest.scan import scan
@@ -235,27 +244,31 @@ class Indexer:
         A changed ignore file (.gitignore, .codeciteignore) can change any file's fate: then
         this is a full incremental pass.
         """
-        from ..ingest.scan import read_source
-
         started = time.monotonic()
         with self._write_lock(None):
-            store = self.store
-            known = store.files()
-            targets, rules_changed = self._expand(paths, known)
-            if rules_changed:
-                return pass_report(store, started, self._full_pass(None, None))
-            batch = Batch()
-            for rel in sorted(targets):
-                if self._indexable(rel):
-                    ready = Prepared(read_source(self.repo, rel, self.config))
-                    self._add(batch, rel, ready, known.get(rel), rechunk=False)
-                elif rel in known:
-                    batch.deletes.add(rel)
-            totals = Totals()
-            self._commit(batch, totals)
-            if len(batch):
-                self._finish(store, store.meta, None, None)
-        return pass_report(store, started, totals)
+            totals = self._healing(lambda: self._update(paths), None, None)
+        return pass_report(self.store, started, totals)
+
+    def _update(self, paths: Iterable[str]) -> Totals:
+        from ..ingest.scan import read_source
+
+        store = self.store
+        known = store.files()
+        targets, rules_changed = self._expand(paths, known)
+        if rules_changed:
+            return self._full_pass(None, None)
+        batch = Batch()
+        for rel in sorted(targets):
+            if self._indexable(rel):
+                ready = Prepared(read_source(self.repo, rel, self.config))
+                self._add(batch, rel, ready, known.get(rel), rechunk=False)
+            elif rel in known:
+                batch.deletes.add(rel)
+        totals = Totals()
+        self._commit(batch, totals)
+        if len(batch):
+            self._finish(store, store.meta, None, None)
+        return totals
 
     def _expand(self, paths: Iterable[str], known: dict[str, FileRecord]) -> tuple[set[str], bool]:
         """Repo-relative file paths for the given paths (a folder stands for the files in it),

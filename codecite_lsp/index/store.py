@@ -83,6 +83,8 @@ class Store(VectorsMixin):
         if not (index_dir / "meta.json").exists():
             write_meta(index_dir, meta)
         elif meta.schema_version != SCHEMA_VERSION:
+            if meta.schema_version == -1:
+                log.warning("the index's meta.json in %s was damaged; rebuilding it", index_dir)
             for name in db.list_tables().tables:  # another layout is rebuilt, not misread
                 db.drop_table(name)
             write_meta(index_dir, Meta())

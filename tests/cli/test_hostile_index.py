@@ -159,3 +159,26 @@ def test_ask_answers_when_nothing_can_be_written(repo: Path) -> None:
     assert "good.py:1-1" in done.stdout  # from the index as it was
     assert "index not refreshed: File too large" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_save_on_a_damaged_index_rebuilds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's path (watcher, didSave): update_paths heals as `codecite index` does."""
+    from codecite_lsp.index.indexer import Indexer
+
+    monkeypatch.setenv("CODECITE_EMBEDDING", "none")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _tree(repo)
+    assert _run(capsys, "index", "--quiet", "--repo", str(repo))[0] == 0
+    CORRUPTIONS["chunk data file truncated"](repo / ".codecite")
+    (repo / "module_0.py").write_text("def saved_just_now():\n    return 0\n")
+
+    indexer = Indexer(repo, load_config(repo))
+    report = indexer.update_paths(["module_0.py"])
+
+    assert report.files == 12
+    assert [c.symbol for c in indexer.store.chunks_for_path("module_0.py")] == ["saved_just_now"]
+    code, out, err = _run(capsys, "search", "handler_3_7", "--repo", str(repo))
+    assert code == 0 and out.startswith("module_3.py:"), err
