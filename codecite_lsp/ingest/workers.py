@@ -255,9 +255,12 @@ def _worker() -> None:
     """Serve slices of jobs from stdin until it closes (the parent finished, or died)."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but results may reach the pipe
-    while (part := _receive(stdin)) is not None:
-        assert isinstance(part, list)
-        _send(stdout, [prepare(job) for job in part])
+    try:
+        while (part := _receive(stdin)) is not None:
+            assert isinstance(part, list)
+            _send(stdout, [prepare(job) for job in part])
+    except BrokenPipeError:
+        pass  # the parent is gone (a server that exited mid-pass): nobody wants the results
     # Every result is flushed: skip the interpreter's teardown (a tenth of a second the parent
     # would wait for at the end of each pass).
     os._exit(0)
