@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shutil
 import threading
 import time
@@ -45,9 +46,13 @@ class IndexDamaged(RuntimeError):
     """A part of the index could not be read even after it was rebuilt (plain words)."""
 
 
+# Where in Lance's Rust sources an error was raised: noise to a user.
+_SOURCE_LOCATION = re.compile(r",\s*/\S*\.rs:\d+:\d+")
+
+
 def _said(exc: BaseException) -> str:
-    """An exception in a few words (Lance errors carry whole backtraces)."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    """An exception in a few words (Lance errors carry the source locations they went through)."""
+    text = _SOURCE_LOCATION.sub("", " ".join(str(exc).split())) or type(exc).__name__
     return text if len(text) <= 160 else text[:157] + "..."
 
 
