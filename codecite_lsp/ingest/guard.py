@@ -7,6 +7,8 @@ Two ways a file took the process down in tree-sitter, each found by generated in
   deep, is a SIGSEGV in the indexer, its workers, or the server hovering an unsaved buffer. The
   depth is measured here before parsing and a file nested deeper than ``MAX_MARKDOWN_DEPTH`` is
   not parsed (the chunker cuts it into paragraphs, so it is still indexed).
+* tree-sitter-kotlin keeps the strings open around nested ``"${`` templates in the same kind of
+  buffer and aborts (SIGABRT) past 1024 levels; the brace depth bounds that nesting.
 * Error recovery in some grammars is superlinear on garbage (Lua on a 1 MB file of indented
   ``if x:`` lines: tens of seconds). The parser reads its input through a callback here, which
   ends the input once ``PARSE_SECONDS`` have passed; a parse cut short is thrown away.
@@ -28,12 +30,14 @@ if TYPE_CHECKING:
 
 # The grammar crashes at 255 open blocks; this leaves room for the measure below over-counting.
 MAX_MARKDOWN_DEPTH = 100
+MAX_TEMPLATE_DEPTH = 500  # kotlin aborts at 1025 nested string templates
 # A 1 MB file (max_file_bytes) of ordinary code parses in a fifth of a second here.
 PARSE_SECONDS = 5.0
 _READ_BYTES = 65536  # per callback: the deadline is checked this often while lexing
 
 # The container prefix of a Markdown line: quote markers, list markers and their indentation.
 _MD_PREFIX = re.compile(rb"^[ \t>*+\-0-9.)]+", re.MULTILINE)
+_BRACES = re.compile(rb"[{}]")
 _MD_MARKER = re.compile(rb">|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$)")
 
 
@@ -50,12 +54,29 @@ def markdown_depth(source: bytes) -> int:
     return deepest
 
 
+def brace_depth(source: bytes) -> int:
+    """The deepest nesting of ``{`` (a template's ``${`` included): a bound on templates."""
+    depth = deepest = 0
+    for brace in _BRACES.findall(source):
+        if brace == b"{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    return deepest
+
+
 def unsafe_to_parse(language: str, source: bytes) -> str | None:
     """Why ``source`` must not be given to ``language``'s parser, or None when it is safe."""
     if language == "markdown":
         depth = markdown_depth(source)
         if depth > MAX_MARKDOWN_DEPTH:
             return f"nested {depth} blocks deep (more than {MAX_MARKDOWN_DEPTH})"
+    # count() first: a file with few templates cannot nest them deeply (and costs nothing)
+    elif language == "kotlin" and source.count(b"${") > MAX_TEMPLATE_DEPTH:
+        depth = brace_depth(source)
+        if depth > MAX_TEMPLATE_DEPTH:
+            return f"string templates nested {depth} deep (more than {MAX_TEMPLATE_DEPTH})"
     return None
 
 

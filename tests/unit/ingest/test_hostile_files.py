@@ -57,11 +57,20 @@ def _run_chunker(files: list[tuple[str, str]]) -> subprocess.CompletedProcess[st
     )
 
 
-@pytest.mark.parametrize("text", [QUOTES_271, LIST_300, MIXED_200], ids=["quotes", "list", "mixed"])
-def test_markdown_that_crashed_the_parser_is_chunked_whole(text: str) -> None:
-    done = _run_chunker([("notes.md", text)])
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("notes.md", QUOTES_271),
+        ("notes.md", LIST_300),
+        ("notes.md", MIXED_200),
+        ("Deep.kt", "val s = " + '"${' * 1100 + "1" + '}"' * 1100 + "\n"),
+    ],
+    ids=["quotes", "list", "mixed", "kotlin-templates"],
+)
+def test_files_that_crashed_the_parser_are_chunked_whole(path: str, text: str) -> None:
+    done = _run_chunker([(path, text)])
     assert done.returncode == 0, (done.stdout, done.stderr[-500:])
-    assert done.stdout.split() == ["notes.md", "True"]  # every line indexed, as paragraphs
+    assert done.stdout.split() == [path, "True"]  # every line indexed, as paragraphs
 
 
 def test_markdown_depth_bounds_the_real_nesting_and_spares_ordinary_documents() -> None:
@@ -90,6 +99,7 @@ _SHAPES: list[tuple[str, str, str]] = [  # opener, middle, closer
     ("(", "x", ")"),
     ("[", "x", "]"),
     ("{", "x", "}"),
+    ('"${', "x", '}"'),  # string templates: tree-sitter-kotlin aborted at 1025 levels
     ("<a>", "x", "</a>"),
     ("> ", "x", ""),
     ("- ", "x", ""),
@@ -154,7 +164,7 @@ def test_ten_thousand_levels_of_every_shape_and_language_in_a_child_process() ->
     files = [
         (f"deep{EXTENSION[language]}", _nested(shape, 10_000, True, False))
         for language in sorted(LANGUAGES)
-        for shape in _SHAPES[:4]  # brackets and tags; Hypothesis draws the other shapes
+        for shape in _SHAPES[:5]  # brackets, templates, tags; Hypothesis draws the other shapes
     ]
     done = _run_chunker(files)
     assert done.returncode == 0, (done.stdout[-300:], done.stderr[-500:])
