@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .core.config import Config, ConfigError, load_config
+from .core.environment import apply_defaults
 
 if TYPE_CHECKING:
     from .index.indexer import Indexer, IndexReport
@@ -71,7 +72,11 @@ def _config(args: argparse.Namespace, repo: Path) -> Config:
         "embedding": args.embedding,
         "model": getattr(args, "model", None),
     }
-    return load_config(repo, overrides)
+    notices: list[str] = []
+    config = load_config(repo, overrides, notices=notices)
+    for notice in notices:
+        print(f"codecite: {notice}", file=sys.stderr)
+    return config
 
 
 class _ProgressBar:
@@ -110,10 +115,11 @@ def _run_index(indexer: Indexer, quiet: bool) -> IndexReport:
 
 def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .index.indexer import IndexBusy, Indexer
+    from .index.store import IndexDamaged
 
     try:
         report = _run_index(Indexer(repo, config), args.quiet)
-    except IndexBusy as exc:  # another indexer kept the index locked too long
+    except (IndexBusy, IndexDamaged) as exc:  # locked too long; or unusable even rebuilt
         print(f"codecite: {exc}", file=sys.stderr)
         return 1
     print(report.summary())
@@ -162,6 +168,8 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
             report = indexer.run()
         except IndexBusy as exc:  # a server is indexing: answer from what is there
             print(f"codecite: index not refreshed: {exc}", file=sys.stderr)
+        except OSError as exc:  # a read-only or full index folder: answer from what is there
+            print(f"codecite: index not refreshed: {_os_error(exc)}", file=sys.stderr)
         else:
             if report.written_files or report.deleted_files:
                 print(f"codecite: index refreshed: {report.summary()}", file=sys.stderr)
@@ -229,8 +237,7 @@ _COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    os.environ.setdefault("RUST_LOG", "error")  # silences lancedb's deprecation chatter
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
+    apply_defaults()
     args = _build_parser().parse_args(argv)
     if args.command == "eval":  # no repository involved
         return _cmd_eval(args)
@@ -244,15 +251,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in exc.problems:
             print(f"codecite: invalid setting: {problem}", file=sys.stderr)
         return 2
+    from .index.tables import IndexDamaged
+
     try:
         return _COMMANDS[args.command](args, repo, config)
+    except IndexDamaged as exc:  # search/ask on an index a rebuild of its parts did not fix
+        print(f"codecite: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # `codecite search ... | head`: the reader is gone, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit flush
         return 1
     except OSError as exc:  # e.g. an index folder that cannot be created or written
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"codecite: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(f"codecite: {_os_error(exc)}", file=sys.stderr)
         return 1
+
+
+def _os_error(exc: OSError) -> str:
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{exc.strerror or exc}{where}"
 
 
 def serve_main() -> None:

@@ -31,11 +31,15 @@ def question_hash(question: str) -> str:
     return hashlib.sha256(question.encode("utf-8")).hexdigest()
 
 
+_UNWRITABLE: set[Path] = set()  # logs already said to be unwritable (said once each)
+
+
 def append_line(path: Path, record: dict[str, Any]) -> None:
     """Append one JSON line; a previous crash's partial line is closed off first.
 
-    Best effort: a record that cannot be written (read-only folder, full disk) is logged once
-    per file and the request it describes goes on; the trace and history are not the answer."""
+    Best effort: a read-only or full disk loses the line (said once per file), never the
+    request that wrote it.
+    """
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -50,10 +54,7 @@ def append_line(path: Path, record: dict[str, Any]) -> None:
     except OSError as exc:
         if path not in _UNWRITABLE:
             _UNWRITABLE.add(path)
-            log.warning("cannot write %s (%s); carrying on without it", path, exc)
-
-
-_UNWRITABLE: set[Path] = set()  # files whose failed write was already logged
+            log.warning("cannot write %s (%s); answers go on without it", path, exc.strerror)
 
 
 def read_lines(path: Path) -> Iterator[dict[str, Any]]:
