@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..core.environment import apply_defaults
+
 MOCK_ENV = "CODECITE_MOCK_RESPONSE"
 MOCK_DELAY_ENV = "CODECITE_MOCK_DELAY"
 
@@ -102,7 +104,7 @@ _MOCK_EXCEPTIONS = {
 
 
 def _litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-table download
+    apply_defaults()  # before the import: no price-table download
     import litellm
 
     litellm.suppress_debug_info = True  # no "Provider List" banners on the terminal

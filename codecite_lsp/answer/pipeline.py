@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.answers import Answered, RefusalReason, Refused, RetrievedRef
 from ..core.config import Config
+from ..core.limits import MAX_QUESTION_CHARS
 from ..core.records import Result
 from . import wording
 from .attempts import ModelText, converse
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from .retrieval import RetrievalContext, Retriever
 
 EXTRACTIVE = "extractive"
-MAX_QUESTION_CHARS = 4000  # longer input is a pasted file, not a question: cut it, say so
 TOP_RETRIEVED = 5  # places listed with a refusal
 
 

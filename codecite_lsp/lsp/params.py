@@ -15,19 +15,20 @@ import cattrs
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError
 from pygls.exceptions import JsonRpcInvalidParams
 
-# The answerer cuts long questions (and says so); beyond this the input is not a question at all.
-MAX_QUESTION_CHARS = 100_000
 MAX_LIMIT = 200
 MAX_HISTORY_OFFSET = 10_000_000
 
 P = TypeVar("P")
 
 
-def _non_empty(limit: int) -> Any:
+def _non_empty(limit: int | None = None) -> Any:
+    """A question or query has no length limit here: the answerer and retrieval cut it to
+    ``core.limits.MAX_QUESTION_CHARS`` and say so (framing already bounds a message's size)."""
+
     def check(_: Any, field: attrs.Attribute[str], value: str) -> None:
         if not value.strip():
             raise ValueError(f"{field.name} must be a non-empty string")
-        if len(value) > limit:
+        if limit is not None and len(value) > limit:
             raise ValueError(f"{field.name} is too long ({len(value)} characters; at most {limit})")
 
     return check
@@ -50,7 +51,7 @@ class Position:
 
 @attrs.frozen
 class AskParams:
-    question: str = attrs.field(validator=_non_empty(MAX_QUESTION_CHARS))
+    question: str = attrs.field(validator=_non_empty())
     uri: str | None = attrs.field(
         default=None, validator=attrs.validators.optional(_non_empty(4096))
     )
@@ -59,7 +60,7 @@ class AskParams:
 
 @attrs.frozen
 class SearchParams:
-    query: str = attrs.field(validator=_non_empty(MAX_QUESTION_CHARS))
+    query: str = attrs.field(validator=_non_empty())
     limit: int = attrs.field(default=10, validator=_between(1, MAX_LIMIT))
     uri: str | None = None
 

@@ -25,6 +25,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..core.environment import apply_defaults
 from ..core.wording import Wording, wording
 from ..service.session import Cancelled, Session, SessionError
 from . import roots
@@ -388,8 +389,7 @@ async def ask_command(ls: CodeciteServer, *args: Any) -> dict[str, Any]:
 
 
 def run_stdio() -> None:
-    os.environ.setdefault("RUST_LOG", "error")
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    apply_defaults()
     logging.basicConfig(level=logging.WARNING)
     serve_stdio(server)
     # The client said exit, or went away. Leave now: interpreter teardown can deadlock on a

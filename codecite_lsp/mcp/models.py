@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from .files import MAX_PATH_CHARS
 
 MAX_QUERY_CHARS = 1000
-MAX_QUESTION_CHARS = 4000
 MAX_QUOTE_CHARS = 20_000
 MAX_CITATIONS = 50
 # A call's quotes together: a quote against a 1 MB file costs up to ~0.5 s to match, so 50
