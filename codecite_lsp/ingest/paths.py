@@ -42,9 +42,20 @@ def repo_relative(path: str, roots: Iterable[str] = ()) -> str | None:
     if os.path.isabs(path):
         normal = os.path.normpath(path)
         for root in roots:
-            rel = os.path.relpath(normal, root)
-            if rel != os.curdir and rel != os.pardir and not rel.startswith(os.pardir + os.sep):
-                return rel.replace(os.sep, "/")
+            rel = relative_inside(os.path.normpath(root), normal)
+            if rel:
+                return rel
         return None
     rel = posixpath.normpath(path.replace(os.sep, "/"))
     return None if rel in (".", "..") or rel.startswith("../") or rel.startswith("/") else rel
+
+
+def relative_inside(root: str, real: str) -> str | None:
+    """``real`` relative to ``root`` with "/" separators ("" for the root itself), or None when
+    it lies outside; both normalised absolute paths (the scan's hot path: a prefix test only)."""
+    if real == root:
+        return ""
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if not real.startswith(prefix):
+        return None
+    return real[len(prefix) :].replace(os.sep, "/")

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from ..core.config import Config
 from ..core.records import file_revision
-from .ignore import IgnoreRules, relative_inside
-from .paths import REASON_BAD_NAME, display_name, is_utf8, repo_relative
+from .ignore import IgnoreRules
+from .paths import REASON_BAD_NAME, display_name, is_utf8, relative_inside, repo_relative
 from .secrets import (
     REASON_PRIVATE_KEY,
     REASON_SECRET_DIR,

@@ -18,7 +18,8 @@ import posixpath
 from pathlib import Path
 
 from ..core.config import Config
-from ..ingest.ignore import IgnoreRules, relative_inside
+from ..ingest.ignore import IgnoreRules
+from ..ingest.paths import relative_inside
 from ..ingest.scan import REASON_VANISHED, SourceFile, read_source
 
 MAX_PATH_CHARS = 1024

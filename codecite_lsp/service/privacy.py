@@ -11,11 +11,11 @@ from such a file, so a forged or stale one must not open it.
 from __future__ import annotations
 
 import os
-import posixpath
 from pathlib import Path
 
 from ..core.config import Config
 from ..ingest.ignore import IgnoreRules
+from ..ingest.paths import repo_relative
 from ..ingest.scan import Skip, read_source
 
 REASON_PRIVATE = "not an indexed file (ignored or secret)"
@@ -54,14 +54,8 @@ class Privacy:
 
     def _named(self, path: str | Path) -> str | None:
         """The path as named, relative to the root, symlinks not followed."""
-        absolute = os.path.normpath(os.path.join(self.root, path))
-        rel = os.path.relpath(absolute, self.root).replace(os.sep, "/")
-        return None if rel == ".." or rel.startswith("../") else posixpath.normpath(rel)
+        return repo_relative(os.path.join(self.root, path), [str(self.root)])
 
     def _real(self, path: str | Path) -> str | None:
         """Where the path leads once every symlink is followed, relative to the root."""
-        real = (self.root / path).resolve()
-        try:
-            return real.relative_to(self.root).as_posix()
-        except ValueError:
-            return None
+        return repo_relative(str((self.root / path).resolve()), [str(self.root)])

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.config import load_config_lenient
+from ..ingest.paths import repo_relative
 from . import logfile, memory, shaping
 
 if TYPE_CHECKING:
@@ -286,10 +287,10 @@ class Session:
         return reindex
 
     def relative(self, path: Path) -> str:
-        try:
-            return path.resolve().relative_to(self.root).as_posix()
-        except ValueError:
-            raise SessionError(f"{path} is not inside {self.root}") from None
+        rel = repo_relative(str(path.resolve()), [str(self.root)])
+        if rel is None:
+            raise SessionError(f"{path} is not inside {self.root}")
+        return rel
 
     def absolute(self, rel: str) -> Path:
         path = (self.root / rel).resolve()
