@@ -23,7 +23,7 @@ import {
 import { IndexStatusBar } from "./statusBar.js";
 
 function currentSettings(): Settings {
-  return readSettings(vscode.workspace.getConfiguration(SECTION));
+  return readSettings(vscode.workspace.getConfiguration(SECTION), vscode.workspace.isTrusted);
 }
 
 /** Owns the LanguageClient; a restart (launch settings changed) swaps it behind the same object. */
@@ -141,6 +141,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     statusBar,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat),
     ...registerCommands(api, chat, statusBar),
+    // Trust granted later lets the repository's own settings count (the server re-reads them).
+    vscode.workspace.onDidGrantWorkspaceTrust(() => server.notifySettingsChanged()),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       const change = configurationChange((section) => event.affectsConfiguration(section));
       if (change === "restart") {

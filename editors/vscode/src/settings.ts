@@ -18,6 +18,9 @@ export interface Settings {
   hoverEnabled: boolean;
   /** Seconds a hover waits for the model; undefined: the server's own configuration decides. */
   hoverTimeout?: number;
+  /** VS Code's workspace trust: only a trusted repository's own settings may choose the model,
+   * the key variable or the index folder (the server ignores them otherwise). */
+  trusted: boolean;
 }
 
 /** The server's configuration keys (docs/contracts.md), as sent in initializationOptions. */
@@ -27,6 +30,7 @@ export interface ServerOptionsPayload {
   index_dir?: string;
   hover: boolean;
   hover_timeout?: number;
+  trusted: boolean;
 }
 
 export interface LaunchPlan {
@@ -42,7 +46,7 @@ function text(source: SettingsSource, key: string): string {
   return typeof value === "string" ? value.trim() : "";
 }
 
-export function readSettings(source: SettingsSource): Settings {
+export function readSettings(source: SettingsSource, trusted = false): Settings {
   const hover = source.get<unknown>("hover.enabled");
   const timeout = source.get<unknown>("hover.timeout");
   return {
@@ -54,6 +58,7 @@ export function readSettings(source: SettingsSource): Settings {
     indexDir: text(source, "indexDir"),
     hoverEnabled: hover !== false,
     hoverTimeout: typeof timeout === "number" && timeout > 0 ? timeout : undefined,
+    trusted,
   };
 }
 
@@ -63,7 +68,7 @@ export function readSettings(source: SettingsSource): Settings {
  * here: settings travel through LSP logs, the key only through the process environment.
  */
 export function serverOptions(settings: Settings): ServerOptionsPayload {
-  const payload: ServerOptionsPayload = { hover: settings.hoverEnabled };
+  const payload: ServerOptionsPayload = { hover: settings.hoverEnabled, trusted: settings.trusted };
   if (settings.model) {
     payload.model = settings.model;
   }

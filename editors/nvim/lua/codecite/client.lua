@@ -59,12 +59,61 @@ local function show_document(err, params, ctx, cfg)
   return vim.lsp.handlers["window/showDocument"](err, params, ctx, cfg)
 end
 
+--- Whether the user trusts this repository's own settings, by vim.secure's database
+--- (stdpath("state")/trust, "<sha256> <realpath>" per line, written by `:trust`): the root folder
+--- trusted, or every settings file present (`.codecite.toml`, `pyproject.toml`) trusted as it
+--- is now (an edited file no longer matches its hash, as vim.secure.read would say).
+---@param root string
+---@return boolean
+function M.repository_trusted(root)
+  local trusted = {}
+  local db = io.open(vim.fn.stdpath("state") .. "/trust", "r")
+  if db then
+    for line in vim.gsplit(db:read("*a") or "", "\n") do
+      local hash, path = line:match("^(%S+) (.+)$")
+      if hash then
+        trusted[path] = hash
+      end
+    end
+    db:close()
+  end
+  local real_root = vim.uv.fs_realpath(root)
+  if real_root and trusted[real_root] == "directory" then
+    return true
+  end
+  local found = false
+  for _, name in ipairs({ ".codecite.toml", "pyproject.toml" }) do
+    local path = vim.uv.fs_realpath(root .. "/" .. name)
+    local file = path and io.open(path, "r")
+    if file then
+      local contents = file:read("*a") or ""
+      file:close()
+      if trusted[path] ~= vim.fn.sha256(contents) then
+        return false
+      end
+      found = true
+    end
+  end
+  return found
+end
+
 local function client_config()
   local settings = config.options.settings or {}
   return {
     name = M.NAME,
     cmd = config.server_cmd(),
     init_options = settings,
+    -- The server takes model, key variable and index folder from the repository's own settings
+    -- only when the user trusts it: `settings.trusted`, else what vim.secure says.
+    before_init = function(params, cfg)
+      if settings.trusted == nil and cfg.root_dir then
+        params.initializationOptions = vim.tbl_extend(
+          "force",
+          params.initializationOptions or {},
+          { trusted = M.repository_trusted(cfg.root_dir) }
+        )
+      end
+    end,
     -- Neovim sends these with workspace/didChangeConfiguration right after initialize.
     settings = { codecite = settings },
     handlers = { ["window/showDocument"] = show_document },

@@ -85,6 +85,7 @@ export const recorded = {
   handlers: new Map<string, Handler>(),
   viewProviders: new Map<string, unknown>(),
   configurationListeners: [] as Handler[],
+  trustListeners: [] as Handler[],
 };
 
 export function reset(): void {
@@ -104,6 +105,7 @@ export function reset(): void {
   recorded.handlers = new Map();
   recorded.viewProviders = new Map();
   recorded.configurationListeners = [];
+  recorded.trustListeners = [];
 }
 
 function message(level: Message["level"]) {
@@ -169,6 +171,11 @@ export const workspace = {
   },
   onDidChangeConfiguration(listener: Handler) {
     recorded.configurationListeners.push(listener);
+    return disposable;
+  },
+  isTrusted: true,
+  onDidGrantWorkspaceTrust(listener: Handler) {
+    recorded.trustListeners.push(listener);
     return disposable;
   },
 };

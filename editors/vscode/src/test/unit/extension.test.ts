@@ -42,7 +42,11 @@ test("activation starts the server with the settings as initializationOptions", 
   assert.equal(client.running, true);
   assert.equal(client.serverOptions.run.command, "/venv/bin/python");
   assert.deepEqual(client.serverOptions.run.args, ["-m", "codecite_lsp", "serve"]);
-  assert.deepEqual(client.clientOptions.initializationOptions(), { model: "ollama/llama3.1", hover: true });
+  assert.deepEqual(client.clientOptions.initializationOptions(), {
+    model: "ollama/llama3.1",
+    hover: true,
+    trusted: true,
+  });
   assert.deepEqual(client.clientOptions.markdown, {
     isTrusted: { enabledCommands: ["codecite.openCitation"] },
     supportHtml: false,
@@ -79,7 +83,7 @@ test("a changed model is sent to the running server as didChangeConfiguration", 
   assert.deepEqual(client.notifications, [
     {
       method: "workspace/didChangeConfiguration",
-      params: { settings: { model: "openai/gpt-4o-mini", embedding: "none", hover: true } },
+      params: { settings: { model: "openai/gpt-4o-mini", embedding: "none", hover: true, trusted: true } },
     },
   ]);
   assert.equal(FakeLanguageClient.instances.length, 1);
