@@ -29,7 +29,7 @@ from ..core.wording import Wording, wording
 from . import roots
 from .features import ask, citations, hover, search, status
 from .params import AskParams, HistoryParams, SearchParams, one_argument, parse, plain, uri_to_path
-from .progress import index_with_progress
+from .progress import ask_progress, index_with_progress
 from .protocol import CodeciteProtocol, serve_stdio
 from .session import Cancelled, Session, SessionError
 
@@ -337,7 +337,19 @@ async def on_hover(ls: CodeciteServer, params: types.HoverParams) -> types.Hover
 @server.feature(ASK)
 @guarded("ask")
 async def on_ask(ls: CodeciteServer, params: Any) -> dict[str, Any]:
-    return await ask.ask(ls, parse(AskParams, params, ASK))
+    parsed = parse(AskParams, params, ASK)
+    progress = await ask_progress(ls, plain(params).get("workDoneToken"))
+    outcome = "failed"
+    try:
+        answer = await ask.ask(ls, parsed, progress)
+        outcome = str(answer.get("status", "answered"))
+        return answer
+    except (Cancelled, asyncio.CancelledError):
+        outcome = "cancelled"
+        raise
+    finally:
+        if progress is not None:
+            progress.end(outcome)
 
 
 @server.feature(SEARCH)
