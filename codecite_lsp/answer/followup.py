@@ -2,9 +2,10 @@
 turns of a conversation ("where is it called?" after "how does Session.send work?").
 
 With a model, one short rewrite call says what "it" is; offline, or when that call fails in any
-way, a rule appends the previous question's key terms and the symbols and paths its citations
-name. Only retrieval (and the question the answerer is shown) changes: the citations of the new
-answer are verified against this request's retrieval, never taken from an old answer.
+way, a rule appends the previous question's key terms and the symbols its citations define (not
+their paths: the offline answerer would then look for "py" in the code). Only retrieval and the
+question the answerer is shown change: the new answer's citations are verified against this
+request's retrieval, never taken from an old answer.
 """
 
 from __future__ import annotations
@@ -76,14 +77,14 @@ def key_terms(question: str) -> list[str]:
 
 
 def offline_standalone(question: str, turns: Sequence[Turn]) -> str:
-    """The follow-up plus the last turn's key terms and the symbols and paths it cited."""
+    """The follow-up plus the last turn's key terms and the symbols its citations define."""
     if not turns:
         return question
     last = turns[-1]
-    symbols, paths = cited(last.answer)
+    symbols, _ = cited(last.answer)
     have = {word.lower() for word in IDENTIFIER.findall(question)}
     added: list[str] = []
-    for word in [*key_terms(last.question), *symbols, *paths[:2]]:
+    for word in [*key_terms(last.question), *symbols]:
         if word.lower() not in have and len(added) < MAX_ADDED_WORDS:
             have.add(word.lower())
             added.append(word)
