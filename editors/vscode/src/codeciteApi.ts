@@ -71,8 +71,13 @@ export class CodeciteApi {
 
   async ask(params: AskParams, options: AskOptions = {}): Promise<Answer> {
     const { cancel, onStage } = options;
+    // vscode-jsonrpc reads every argument after the method as params: no `undefined` token.
+    const send = (sent: AskParams): Promise<Answer> =>
+      cancel
+        ? this.transport.sendRequest<Answer>(METHODS.ask, sent, cancel)
+        : this.transport.sendRequest<Answer>(METHODS.ask, sent);
     if (!onStage || !this.transport.listenProgress) {
-      return this.transport.sendRequest<Answer>(METHODS.ask, params, cancel);
+      return send(params);
     }
     // Our own token: the server reports the stages on it instead of a notification of its own.
     const workDoneToken = `codecite-ask-${Date.now()}-${++progressTokens}`;
@@ -82,7 +87,7 @@ export class CodeciteApi {
       }
     });
     try {
-      return await this.transport.sendRequest<Answer>(METHODS.ask, { ...params, workDoneToken }, cancel);
+      return await send({ ...params, workDoneToken });
     } finally {
       listening.dispose();
     }
