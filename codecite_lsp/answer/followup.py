@@ -20,6 +20,9 @@ from ..core.terms import IDENTIFIER, STOP_WORDS, identifier_parts
 
 MAX_TURNS = 3  # older turns rarely matter to "it"/"that", and they would dilute the query
 MAX_ADDED_WORDS = 12  # what the offline rule appends, at most
+# Offline, a question with this many words of its own is taken to stand alone: the offline answerer
+# looks for every question term in the code, so borrowed terms would refuse a new topic.
+STANDS_ALONE_TERMS = 3
 MAX_REWRITE_CHARS = 300  # a longer "question" from the rewrite call is not one: use the rule
 # A definition line in a quote names the symbol the citation is about.
 _DEFINES = re.compile(
@@ -77,8 +80,9 @@ def key_terms(question: str) -> list[str]:
 
 
 def offline_standalone(question: str, turns: Sequence[Turn]) -> str:
-    """The follow-up plus the last turn's key terms and the symbols its citations define."""
-    if not turns:
+    """The follow-up plus the last turn's key terms and the symbols its citations define; a
+    question that names enough of its own ("How are tokens verified?") is left as it is."""
+    if not turns or len(key_terms(question)) >= STANDS_ALONE_TERMS:
         return question
     last = turns[-1]
     symbols, _ = cited(last.answer)

@@ -38,6 +38,12 @@ def test_offline_rule_uses_only_the_last_turn_and_skips_words_already_asked() ->
     assert offline_standalone("Who calls it?", turns) == "Who calls it? revoke_token"
 
 
+def test_offline_a_question_that_names_its_own_subject_stands_alone() -> None:
+    turns = [Turn("How does Session.send work?", _answer(("sessions.py", "def send(self):")))]
+    question = "How are retries configured in HTTPAdapter?"
+    assert offline_standalone(question, turns) == question
+
+
 def test_a_forged_or_malformed_answer_is_read_without_failing() -> None:
     odd = {"status": "answered", "spans": ["x", {"citations": [3, {"path": 5, "quote": None}]}]}
     assert offline_standalone("where?", [Turn("What is Retry?", odd)]) == "where? Retry"

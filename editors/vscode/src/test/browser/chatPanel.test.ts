@@ -150,6 +150,8 @@ test("an answer reads as blocks: prose, then each claim followed by its chips", 
 test("expanding a claim shows the cited lines read from the file, with line numbers", async () => {
   await fromHost(exchange("a2", "How are API keys rotated?", ANSWERED));
   await page.locator(".claim .quotes summary").click();
+  // <details> fires "toggle" in a task after the click: on a loaded machine it may not have run yet.
+  await page.waitForFunction("window.__posted.some((message) => message.type === 'readLines')");
   const request = (await posted()).at(-1);
   assert.deepEqual(request, {
     type: "readLines",
