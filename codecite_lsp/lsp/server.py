@@ -339,6 +339,11 @@ async def on_hover(ls: CodeciteServer, params: types.HoverParams) -> types.Hover
 async def on_ask(ls: CodeciteServer, params: Any) -> dict[str, Any]:
     parsed = parse(AskParams, params, ASK)
     progress = await ask_progress(ls, plain(params).get("workDoneToken"))
+    task = asyncio.current_task()
+    if progress is not None and task is not None:
+        # The progress' cancel button cancels the request as $/cancelRequest does: the reply
+        # (RequestCancelled) leaves at once, and ls.run tells the worker to stop the model call.
+        progress.on_cancel(lambda: ls.soon(task.cancel))
     outcome = "failed"
     try:
         answer = await ask.ask(ls, parsed, progress)

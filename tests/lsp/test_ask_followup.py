@@ -115,15 +115,18 @@ async def _wait_for_stage(client: LanguageClient, token: str, stage: str) -> Non
         await asyncio.sleep(0.02)
 
 
-def _trace(repo: Path) -> dict[str, Any]:
-    lines = (repo / ".codecite" / "trace.jsonl").read_text().splitlines()
-    return dict(json.loads(lines[-1]))
+def _traces(repo: Path) -> list[dict[str, Any]]:
+    path = repo / ".codecite" / "trace.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 @pytest.mark.parametrize("how", ["cancelRequest", "progress cancel button"])
 async def test_cancel_stops_the_model_call_and_answers_cancelled(
     slow: LanguageClient, repo: Path, how: str
 ):
+    # One answer first: litellm is imported (seconds, more on a loaded machine), so the times
+    # below measure the cancel, not the import.
+    await request(slow, "codecite/ask", {"question": "How are API keys rotated?"})
     token = f"ask-{how.split()[0]}"
     slow.progress_reports[token] = []
     params = {"question": "How are API keys rotated?", "workDoneToken": token}
@@ -138,18 +141,16 @@ async def test_cancel_stops_the_model_call_and_answers_cancelled(
     with pytest.raises(JsonRpcException) as caught:
         await asyncio.wrap_future(reply)
     assert caught.value.code == -32800  # RequestCancelled
-    # well before the model's reply (the cancel button waits for the worker, which may still be
-    # importing litellm on the first question)
-    assert time.monotonic() - cancelled_at < DELAY
+    assert time.monotonic() - cancelled_at < DELAY / 2  # well before the model's reply
     assert slow.progress_reports[token][-1].message == "cancelled"
 
     async def traced() -> dict[str, Any]:
-        while not (repo / ".codecite" / "trace.jsonl").exists():
+        while len(_traces(repo)) < 2:  # the warm-up's record, then the cancelled one's
             await asyncio.sleep(0.05)
-        return _trace(repo)
+        return _traces(repo)[-1]
 
     record = await asyncio.wait_for(traced(), DELAY)  # the worker stopped before the model replied
     assert record["attempts"] == [{"gate": "not_run", "error": "cancelled"}]
     assert record["latency_ms"] < DELAY * 1000
     history = await request(slow, "codecite/history", {})
-    assert history["entries"] == []  # a cancelled question is not kept
+    assert len(history["entries"]) == 1  # the warm-up; a cancelled question is not kept

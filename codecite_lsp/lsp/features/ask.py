@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from ...answer.followup import Turn
 from .. import region
 from ..params import AskParams, uri_to_path
-from ..session import Cancelled
 
 if TYPE_CHECKING:
     from ...ingest.chunking import Encoding
@@ -40,8 +39,6 @@ def _ask(
     cancel: threading.Event,
 ) -> dict[str, Any]:
     """In a worker thread: the buffer may be large, and only the cursor's region is used."""
-    if progress is not None:
-        progress.on_cancel(cancel.set)
     text = host.current_text(path) if path is not None else None
     position: tuple[int, int] | None = None
     if text is not None and params.position is not None:
@@ -49,7 +46,7 @@ def _ask(
         text, position = (
             (None, None) if found is None else (found[0], (found[1], params.position.character))
         )
-    answer = session.ask(
+    return session.ask(
         params.question,
         path,
         text,
@@ -59,6 +56,3 @@ def _ask(
         history=[Turn(turn.question, turn.answer) for turn in params.history],
         stage=progress.stage if progress is not None else None,
     )
-    if cancel.is_set():  # the progress' cancel button: the answer is "cancelled", not a refusal
-        raise Cancelled()
-    return answer
