@@ -59,9 +59,11 @@ def init_params(
 
 
 def progress_ends(client: LanguageClient) -> list[types.WorkDoneProgressEnd]:
+    """Ends of index passes (each ask has progress of its own, on other tokens)."""
     return [
         value
-        for values in client.progress_reports.values()
+        for token, values in client.progress_reports.items()
+        if str(token).startswith("codecite-index-")
         for value in values
         if isinstance(value, types.WorkDoneProgressEnd)
     ]

@@ -11,7 +11,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,8 +22,9 @@ from ..core.limits import MAX_QUESTION_CHARS
 from ..core.records import Result
 from . import wording
 from .attempts import ModelText, converse
+from .followup import Turn, standalone
 from .history import History
-from .llm import MockReplies, ModelError, complete, mock_replies_from_env
+from .llm import MockReplies, ModelError, ModelReply, complete, mock_replies_from_env
 from .prompt import RESPONSE_SCHEMA, Source, build_messages, sources_from_results
 from .trace import TraceLog, question_hash
 
@@ -41,6 +42,7 @@ class _Request:
     trace_id: str
     question: str
     model: str
+    stage: Callable[[str], None] = lambda _: None  # what the user is waiting for, said as it starts
     started: float = field(default_factory=time.monotonic)
     retrieved: list[dict[str, Any]] = field(default_factory=list)
     attempts: list[dict[str, Any]] = field(default_factory=list)
@@ -49,6 +51,7 @@ class _Request:
     completion_tokens: int = 0
     model_latency_ms: float = 0.0
     statements_removed: int = 0
+    attempts_made: int = 0  # model answers asked for: the second is the stricter retry
 
     def record(self, answer: Answered | Refused) -> dict[str, Any]:
         return {
@@ -146,8 +149,13 @@ class Answerer:
         context: RetrievalContext | Mapping[str, Any] | None = None,
         cancel: threading.Event | None = None,
         index_note: str | None = None,
+        history: Sequence[Turn] = (),
+        stage: Callable[[str], None] | None = None,
     ) -> Answered | Refused:
-        """Answer with verified citations, or refuse; raises ValueError for an empty question."""
+        """Answer with verified citations, or refuse; raises ValueError for an empty question.
+
+        ``history`` holds the conversation's earlier turns: retrieval searches for the standalone
+        question built from them (followup.py). ``stage`` hears each step as it starts."""
         question = question.strip()
         if not question:
             raise ValueError("the question is empty")
@@ -156,15 +164,38 @@ class Answerer:
             question = question[:MAX_QUESTION_CHARS]
             notes.append(f"the question was cut to its first {MAX_QUESTION_CHARS} characters")
         request = _Request(uuid.uuid4().hex, question, self.config.model)
-        answer = self._answer(request, retrieval_context(context), cancel, "; ".join(notes))
+        if stage is not None:
+            request.stage = stage
+        asked = self._standalone(request, question, history, cancel)
+        answer = self._answer(request, asked, retrieval_context(context), cancel, "; ".join(notes))
         self.trace.write(request.record(answer))
         if not (cancel is not None and cancel.is_set()):
             self.history.append(question, answer, context)
         return answer
 
+    def _standalone(
+        self,
+        request: _Request,
+        question: str,
+        history: Sequence[Turn],
+        cancel: threading.Event | None,
+    ) -> str:
+        if not history:
+            return question
+        if self.config.model == EXTRACTIVE:
+            return standalone(question, history, None)
+        request.stage("rewriting the follow-up question")
+
+        def rewrite(messages: list[dict[str, str]]) -> str:
+            request.model_calls += 1
+            return self._complete(messages, None, cancel, retries=0).text
+
+        return standalone(question, history, rewrite)
+
     def _answer(
         self,
         request: _Request,
+        asked: str,
         context: RetrievalContext | None,
         cancel: threading.Event | None,
         note: str,
@@ -175,7 +206,8 @@ class Answerer:
                 trace_id=request.trace_id, reason=reason, detail=detail, retrieved=_refs(near)
             )
 
-        retrieval = self.retriever.retrieve(request.question, context)
+        request.stage("retrieving")
+        retrieval = self.retriever.retrieve(asked, context)
         request.retrieved = [
             {"content_hash": r.content_hash, "score": r.score} for r in retrieval.selected
         ]
@@ -187,15 +219,15 @@ class Answerer:
                 retrieval.candidates,
             )
         sources = sources_from_results(retrieval.selected)
-        messages = build_messages(request.question, sources, _context_note(context))
+        messages = build_messages(asked, sources, _context_note(context))
         offline = self.config.model == EXTRACTIVE
         verdict = converse(
             messages,
             sources,
-            lambda sent: self._reply(request, sent, sources, cancel),
+            lambda sent: self._reply(request, asked, sent, sources, cancel),
             # The offline answerer is deterministic: asking it again would repeat its reply.
             tries=1 if offline else 2,
-            nothing_found=_offline_refusal(request.question, sources)
+            nothing_found=_offline_refusal(asked, sources)
             if offline
             else wording.MODEL_FOUND_NOTHING,
         )
@@ -212,6 +244,7 @@ class Answerer:
     def _reply(
         self,
         request: _Request,
+        asked: str,
         messages: list[dict[str, str]],
         sources: list[Source],
         cancel: threading.Event | None,
@@ -223,18 +256,16 @@ class Answerer:
             from .extractive import answer
 
             request.model_calls += 1
-            return ModelText(answer(request.question, sources), "offline")
+            request.stage("answering offline")
+            text = ModelText(answer(asked, sources), "offline")
+            request.stage("verifying citations")
+            return text
+        request.stage(
+            "retrying with stricter instructions" if request.attempts_made else "asking the model"
+        )
+        request.attempts_made += 1
         try:
-            reply = complete(
-                messages,
-                self.config.model,
-                timeout=self.config.model_timeout,
-                retries=self.config.model_retries,
-                schema=RESPONSE_SCHEMA,
-                cancel=cancel,
-                mock_response=self.replies,
-                api_key=os.environ.get(self.config.api_key_env or "") or None,
-            )
+            reply = self._complete(messages, RESPONSE_SCHEMA, cancel, self.config.model_retries)
         except ModelError as exc:
             request.model_calls += exc.attempts
             raise
@@ -242,4 +273,23 @@ class Answerer:
         request.prompt_tokens += reply.prompt_tokens
         request.completion_tokens += reply.completion_tokens
         request.model_latency_ms += reply.latency_ms
+        request.stage("verifying citations")
         return ModelText(reply.text, reply.mode)
+
+    def _complete(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any] | None,
+        cancel: threading.Event | None,
+        retries: int,
+    ) -> ModelReply:
+        return complete(
+            messages,
+            self.config.model,
+            timeout=self.config.model_timeout,
+            retries=retries,
+            schema=schema,
+            cancel=cancel,
+            mock_response=self.replies,
+            api_key=os.environ.get(self.config.api_key_env or "") or None,
+        )

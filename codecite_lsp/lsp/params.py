@@ -6,6 +6,7 @@ A wrong param is answered with InvalidParams (-32602) whose message names the fi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
@@ -17,6 +18,10 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 MAX_LIMIT = 200
 MAX_HISTORY_OFFSET = 10_000_000
+# A conversation sent back with a follow-up: only the last few turns are used (followup.py), so a
+# client that sends its whole chat costs the server nothing; beyond these it is not a chat.
+MAX_TURNS = 50
+MAX_ANSWER_CHARS = 200_000
 
 P = TypeVar("P")
 
@@ -49,6 +54,30 @@ class Position:
     character: int = attrs.field(validator=_between(0, 2**31 - 1, "position"))
 
 
+def _answer_json(_: Any, field: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, dict):
+        raise TypeError(
+            f"answer must be an object (as codecite/ask sent it), got {_json_type(value)}"
+        )
+    if value.get("status") not in ("answered", "refused"):
+        raise ValueError("answer must be an answer: status 'answered' or 'refused'")
+    if len(json.dumps(value)) > MAX_ANSWER_CHARS:
+        raise ValueError(f"answer is too large (at most {MAX_ANSWER_CHARS} characters of JSON)")
+
+
+def _turns(_: Any, field: attrs.Attribute[Any], value: list[Any]) -> None:
+    if len(value) > MAX_TURNS:
+        raise ValueError(f"history has {len(value)} turns; at most {MAX_TURNS}")
+
+
+@attrs.frozen
+class Turn:
+    """An earlier question of the conversation and the answer the server gave it."""
+
+    question: str = attrs.field(validator=_non_empty())
+    answer: Any = attrs.field(validator=_answer_json)
+
+
 @attrs.frozen
 class AskParams:
     question: str = attrs.field(validator=_non_empty())
@@ -56,6 +85,7 @@ class AskParams:
         default=None, validator=attrs.validators.optional(_non_empty(4096))
     )
     position: Position | None = None
+    history: list[Turn] = attrs.field(factory=list, validator=_turns)
 
 
 @attrs.frozen
@@ -98,8 +128,27 @@ def _json_type(value: Any) -> str:
 
 
 converter = cattrs.Converter(forbid_extra_keys=False)
+converter.register_structure_hook_func(
+    lambda kind: kind == list[Turn], lambda v, _: _turn_list(v, _)
+)
 converter.register_structure_hook(int, _strict(int, "a whole number"))
 converter.register_structure_hook(str, _strict(str, "a string"))
+
+
+def _turn_list(value: Any, _: Any) -> list[Turn]:
+    if not isinstance(value, list):  # a string would otherwise be read as a list of letters
+        raise TypeError(f"must be an array of turns, got {_json_type(value)}")
+    turns: list[Turn] = []
+    for index, item in enumerate(value):
+        where = f"history[{index}]"
+        if not isinstance(item, dict):
+            raise TypeError(f"{where} must be an object, got {_json_type(item)}")
+        try:
+            turns.append(converter.structure(item, Turn))
+        except ClassValidationError as exc:
+            # every message names its field (a validator's says "answer must be ...")
+            raise ValueError("; ".join(f"{where}.{m}" for m in _messages(exc, ""))) from None
+    return turns
 
 
 def parse(kind: type[P], value: Any, what: str) -> P:
@@ -128,7 +177,8 @@ def _messages(exc: BaseException, prefix: str) -> list[str]:
             out.append(f"{field} is required")
         else:
             text = str(sub)
-            out.append(text if name is None or text.startswith(f"{name} ") else f"{field} {text}")
+            named = name is not None and text.startswith((f"{name} ", f"{name}[", f"{name}."))
+            out.append(text if name is None or named else f"{field} {text}")
     return out or [str(exc)]
 
 

@@ -1,4 +1,5 @@
-"""Indexing as work-done progress (``$/progress``): a cancellable bar with rising percentages."""
+"""Work-done progress (``$/progress``): indexing as a cancellable bar with rising percentages,
+and each ask as its stages (retrieving, asking the model, verifying, retrying), cancellable."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -79,13 +81,7 @@ async def index_with_progress(ls: CodeciteServer, session: Session) -> None:
 
 
 async def _begin(ls: CodeciteServer, token: str, name: str) -> bool:
-    window = ls.client_capabilities.window
-    if not (window and window.work_done_progress):
-        return False
-    try:
-        await ls.work_done_progress.create_async(token)
-    except Exception as exc:  # the client refused: index without a progress bar
-        log.info("progress not available: %s", exc)
+    if not await _create(ls, token):  # no progress bar: index all the same
         return False
     ls.work_done_progress.begin(
         token,
@@ -93,4 +89,53 @@ async def _begin(ls: CodeciteServer, token: str, name: str) -> bool:
             title="codecite: indexing", message=name, cancellable=True, percentage=0
         ),
     )
+    return True
+
+
+class AskProgress:
+    """One ask as work-done progress: each stage of the answer is a report, and the client's
+    cancel button (``window/workDoneProgress/cancel``) stops the work like ``$/cancelRequest``."""
+
+    def __init__(self, ls: CodeciteServer, token: types.ProgressToken) -> None:
+        self.ls = ls
+        self.token = token
+
+    def stage(self, message: str) -> None:
+        """From the worker thread: the step that starts now."""
+        report = types.WorkDoneProgressReport(message=message, cancellable=True)
+        self.ls.soon(self.ls.work_done_progress.report, self.token, report)
+
+    def on_cancel(self, stop: Callable[[], None]) -> None:
+        future = self.ls.work_done_progress.tokens.get(self.token)
+        if future is not None:
+            future.add_done_callback(lambda _: stop())
+
+    def end(self, message: str) -> None:
+        self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+        self.ls.work_done_progress.tokens.pop(self.token, None)
+
+
+async def ask_progress(ls: CodeciteServer, token: object) -> AskProgress | None:
+    """Progress on the client's ``workDoneToken``, else on one the server creates (when the
+    client supports that), else none: the answer comes all the same."""
+    if isinstance(token, bool) or not isinstance(token, (str, int)):
+        token = f"codecite-ask-{uuid.uuid4().hex[:8]}"
+        if not await _create(ls, token):
+            return None
+    begin = types.WorkDoneProgressBegin(
+        title="codecite: answering", message="starting", cancellable=True
+    )
+    ls.work_done_progress.begin(token, begin)
+    return AskProgress(ls, token)
+
+
+async def _create(ls: CodeciteServer, token: str) -> bool:
+    window = ls.client_capabilities.window
+    if not (window and window.work_done_progress):
+        return False
+    try:
+        await ls.work_done_progress.create_async(token)
+    except Exception as exc:  # the client refused: answer without progress
+        log.info("progress not available: %s", exc)
+        return False
     return True

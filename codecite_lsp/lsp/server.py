@@ -31,7 +31,7 @@ from ..service.session import Cancelled, Session, SessionError
 from . import roots
 from .features import ask, citations, hover, search, status
 from .params import AskParams, HistoryParams, SearchParams, one_argument, parse, plain, uri_to_path
-from .progress import index_with_progress
+from .progress import ask_progress, index_with_progress
 from .protocol import CodeciteProtocol, serve_stdio
 
 if TYPE_CHECKING:
@@ -338,7 +338,24 @@ async def on_hover(ls: CodeciteServer, params: types.HoverParams) -> types.Hover
 @server.feature(ASK)
 @guarded("ask")
 async def on_ask(ls: CodeciteServer, params: Any) -> dict[str, Any]:
-    return await ask.ask(ls, parse(AskParams, params, ASK))
+    parsed = parse(AskParams, params, ASK)
+    progress = await ask_progress(ls, plain(params).get("workDoneToken"))
+    task = asyncio.current_task()
+    if progress is not None and task is not None:
+        # The progress' cancel button cancels the request as $/cancelRequest does: the reply
+        # (RequestCancelled) leaves at once, and ls.run tells the worker to stop the model call.
+        progress.on_cancel(lambda: ls.soon(task.cancel))
+    outcome = "failed"
+    try:
+        answer = await ask.ask(ls, parsed, progress)
+        outcome = str(answer.get("status", "answered"))
+        return answer
+    except (Cancelled, asyncio.CancelledError):
+        outcome = "cancelled"
+        raise
+    finally:
+        if progress is not None:
+            progress.end(outcome)
 
 
 @server.feature(SEARCH)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from ..ingest.paths import repo_relative
 from . import logfile, memory, shaping
 
 if TYPE_CHECKING:
+    from ..answer.followup import Turn
     from ..answer.pipeline import Answerer
     from ..answer.retrieval import Retriever
     from ..index.indexer import Indexer
@@ -187,9 +188,12 @@ class Session:
         *,
         encoding: Encoding = "utf-16",
         cancel: threading.Event,
+        history: Sequence[Turn] = (),
+        stage: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
         """The answer JSON; the current file and the symbol at the cursor boost retrieval.
-        ``text`` may be a region of the file, with ``position`` relative to it."""
+        ``text`` may be a region of the file, with ``position`` relative to it; ``history`` is
+        the conversation a follow-up continues; ``stage`` hears each step as it starts."""
         from ..core.answers import Refused
 
         context: dict[str, Any] = {}
@@ -209,7 +213,12 @@ class Session:
                 if at is not None and not is_credential(at.enclosing or at.name):
                     context["symbol"] = at.enclosing or at.name
         answer = self.answerer.ask(
-            question, context=context or None, cancel=cancel, index_note=self.index_note()
+            question,
+            context=context or None,
+            cancel=cancel,
+            index_note=self.index_note(),
+            history=history,
+            stage=stage,
         )
         result: dict[str, Any] = answer.model_dump(mode="json")
         return result

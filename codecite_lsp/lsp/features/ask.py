@@ -1,5 +1,6 @@
 """``codecite/ask`` (and the ``codecite.ask`` command): a question, maybe with the editor's file
-and cursor, answered by the root's Answerer."""
+and cursor and the conversation it follows, answered by the root's Answerer; its stages are
+reported as work-done progress when there is one."""
 
 from __future__ import annotations
 
@@ -7,22 +8,24 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...answer.followup import Turn
 from .. import region
 from ..params import AskParams, uri_to_path
 
 if TYPE_CHECKING:
     from ...ingest.chunking import Encoding
     from ...service.session import Session
+    from ..progress import AskProgress
     from . import Host
 
 
-async def ask(host: Host, params: AskParams) -> dict[str, Any]:
+async def ask(host: Host, params: AskParams, progress: AskProgress | None = None) -> dict[str, Any]:
     if params.uri is not None:
         session = host.session_for(params.uri)
         path: Path | None = uri_to_path(params.uri)
     else:
         session, path = host.default_session(), None
-    return await host.run(_ask, host, session, params, path, host.encoding())
+    return await host.run(_ask, host, session, params, path, host.encoding(), progress)
 
 
 def _ask(
@@ -31,6 +34,7 @@ def _ask(
     params: AskParams,
     path: Path | None,
     encoding: Encoding,
+    progress: AskProgress | None,
     *,
     cancel: threading.Event,
 ) -> dict[str, Any]:
@@ -42,4 +46,13 @@ def _ask(
         text, position = (
             (None, None) if found is None else (found[0], (found[1], params.position.character))
         )
-    return session.ask(params.question, path, text, position, encoding=encoding, cancel=cancel)
+    return session.ask(
+        params.question,
+        path,
+        text,
+        position,
+        encoding=encoding,
+        cancel=cancel,
+        history=[Turn(turn.question, turn.answer) for turn in params.history],
+        stage=progress.stage if progress is not None else None,
+    )

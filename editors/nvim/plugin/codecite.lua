@@ -24,6 +24,8 @@ command(
 command("CodeciteStatus", run("status"), { desc = "Show codecite's index status" })
 command("CodeciteReindex", run("reindex"), { desc = "Re-index the workspace" })
 command("CodeciteStart", run("start"), { desc = "Start codecite for the current buffer" })
+command("CodeciteNew", run("new_conversation"), { desc = "Start a new conversation (no follow-up)" })
+command("CodeciteCancel", run("cancel"), { desc = "Stop the question being answered" })
 
 vim.api.nvim_create_autocmd("FileType", {
   group = vim.api.nvim_create_augroup("codecite_answer", { clear = true }),

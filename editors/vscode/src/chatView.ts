@@ -2,14 +2,16 @@
 // still being answered so a panel opened (or re-opened) mid-answer shows them.
 
 import * as vscode from "vscode";
-import type { CodeciteApi } from "./codeciteApi.js";
+import { AskCancel, type CodeciteApi } from "./codeciteApi.js";
 import { openLocation, readLines } from "./open.js";
 import { historyExchanges } from "./history.js";
-import type { AskParams, Citation, Exchange, HostMessage, PageMessage, Wording } from "./protocol.js";
+import type { AskParams, Citation, Exchange, HostMessage, PageMessage, Turn, Wording } from "./protocol.js";
 import { chatPageHtml, makeNonce } from "./webviewHtml.js";
 
 export const CHAT_VIEW_ID = "codecite.chat";
 const HISTORY_LIMIT = 50;
+// The server reads only the last few turns of a conversation; sending more costs bytes, not sense.
+const TURNS_SENT = 3;
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -29,6 +31,10 @@ function isPageMessage(value: unknown): value is PageMessage {
       return true;
     case "ask":
       return typeof message.question === "string";
+    case "cancel":
+      return typeof (message as { id?: unknown }).id === "string";
+    case "newConversation":
+      return true;
     case "openCitation":
       return typeof message.citation?.path === "string";
     case "openLocation":
@@ -49,6 +55,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private view: vscode.WebviewView | undefined;
   private pageReady = false;
   private readonly inFlight = new Map<string, Exchange>();
+  private readonly cancels = new Map<string, AskCancel>();
+  /** The conversation follow-ups continue: answered or refused turns since "New conversation". */
+  private conversation: Turn[] = [];
   private asked = 0;
   private wording: Wording | undefined;
 
@@ -98,6 +107,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       case "ask":
         await this.ask({ question: message.question });
         return;
+      case "cancel":
+        this.cancels.get(message.id)?.cancel();
+        return;
+      case "newConversation":
+        this.conversation = [];
+        this.post({ type: "conversationCleared" });
+        return;
       case "openCitation":
         await this.openCitation(message.citation);
         return;
@@ -117,14 +133,30 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   async ask(params: AskParams): Promise<void> {
     const id = `ask-${Date.now()}-${++this.asked}`;
     const exchange: Exchange = { id, question: params.question };
+    const cancel = new AskCancel();
     this.inFlight.set(id, exchange);
+    this.cancels.set(id, cancel);
     this.post({ type: "exchange", exchange });
+    const history = this.conversation.slice(-TURNS_SENT);
     try {
-      exchange.answer = await this.api.ask(params);
+      exchange.answer = await this.api.ask(history.length > 0 ? { ...params, history } : params, {
+        cancel,
+        onStage: (stage) => {
+          exchange.stage = stage;
+          this.post({ type: "exchange", exchange });
+        },
+      });
+      this.conversation.push({ question: params.question, answer: exchange.answer });
     } catch (error) {
-      exchange.error = `The question could not be asked: ${errorText(error)}`;
+      if (cancel.isCancellationRequested) {
+        exchange.cancelled = true;
+      } else {
+        exchange.error = `The question could not be asked: ${errorText(error)}`;
+      }
     } finally {
       this.inFlight.delete(id);
+      this.cancels.delete(id);
+      exchange.stage = undefined;
     }
     this.post({ type: "exchange", exchange });
   }

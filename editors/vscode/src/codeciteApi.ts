@@ -3,10 +3,54 @@
 
 import type { Answer, AskParams, Citation, HistoryEntry, IndexStatus, Wording } from "./protocol.js";
 
+export interface Disposable {
+  dispose(): void;
+}
+
+/** What `sendRequest` takes to send `$/cancelRequest` (vscode-jsonrpc's CancellationToken). */
+export interface CancelToken {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): Disposable;
+}
+
+/** A token the chat panel's Cancel button sets. */
+export class AskCancel implements CancelToken {
+  private listeners: Array<() => void> = [];
+  isCancellationRequested = false;
+
+  onCancellationRequested(listener: () => void): Disposable {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((other) => other !== listener)) };
+  }
+
+  cancel(): void {
+    if (!this.isCancellationRequested) {
+      this.isCancellationRequested = true;
+      this.listeners.forEach((listener) => listener());
+    }
+  }
+}
+
+/** One `$/progress` value of an ask (work-done progress: begin, report, end). */
+export interface ProgressValue {
+  kind: string;
+  message?: string;
+}
+
 /** The part of `LanguageClient` used here. */
 export interface RequestSender {
-  sendRequest<R>(method: string, params: unknown): Promise<R>;
+  sendRequest<R>(method: string, params: unknown, token?: CancelToken): Promise<R>;
+  /** Listens to `$/progress` on a token (absent: no stages are shown). */
+  listenProgress?(token: string, listener: (value: ProgressValue) => void): Disposable;
 }
+
+export interface AskOptions {
+  cancel?: CancelToken;
+  /** Hears each stage of the answer as the server starts it. */
+  onStage?: (stage: string) => void;
+}
+
+let progressTokens = 0;
 
 export const METHODS = {
   ask: "codecite/ask",
@@ -25,8 +69,28 @@ export const SERVER_COMMANDS = {
 export class CodeciteApi {
   constructor(private readonly transport: RequestSender) {}
 
-  ask(params: AskParams): Promise<Answer> {
-    return this.transport.sendRequest<Answer>(METHODS.ask, params);
+  async ask(params: AskParams, options: AskOptions = {}): Promise<Answer> {
+    const { cancel, onStage } = options;
+    // vscode-jsonrpc reads every argument after the method as params: no `undefined` token.
+    const send = (sent: AskParams): Promise<Answer> =>
+      cancel
+        ? this.transport.sendRequest<Answer>(METHODS.ask, sent, cancel)
+        : this.transport.sendRequest<Answer>(METHODS.ask, sent);
+    if (!onStage || !this.transport.listenProgress) {
+      return send(params);
+    }
+    // Our own token: the server reports the stages on it instead of a notification of its own.
+    const workDoneToken = `codecite-ask-${Date.now()}-${++progressTokens}`;
+    const listening = this.transport.listenProgress(workDoneToken, (value) => {
+      if (value.kind !== "end" && value.message) {
+        onStage(value.message);
+      }
+    });
+    try {
+      return await send({ ...params, workDoneToken });
+    } finally {
+      listening.dispose();
+    }
   }
 
   async history(limit: number): Promise<HistoryEntry[]> {

@@ -8,9 +8,17 @@ import {
   LanguageClient,
   type LanguageClientOptions,
   ResponseError,
+  WorkDoneProgress,
 } from "vscode-languageclient/node";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chatView.js";
-import { CodeciteApi, type RequestSender, SERVER_COMMANDS } from "./codeciteApi.js";
+import {
+  type CancelToken,
+  CodeciteApi,
+  type Disposable,
+  type ProgressValue,
+  type RequestSender,
+  SERVER_COMMANDS,
+} from "./codeciteApi.js";
 import { COMMANDS, openServerSettings, registerCommands } from "./commands.js";
 import {
   configurationChange,
@@ -82,11 +90,17 @@ class ServerConnection implements RequestSender {
     }
   }
 
-  sendRequest<R>(method: string, params: unknown): Promise<R> {
+  sendRequest<R>(method: string, params: unknown, token?: CancelToken): Promise<R> {
     if (!this.client) {
       return Promise.reject(new Error("the Codecite server is not running"));
     }
-    return this.client.sendRequest<R>(method, params);
+    return token
+      ? this.client.sendRequest<R>(method, params, token as vscode.CancellationToken)
+      : this.client.sendRequest<R>(method, params);
+  }
+
+  listenProgress(token: string, listener: (value: ProgressValue) => void): Disposable {
+    return this.client?.onProgress(WorkDoneProgress.type, token, listener) ?? { dispose(): void {} };
   }
 
   notifySettingsChanged(): void {

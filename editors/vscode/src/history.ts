@@ -27,7 +27,10 @@ function resolvedAnswer(entry: HistoryEntry): Answer {
 
 /** History entries, oldest first (the panel reads top to bottom like a conversation). */
 export function historyExchanges(entries: HistoryEntry[]): Exchange[] {
-  return entries
+  // The server sends newest first, times to the second: reversed first, so two questions asked
+  // within one second keep their order through the (stable) sort.
+  return [...entries]
+    .reverse()
     .filter((entry) => typeof entry?.question === "string" && entry.answer)
     .sort((a, b) => String(a.time ?? "").localeCompare(String(b.time ?? "")))
     .map((entry, index) => ({

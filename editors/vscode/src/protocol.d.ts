@@ -43,10 +43,18 @@ export interface Wording {
   labels: Record<string, string>;
 }
 
+/** An earlier turn of the conversation a follow-up continues (docs/contracts.md). */
+export interface Turn {
+  question: string;
+  answer: Answer;
+}
+
 export interface AskParams {
   question: string;
   uri?: string;
   position?: Position;
+  history?: Turn[];
+  workDoneToken?: string;
 }
 
 /** One codecite/history entry: the stored answer plus each of its citations resolved against the
@@ -94,6 +102,8 @@ export interface FileLines {
 export type PageMessage =
   | { type: "ready" }
   | { type: "ask"; question: string }
+  | { type: "cancel"; id: string }
+  | { type: "newConversation" }
   | { type: "openCitation"; citation: Citation }
   | { type: "openLocation"; location: Location }
   | { type: "readLines"; key: string; root?: string; location: Location };
@@ -105,6 +115,9 @@ export interface Exchange {
   answer?: Answer;
   error?: string;
   fromHistory?: boolean;
+  /** While waiting: the step the server is on (retrieving, asking the model, verifying…). */
+  stage?: string;
+  cancelled?: boolean;
 }
 
 /** Extension host -> page. */
@@ -112,5 +125,6 @@ export type HostMessage =
   | { type: "history"; exchanges: Exchange[] }
   | { type: "exchange"; exchange: Exchange }
   | { type: "busy"; busy: boolean }
+  | { type: "conversationCleared" }
   | { type: "wording"; wording: Wording }
   | { type: "lines"; key: string; lines: FileLines };

@@ -41,7 +41,7 @@ export function chatPageHtml(assets: PageAssets): string {
 <section id="log" class="log" role="log" aria-live="polite"></section>
 <form id="ask" class="ask">
 <textarea id="question" rows="3" placeholder="Ask about this repository…" aria-label="Question"></textarea>
-<div class="ask-bar"><span class="hint">Enter to ask · Shift+Enter for a new line</span><button type="submit">Ask</button></div>
+<div class="ask-bar"><span class="hint">Enter to ask · Shift+Enter for a new line</span><button type="button" id="new-conversation" class="secondary" title="Forget the conversation: the next question stands alone">New chat</button><button type="submit">Ask</button></div>
 </form>
 </main>
 <script type="module" nonce="${attribute(assets.nonce)}" src="${attribute(assets.scriptUri)}"></script>

@@ -16,7 +16,7 @@ end
 vim.api.nvim_create_autocmd("LspProgress", {
   callback = function(event)
     local value = event.data.params.value
-    table.insert(T.report.progress, { kind = value.kind, title = value.title, percentage = value.percentage })
+    table.insert(T.report.progress, { kind = value.kind, title = value.title, percentage = value.percentage, message = value.message, token = event.data.params.token })
   end,
 })
 

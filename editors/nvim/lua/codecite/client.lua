@@ -24,6 +24,10 @@ function M.request_sync(client, method, params, timeout_ms, bufnr)
   return call(client, "request_sync", method, params, timeout_ms, bufnr)
 end
 
+function M.cancel_request(client, id)
+  return call(client, "cancel_request", id)
+end
+
 function M.notify_server(client, method, params)
   return call(client, "notify", method, params)
 end

@@ -9,6 +9,53 @@ local M = {}
 M.last = nil
 local asked = 0 -- sequence number: a slow reply to an older question must not replace a newer one
 
+--- The conversation a follow-up continues: {question, answer} turns since :CodeciteNew.
+---@type {question: string, answer: table}[]
+M.conversation = {}
+local TURNS_SENT = 3 -- the server reads only the last few turns
+
+--- The question being answered, for :CodeciteCancel and the progress stages.
+---@type {ticket: integer, client: table, request_id: integer?, token: string, question: string, buf: integer}?
+local pending = nil
+
+local progress_group = vim.api.nvim_create_augroup("codecite_ask_progress", { clear = true })
+vim.api.nvim_create_autocmd("LspProgress", {
+  group = progress_group,
+  callback = function(event)
+    local params = event.data and event.data.params or {}
+    local value = params.value or {}
+    if not pending or params.token ~= pending.token or value.kind == "end" or not value.message then
+      return
+    end
+    -- The server's stage (retrieving, asking the model, verifying citations…) while waiting.
+    local stage = value.message:sub(1, 1):upper() .. value.message:sub(2) .. "…"
+    render.write(pending.buf, render.render_message(pending.question, stage, "Comment"))
+    vim.api.nvim_echo({ { "codecite: " .. value.message .. "… (:CodeciteCancel to stop)" } }, false, {})
+  end,
+})
+
+--- :CodeciteNew: the next question stands alone.
+function M.new_conversation()
+  M.conversation = {}
+  client.say("new conversation: the next question stands alone")
+end
+
+--- :CodeciteCancel: stop the question being answered (the server stops the model call).
+function M.cancel()
+  if not pending then
+    client.say("no question is being answered", vim.log.levels.WARN)
+    return
+  end
+  local stopping = pending
+  pending = nil
+  asked = asked + 1 -- whatever still arrives for it is dropped
+  if stopping.request_id then
+    client.cancel_request(stopping.client, stopping.request_id)
+  end
+  render.write(stopping.buf, render.render_message(stopping.question, "Cancelled.", "WarningMsg"))
+  vim.api.nvim_echo({ { "codecite: cancelled" } }, true, {})
+end
+
 ---@return integer? the window the last question was asked from
 function M.origin_win()
   return M.last and M.last.origin_win
@@ -52,17 +99,23 @@ function M.ask(question, range)
   end
   local bufnr = vim.api.nvim_get_current_buf()
   local params = range and selection_params(lsp_client, question, range) or { question = question }
+  if #M.conversation > 0 then
+    params.history = vim.list_slice(M.conversation, math.max(1, #M.conversation - TURNS_SENT + 1))
+  end
   asked = asked + 1
   local ticket = asked
+  params.workDoneToken = "codecite-nvim-ask-" .. ticket
   local origin_win = vim.api.nvim_get_current_win()
   local buf = render.buffer()
   M.last = nil -- the buffer no longer shows the previous answer: <CR> must not open its lines
   render.write(buf, render.render_message(question, "Asking codecite…", "Comment"))
   render.show()
-  client.request(lsp_client, "codecite/ask", params, function(err, result)
+  pending = { ticket = ticket, client = lsp_client, token = params.workDoneToken, question = question, buf = buf }
+  local _, request_id = client.request(lsp_client, "codecite/ask", params, function(err, result)
     if ticket ~= asked then
       return
     end
+    pending = nil
     if err then
       local failed = "The request failed: " .. err.message
       render.write(buf, render.render_message(question, failed, "ErrorMsg"))
@@ -75,6 +128,7 @@ function M.ask(question, range)
       end
       local rendered = render.render(question, result, wording)
       render.write(buf, rendered)
+      table.insert(M.conversation, { question = question, answer = result })
       M.last = {
         question = question,
         answer = result,
@@ -85,6 +139,9 @@ function M.ask(question, range)
       }
     end)
   end, bufnr)
+  if pending and pending.ticket == ticket then
+    pending.request_id = request_id
+  end
 end
 
 --- <CR>/gd in the answer buffer: open the citation (through the server) or retrieved place under

@@ -12,6 +12,8 @@ local M = {}
 
 M.NAME = client.NAME
 M.ask = commands.ask
+M.cancel = commands.cancel
+M.new_conversation = commands.new_conversation
 M.client = client.get
 M.start = client.start
 M.request_sync = client.request_sync
@@ -26,8 +28,8 @@ end
 -- read live from the commands module that keeps it.
 setmetatable(M, {
   __index = function(_, key)
-    if key == "last" then
-      return commands.last
+    if key == "last" or key == "conversation" then -- conversation: what a follow-up continues
+      return commands[key]
     end
   end,
 })

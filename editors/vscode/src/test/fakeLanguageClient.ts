@@ -46,6 +46,10 @@ export class FakeLanguageClient {
     return method === "codecite/status" ? { roots: [] } : null;
   }
 
+  onProgress(): { dispose(): void } {
+    return { dispose(): void {} };
+  }
+
   async sendNotification(type: { method: string }, params: unknown): Promise<void> {
     this.notifications.push({ method: type.method, params });
   }
@@ -57,4 +61,5 @@ replacedModules.set("vscode-languageclient/node", {
   LanguageClient: FakeLanguageClient,
   DidChangeConfigurationNotification: { type: { method: "workspace/didChangeConfiguration" } },
   ResponseError,
+  WorkDoneProgress: { type: { method: "$/progress" } },
 });

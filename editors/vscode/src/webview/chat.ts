@@ -237,8 +237,21 @@ function renderExchange(exchange: Exchange, context: Context): HTMLElement {
     );
   } else if (exchange.error) {
     node.append(element("p", "error", exchange.error));
+  } else if (exchange.cancelled) {
+    node.append(element("p", "cancelled", "Cancelled."));
   } else {
-    node.append(element("p", "pending", "Searching the code…"));
+    // The server's stage (retrieving, asking the model, verifying citations…) while waiting.
+    const pending = element("div", "pending");
+    const stage = exchange.stage
+      ? `${exchange.stage[0].toUpperCase()}${exchange.stage.slice(1)}…`
+      : "Starting…";
+    pending.append(element("span", "stage", stage));
+    const cancel = element("button", "cancel", "Cancel");
+    cancel.type = "button";
+    cancel.title = "Stop this question (the model call is stopped)";
+    cancel.addEventListener("click", () => context.post({ type: "cancel", id: exchange.id }));
+    pending.append(cancel);
+    node.append(pending);
   }
   return node;
 }
@@ -255,6 +268,10 @@ class ChatPage {
     post: Post,
   ) {
     this.context = { post, wording: undefined, lines: new Map(), expanded: new Set() };
+    document.getElementById("new-conversation")?.addEventListener("click", () => {
+      post({ type: "newConversation" });
+      input.focus();
+    });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.submit();
@@ -282,7 +299,12 @@ class ChatPage {
       this.render(false); // the user is reading an older answer: stay where they are
       return;
     }
-    if (message.type === "history") {
+    if (message.type === "conversationCleared") {
+      // A new conversation starts on a clean panel (the history stays on the server).
+      this.exchanges = this.exchanges.filter(
+        (exchange) => !exchange.answer && !exchange.error && !exchange.cancelled,
+      );
+    } else if (message.type === "history") {
       const live = this.exchanges.filter((exchange) => !exchange.fromHistory);
       this.exchanges = [...message.exchanges, ...live];
     } else if (message.type === "exchange") {

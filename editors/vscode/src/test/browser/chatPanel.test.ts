@@ -150,6 +150,8 @@ test("an answer reads as blocks: prose, then each claim followed by its chips", 
 test("expanding a claim shows the cited lines read from the file, with line numbers", async () => {
   await fromHost(exchange("a2", "How are API keys rotated?", ANSWERED));
   await page.locator(".claim .quotes summary").click();
+  // <details> fires "toggle" in a task after the click: on a loaded machine it may not have run yet.
+  await page.waitForFunction("window.__posted.some((message) => message.type === 'readLines')");
   const request = (await posted()).at(-1);
   assert.deepEqual(request, {
     type: "readLines",
@@ -337,6 +339,34 @@ test("hostile answer text stays inert text", async () => {
     "No answer could be verified against the code.",
   );
   assert.equal(await page.locator(".refusal-detail").textContent(), HOSTILE);
+});
+
+test("while waiting the page shows the server's stage and a Cancel button", async () => {
+  await fromHost({ type: "exchange", exchange: { id: "w1", question: "Where is it called?" } });
+  const pending = page.locator('[data-id="w1"] .pending');
+  assert.equal(await pending.locator(".stage").textContent(), "Starting…");
+  await fromHost({
+    type: "exchange",
+    exchange: { id: "w1", question: "Where is it called?", stage: "asking the model" },
+  });
+  assert.equal(await pending.locator(".stage").textContent(), "Asking the model…");
+  await pending.locator("button.cancel").click();
+  assert.deepEqual((await posted()).at(-1), { type: "cancel", id: "w1" });
+  await fromHost({
+    type: "exchange",
+    exchange: { id: "w1", question: "Where is it called?", cancelled: true },
+  });
+  assert.equal(await page.locator('[data-id="w1"] .cancelled').textContent(), "Cancelled.");
+  assert.equal(await page.locator('[data-id="w1"] .pending').count(), 0);
+});
+
+test("New conversation asks the host to forget it, and the panel starts clean", async () => {
+  await fromHost(exchange("n1", "How are API keys rotated?", ANSWERED));
+  await page.locator("#new-conversation").click();
+  assert.deepEqual((await posted()).at(-1), { type: "newConversation" });
+  await fromHost({ type: "conversationCleared" });
+  assert.equal(await page.locator(".exchange").count(), 0);
+  assert.equal(await page.locator(".empty-title").textContent(), "Ask about this repository");
 });
 
 test("screenshot of the panel (test-artifacts/chat-panel.png)", async () => {

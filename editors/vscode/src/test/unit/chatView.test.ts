@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 import type * as vscode from "vscode";
 import { ChatViewProvider } from "../../chatView.js";
-import { CodeciteApi } from "../../codeciteApi.js";
+import { type CancelToken, CodeciteApi, type ProgressValue } from "../../codeciteApi.js";
 import type { Exchange, HostMessage } from "../../protocol.js";
 import { FakeTransport, FakeWebviewView } from "../fakes.js";
 import { ANSWERED, CITATION, REFUSED } from "../fixtures.js";
@@ -216,4 +216,77 @@ test("malformed page messages are ignored", async () => {
   assert.deepEqual(transport.sent, []);
   assert.deepEqual(view.posted, []);
   assert.deepEqual(recorded.shown, []);
+});
+
+test("a follow-up carries the conversation; New conversation forgets it", async () => {
+  const transport = new FakeTransport({ "codecite/history": () => [], "codecite/ask": () => ANSWERED });
+  const { view } = open(transport);
+  await view.fromPage({ type: "ready" });
+  await view.fromPage({ type: "ask", question: "How are API keys rotated?" });
+  await view.fromPage({ type: "ask", question: "Where is it called?" });
+  assert.deepEqual(transport.sent.at(-1)?.params, {
+    question: "Where is it called?",
+    history: [{ question: "How are API keys rotated?", answer: ANSWERED }],
+  });
+  await view.fromPage({ type: "newConversation" });
+  assert.deepEqual(view.posted.at(-1), { type: "conversationCleared" });
+  await view.fromPage({ type: "ask", question: "What is a KeyStore?" });
+  assert.deepEqual(transport.sent.at(-1)?.params, { question: "What is a KeyStore?" });
+});
+
+/** A server that reports stages on the request's workDoneToken and answers only when told to. */
+class SlowServer {
+  readonly sent: Array<{ method: string; params: Record<string, unknown> }> = [];
+  private listeners = new Map<string, (value: ProgressValue) => void>();
+  private finish: ((answer: unknown) => void) | undefined;
+
+  sendRequest<R>(method: string, params: unknown, token?: CancelToken): Promise<R> {
+    this.sent.push({ method, params: params as Record<string, unknown> });
+    if (method !== "codecite/ask") {
+      return Promise.resolve([] as R);
+    }
+    return new Promise<R>((resolve, reject) => {
+      this.finish = (answer) => resolve(answer as R);
+      token?.onCancellationRequested(() => reject(new Error("Request cancelled")));
+    });
+  }
+
+  listenProgress(token: string, listener: (value: ProgressValue) => void): { dispose(): void } {
+    this.listeners.set(token, listener);
+    return { dispose: () => this.listeners.delete(token) };
+  }
+
+  report(message: string): void {
+    const token = String(this.sent.at(-1)?.params.workDoneToken);
+    this.listeners.get(token)?.({ kind: "report", message });
+  }
+
+  answer(answer: unknown): void {
+    this.finish?.(answer);
+  }
+}
+
+test("the panel shows the server's stage while waiting, and Cancel says cancelled", async () => {
+  const server = new SlowServer();
+  const { view } = open(server as unknown as FakeTransport);
+  await view.fromPage({ type: "ready" });
+  const asked = view.fromPage({ type: "ask", question: "How are API keys rotated?" });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.match(String(server.sent.at(-1)?.params.workDoneToken), /^codecite-ask-/);
+  server.report("asking the model");
+  const waiting = exchanges(view.posted).at(-1);
+  assert.equal(waiting?.stage, "asking the model");
+  await view.fromPage({ type: "cancel", id: waiting?.id });
+  await asked;
+  const done = exchanges(view.posted).at(-1);
+  assert.equal(done?.cancelled, true);
+  assert.equal(done?.error, undefined);
+  assert.equal(done?.stage, undefined);
+  // a cancelled question is not part of the conversation
+  const second = view.fromPage({ type: "ask", question: "Where is it called?" });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(server.sent.at(-1)?.params.history, undefined);
+  server.answer(ANSWERED);
+  await second;
+  assert.deepEqual(exchanges(view.posted).at(-1)?.answer, ANSWERED);
 });
