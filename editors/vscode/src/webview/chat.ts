@@ -305,7 +305,9 @@ class ChatPage {
         (exchange) => !exchange.answer && !exchange.error && !exchange.cancelled,
       );
     } else if (message.type === "history") {
-      const live = this.exchanges.filter((exchange) => !exchange.fromHistory);
+      // The host sends the questions still in flight with the history: keep one copy of each.
+      const sent = new Set(message.exchanges.map((exchange) => exchange.id));
+      const live = this.exchanges.filter((exchange) => !exchange.fromHistory && !sent.has(exchange.id));
       this.exchanges = [...message.exchanges, ...live];
     } else if (message.type === "exchange") {
       const index = this.exchanges.findIndex((exchange) => exchange.id === message.exchange.id);

@@ -254,6 +254,15 @@ test("an answer arriving for a pending question replaces it in place", async () 
   assert.equal(await page.locator(".chip").count(), 1);
 });
 
+test("history arriving while a question is in flight keeps one copy of that question", async () => {
+  // The host sends the in-flight questions with the history; the page had its own copy.
+  await fromHost(exchange("q1", "How are API keys rotated?"));
+  await fromHost({ type: "history", exchanges: [{ id: "q1", question: "How are API keys rotated?" }] });
+  await fromHost(exchange("q1", "How are API keys rotated?", ANSWERED));
+  assert.equal(await page.locator(".exchange").count(), 1);
+  assert.equal(await page.locator(".pending").count(), 0);
+});
+
 test("history shows moved, changed and gone citations with badges", async () => {
   const resolved = (resolution: Citation["resolution"]): Citation => ({ ...CITATION, resolution });
   const answer: Answer = {
