@@ -14,26 +14,33 @@ Scores:
 from __future__ import annotations
 
 import logging
-import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.records import Chunk, Result, content_hash
-from ..core.terms import is_test_path, says, word_parts
+from ..core.records import Chunk, Result
+from ..core.terms import STOP_WORDS, asked_roles, is_test_path, role, says, word_parts
 from ..index.embedding import Embedder, EmbeddingError, StaticEmbedder, make_embedder
+from ..ingest.chunking import headers
 
 if TYPE_CHECKING:
     from ..core.config import Config
     from ..index.store import Store
 
+from .selection import (
+    dedup_overlapping,
+    line_range,
+    merge_adjacent,
+    result_from_chunk,
+    select_sources,
+)
+
 log = logging.getLogger(__name__)
 
 RRF_K = 60  # the usual constant of Cormack et al.: dampens the weight of the very first ranks
-CHARS_PER_TOKEN = 4
 # The vector ranking's weight in the fusion (keyword: 1.0). bench/eval_retrieval.py: 0.5 and
 # 1.0 are within noise; 0.5 keeps a keyword hit ahead of a chunk that is merely similar.
 VECTOR_WEIGHT = 0.5
@@ -41,8 +48,22 @@ VECTOR_WEIGHT = 0.5
 # words the index never saw land around 0.15 (hashed vectors) against 0.3-0.7 for related code.
 MIN_SIMILARITY = 0.2
 
-# Keywords that introduce a named definition in the languages we chunk.
-_DEFINING = "def|class|function|fn|func|interface|struct|enum|trait|type|const|let|var|module"
+# Code first: a chunk that is not code (docs, tests, changelogs, examples, configuration) has
+# its search score scaled by this unless the question asks for that kind of file by name.
+SUPPORTING_WEIGHT = {"test": 0.35, "doc": 0.35, "changelog": 0.2, "example": 0.45, "config": 0.45}
+
+# A chunk defining a plain word of the query ("retry": `def retry`) has its score scaled by this.
+NAMED_LIFT = 1.3
+_BACKTICKED = re.compile(r"`([^`\s]+)`")
+
+# Evidence of the whole file: a chunk gains this share of the best other candidate of its file.
+FILE_SHARE = 0.2
+
+# The search score's share in the question path's rerank (it carries code-first, named
+# definitions and file evidence, which word coverage alone does not see).
+SEARCH_WEIGHT = 0.25
+# Chunks followed from the question's names (callers) and from the best chunks (callees).
+FOLLOW_LIMIT = 6
 _IDENTIFIER_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -76,82 +97,6 @@ def rrf(
     return scores
 
 
-def _overlaps(a: Result | Chunk, b: Result | Chunk) -> bool:
-    return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
-
-
-def dedup_overlapping(results: Iterable[Result]) -> list[Result]:
-    """Keep the first (best) of results that share lines of one file."""
-    kept: list[Result] = []
-    for result in results:
-        if not any(_overlaps(result, other) for other in kept):
-            kept.append(result)
-    return kept
-
-
-def result_from_chunk(chunk: Chunk, score: float) -> Result:
-    return Result(
-        path=chunk.path,
-        start_line=chunk.start_line,
-        end_line=chunk.end_line,
-        symbol=chunk.symbol,
-        score=score,
-        content_hash=chunk.content_hash,
-        text=chunk.text,
-        language=chunk.language,
-        kind=chunk.kind,
-        start_byte=chunk.start_byte,
-        end_byte=chunk.end_byte,
-        revision=chunk.revision,
-    )
-
-
-def _lines(result: Result) -> list[str]:
-    lines = result.text.split("\n")
-    if len(lines) == result.end_line - result.start_line + 2 and lines[-1] == "":
-        lines.pop()  # the chunk's text ends with its last line's newline
-    return lines
-
-
-def merge_adjacent(results: Sequence[Result]) -> list[Result]:
-    """Merge overlapping or adjacent chunks of one file (same revision) into one source whose
-    text is exactly the union of their lines; order follows each group's best member."""
-    merged: list[Result] = []
-    for result in results:
-        for i, kept in enumerate(merged):
-            touching = (
-                kept.path == result.path
-                and kept.revision == result.revision
-                and result.start_line <= kept.end_line + 1
-                and kept.start_line <= result.end_line + 1
-            )
-            if touching:
-                merged[i] = _merge_two(kept, result)
-                break
-        else:
-            merged.append(result)
-    return merged
-
-
-def _merge_two(a: Result, b: Result) -> Result:
-    by_line = dict(enumerate(_lines(b), start=b.start_line))
-    by_line.update(enumerate(_lines(a), start=a.start_line))
-    start, end = min(a.start_line, b.start_line), max(a.end_line, b.end_line)
-    text = "\n".join(by_line[n] for n in range(start, end + 1))
-    if a.text.endswith("\n") and b.text.endswith("\n"):
-        text += "\n"
-    return replace(
-        a,
-        start_line=start,
-        end_line=end,
-        text=text,
-        content_hash=content_hash(text),
-        start_byte=min(a.start_byte, b.start_byte),
-        end_byte=max(a.end_byte, b.end_byte),
-        score=max(a.score, b.score),
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # Reranking signals
 
@@ -169,6 +114,40 @@ def _identifiers(question: str) -> set[str]:
     return found
 
 
+def _named(query: str) -> tuple[set[str], set[str]]:
+    """Names a query gives: identifiers (typed like code, in backticks, or called: ``f()``), and
+    the plain words that may also name a definition (as typed, lower case and capitalised)."""
+    named = set(_identifiers(query))
+    for quoted in _BACKTICKED.findall(query):
+        named.update(part for part in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted))
+    named.update(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\(\)", query))
+    for dotted in re.findall(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", query):
+        named.update(dotted.split("."))  # Data.Render, requests.sessions
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query)
+    worded: set[str] = set()
+    for word in words:
+        if len(word) >= 3 and word.lower() not in STOP_WORDS and word not in named:
+            worded.update({word, word.lower(), _capital(word)})
+    # Words that name a definition together: "choice loader" -> ChoiceLoader, choice_loader.
+    for size in (2, 3):
+        for start in range(len(words) - size + 1):
+            run = words[start : start + size]
+            if all(w.isalpha() and w.lower() not in STOP_WORDS for w in run):
+                lower = [w.lower() for w in run]
+                named.update(
+                    {
+                        "".join(map(_capital, run)),
+                        "_".join(lower),
+                        lower[0] + "".join(map(_capital, lower[1:])),
+                    }
+                )
+    return named, worded - named
+
+
+def _capital(word: str) -> str:
+    return word[:1].upper() + word[1:]
+
+
 def _whole_word(name: str, text: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
 
@@ -180,14 +159,38 @@ def _exact_share(names: set[str], text: str) -> float | None:
     return sum(_whole_word(name, text) for name in names) / len(names)
 
 
+def search_depth(limit: int) -> int:
+    """Candidates taken from each ranking: fusion and the code-first weights need a deep pool."""
+    return max(limit * 3, 50)
+
+
+def _role_weight(chunk: Chunk | Result, asked: frozenset[str]) -> float:
+    kind = role(chunk.path, chunk.language)
+    return 1.0 if kind == "code" or kind in asked else SUPPORTING_WEIGHT[kind]
+
+
+def _with_file_evidence(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
+    """A chunk whose file holds another good candidate is more likely the place: it gains
+    FILE_SHARE of the best other candidate's score in its file (not capped: callers cap)."""
+    best_two: dict[str, list[float]] = {}
+    for key, value in scores.items():
+        top = best_two.setdefault(chunks[key].path, [])
+        top.append(value)
+        top.sort(reverse=True)
+        del top[2:]
+    lifted = {}
+    for key, value in scores.items():
+        top = best_two[chunks[key].path]
+        # a file's best chunk gains from its runner-up, every other chunk from the best
+        other = top[0] if value < top[0] else (top[1] if len(top) > 1 else 0.0)
+        lifted[key] = value + FILE_SHARE * other
+    return lifted
+
+
 def _search_score(fused: float, exact: float | None) -> float:
     """An identifier the user typed outweighs rank fusion: a chunk merely similar to one that
     holds ``rotate_key`` verbatim must not come first because both retrievers half-liked it."""
     return fused if exact is None else (fused + exact) / 2
-
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 @dataclass(frozen=True)
@@ -249,7 +252,7 @@ class Retriever:
             return []
         if isinstance(self.embedder, StaticEmbedder):
             self.embedder.refresh()  # the indexer may have (re)trained it since we opened
-        depth = max(limit * 2, 20)  # fusion needs more than `limit` from each side
+        depth = search_depth(limit)
         keyword = self.store.keyword_search(query, depth)
         vector = self._vector_ranking(query, depth)
         lists = [(keyword, 1.0), (vector, self.vector_weight)]
@@ -261,12 +264,26 @@ class Retriever:
         # The keyword search always ran: when it found nothing, the vectors' first is no 1.0.
         best = (1.0 + (self.vector_weight if vector else 0.0)) / (RRF_K + 1)
         names = _identifiers(query)
+        asked = asked_roles(query)
+        scores = {key: value / best for key, value in fused.items()}
+        # A name the query gives that the index defines brings its definition, as if the keyword
+        # search had ranked it first (a named definition) or lifts it a little (a word that is
+        # also a definition's name: "retry" and `def retry`).
+        named, worded = _named(query)
+        for chunk in self.store.naming(named | worded, depth):
+            exact = bool(named.intersection(chunk.defines))
+            chunks.setdefault(chunk.id, chunk)
+            floor = 1.0 / (RRF_K + 1) / best if exact else 0.0
+            lifted = max(scores.get(chunk.id, 0.0), floor) * (1.0 if exact else NAMED_LIFT)
+            scores[chunk.id] = min(1.0, lifted)
         scores = {
-            key: _search_score(value / best, _exact_share(names, chunks[key].text))
-            for key, value in fused.items()
+            key: _search_score(value, _exact_share(names, chunks[key].text))
+            * _role_weight(chunks[key], asked)
+            for key, value in scores.items()
         }
+        scores = _with_file_evidence(scores, chunks)
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
-        results = (result_from_chunk(chunks[key], scores[key]) for key in ordered)
+        results = (result_from_chunk(chunks[key], min(1.0, scores[key])) for key in ordered)
         return dedup_overlapping(results)[:limit]
 
     # -- questions ------------------------------------------------------------------------
@@ -282,21 +299,25 @@ class Retriever:
         terms: dict[str, float],
         identifiers: set[str],
         context: RetrievalContext | None,
+        asked: frozenset[str],
     ) -> _Signals:
         symbol_words = set(word_parts(candidate.symbol or ""))
         path_words = set(word_parts(candidate.path))
         words = set(word_parts(candidate.text)) | symbol_words | path_words
-        total = sum(terms.values())
         said = {t for t in terms if t in words or any(says(word, t) for word in words)}
-        coverage = sum(terms[t] for t in said) / total if total else 0.0
         exact = _exact_share(identifiers, candidate.text) or 0.0
+        # An identifier the question names weighs as much as its two rarest words together:
+        # `after_this_request` is better evidence than "register" or "callback".
+        named = 2 * max(terms.values(), default=1.0) * len(identifiers)
+        total = sum(terms.values()) + named
+        coverage = (sum(terms[t] for t in said) + named * exact) / total if total else 0.0
         score = relevance(coverage, candidate.score)
-        rerank = score
+        rerank = score + SEARCH_WEIGHT * candidate.score
         rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.15 * exact
-        if "test" not in terms and is_test_path(candidate.path):
-            rerank -= 0.10
+        if _role_weight(candidate, asked) < 1.0:
+            rerank -= 0.15  # code first: docs, tests, changelogs follow the code they describe
         # Context reorders near-equals (the file being edited first); it is never evidence.
         if context and context.path == candidate.path:
             rerank += 0.20
@@ -305,35 +326,84 @@ class Retriever:
         return _Signals(relevance=score, rerank=rerank)
 
     def retrieve(self, question: str, context: RetrievalContext | None = None) -> Retrieval:
-        """Candidates, reranked; the selection within config.context_chunks/context_tokens of
-        those whose relevance clears config.relevance_floor, adjacent chunks merged."""
+        """Candidates (the search's, plus the code they lead to), reranked; the prompt's sources
+        chosen from them by :func:`.selection.select_sources`."""
         extra = [*context.extra_terms, context.symbol or ""] if context else []
         query = " ".join([question, *extra]).strip()
         fused = self.search(query, self.config.candidates)
+        files: dict[str, list[Chunk]] = {}
+        fused = dedup_overlapping([*fused, *self._followed(question, fused, files)])
         terms = {word: self._idf(word) for word in word_parts(question)}
         identifiers = _identifiers(question)
-        scored = [(r, self._signals(r, terms, identifiers, context)) for r in fused]
+        asked = asked_roles(question)
+        scored = [(r, self._signals(r, terms, identifiers, context, asked)) for r in fused]
         scored.sort(key=lambda pair: -pair[1].rerank)
         candidates = [replace(r, score=round(s.relevance, 4)) for r, s in scored]
-
-        selected: list[Result] = []
-        budget = self.config.context_tokens
-        for result in candidates:
-            if result.score < self.config.relevance_floor:
-                continue
-            if len(selected) >= self.config.context_chunks:
-                break
-            cost = estimate_tokens(result.text)
-            if cost > budget and selected:
-                continue  # too big for what is left; a smaller one may still fit
-            selected.append(result)
-            budget -= cost
+        selected = select_sources(
+            candidates,
+            max_sources=self.config.context_chunks,
+            token_budget=self.config.context_tokens,
+            floor=self.config.relevance_floor,
+            asked=asked,
+            terms=terms,
+            headers_for=lambda result: self._headers(result, files),
+        )
         return Retrieval(
-            selected=merge_adjacent(selected),
+            selected=selected,
             candidates=candidates,
             cleared_floor=bool(selected),
             warnings=list(self.warnings),
         )
+
+    def _chunks_of(self, path: str, files: dict[str, list[Chunk]]) -> list[Chunk]:
+        if path not in files:
+            files[path] = self.store.chunks_for_path(path)
+        return files[path]
+
+    def _followed(
+        self, question: str, found: list[Result], files: dict[str, list[Chunk]]
+    ) -> list[Result]:
+        """Follow the code from the question and the best results: callers of the names the
+        question gives, and the definitions the two best chunks call whose names share a word
+        with the question. Scored like the weakest search result (the rerank decides)."""
+        named, _ = _named(question)
+        floor = min((r.score for r in found), default=0.0)
+        words = set(word_parts(question))
+        callees = {
+            name
+            for best in found[:2]
+            for chunk in self._chunks_of(best.path, files)
+            if chunk.start_line <= best.end_line and best.start_line <= chunk.end_line
+            for name in chunk.uses
+            if words.intersection(word_parts(name))
+        }
+        callers = self.store.naming(named, FOLLOW_LIMIT, column="uses")
+        definitions = self.store.naming(callees - named, FOLLOW_LIMIT)
+        return [result_from_chunk(c, floor) for c in [*definitions, *callers]]
+
+    def _headers(self, result: Result, files: dict[str, list[Chunk]]) -> list[Result]:
+        """Signature lines of the definitions enclosing ``result`` that start above it (a chunk
+        cut from a long method: the method's and its class's signatures)."""
+        if not result.symbol or role(result.path, result.language) not in ("code", "test"):
+            return []
+        found: list[Result] = []
+        for name in result.symbol.split("."):
+            owners = [
+                c
+                for c in self._chunks_of(result.path, files)
+                if name in c.defines and c.start_line < result.start_line
+            ]
+            if not owners:
+                continue
+            owner = owners[-1]  # the nearest definition of that name above
+            header = next((h for h in headers(owner.path, owner.text) if h.name == name), None)
+            if header is None:
+                continue
+            start = owner.start_line + header.start_line - 1
+            end = owner.start_line + header.end_line - 1
+            if end < result.start_line:
+                found.append(line_range(result_from_chunk(owner, result.score), start, end))
+        return found
 
     def retrieve_for_symbol(
         self, name: str, definition_path: str | None = None, limit: int = 6
@@ -344,17 +414,11 @@ class Retriever:
         if not last.strip():
             return Retrieval(selected=[], candidates=[], cleared_floor=False)
 
-        # Small files are one chunk without a symbol: recognise the definition by its keyword.
-        keyword = re.compile(
-            rf"^\s*(?:export\s+)?(?:pub\s+)?(?:async\s+)?(?:{_DEFINING})\s+{re.escape(last)}\b"
-            rf"|^{re.escape(last)}\s*(?::[^=]*)?=",
-            re.MULTILINE,
-        )
+        # The chunker's queries find definitions; a module-level assignment is one too here.
+        assignment = re.compile(rf"^{re.escape(last)}\s*(?::[^=]*)?=", re.MULTILINE)
 
         def defines(chunk: Chunk) -> bool:
-            if chunk.symbol is not None and chunk.symbol.rsplit(".", 1)[-1] == last:
-                return True
-            return keyword.search(chunk.text) is not None
+            return last in chunk.defines or assignment.search(chunk.text) is not None
 
         local = self.store.chunks_for_path(definition_path) if definition_path else []
         found = [c for c, _ in self.store.keyword_search(last, self.config.candidates)]

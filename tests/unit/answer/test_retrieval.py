@@ -20,6 +20,7 @@ from codecite_lsp.answer.retrieval import (
     merge_adjacent,
     open_retriever,
     rrf,
+    search_depth,
 )
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Result, content_hash
@@ -158,9 +159,10 @@ def test_search_is_hybrid_once_vectors_exist(grown_repo: Path) -> None:
     assert hybrid.store.vector_count(embedder.name) == hybrid.store.chunk_count()
     keyword_only = open_retriever(grown_repo, Config(embedding="none"))
     query = "retired client key"
-    keyword = {c.path for c, _ in hybrid.store.keyword_search(query, 20)}  # the depth it fuses
+    depth = search_depth(10)  # the depth it fuses
+    keyword = {c.path for c, _ in hybrid.store.keyword_search(query, depth)}
     vector = embedder.embed([query])[0]
-    nearest = {c.path for c, _ in hybrid.store.vector_search(embedder.name, vector, 20)}
+    nearest = {c.path for c, _ in hybrid.store.vector_search(embedder.name, vector, depth)}
     fused = hybrid.search(query, limit=10)
     assert {r.path for r in fused} <= keyword | nearest
     assert [r.score for r in fused] == sorted((r.score for r in fused), reverse=True)
