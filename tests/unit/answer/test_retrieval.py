@@ -167,12 +167,9 @@ def test_search_is_hybrid_once_vectors_exist(grown_repo: Path) -> None:
     assert {r.path for r in fused} <= keyword | nearest
     assert [r.score for r in fused] == sorted((r.score for r in fused), reverse=True)
     assert all(0 < r.score <= 1 for r in fused)
-    # A word only the word model's stemming matches: keyword search finds nothing, the vector
-    # side still answers, and honestly: one retriever of two liked it (at most 1/3, not 1.0).
-    assert keyword_only.search("refilling") == []
-    vector_only = hybrid.search("refilling")
-    assert vector_only[0].path == "gen/refills.py"
-    assert all(0 < r.score <= 1 / 3 + 1e-9 for r in vector_only)
+    # A word in another inflection than the code's reaches it by keyword alone: "refilling"
+    # is looked up as "refill" too (the vectors need not rescue it).
+    assert keyword_only.search("refilling")[0].path == "gen/refills.py"
 
 
 @pytest.mark.parametrize("query", ["((((", "ünïcødé 模块 🚀", "quasar nebula"])
