@@ -1,12 +1,15 @@
-"""Retrieval: keyword + vector candidates fused by reciprocal rank fusion, then, for questions,
-a cheap rerank, a relevance floor and a token-budgeted selection of chunks for the prompt.
+"""Retrieval: keyword + vector candidates fused by reciprocal rank fusion, the definitions the
+query names, code first; then, for questions, the code those lead to, a cheap rerank, a
+relevance floor and the prompt's sources (:mod:`.selection`).
 
 Scores:
-- ``search``: ``Result.score`` is the fused RRF score divided by its best possible value, in
-  (0, 1]; 1.0 means ranked first by every retriever that ran (keyword always, and vectors when
-  present), so a chunk only the vectors found scores at most 1/3 however alone it is. When the query
-  holds identifiers (``rotate_key``, ``rotateKey``, ``ident_42``), the score is the mean of that
-  and the share of those identifiers the chunk holds verbatim (still in [0, 1]).
+- ``search``: ``Result.score`` starts as the fused RRF score divided by its best possible value
+  (1.0: ranked first by every retriever that ran; a chunk only the vectors found starts at most at
+  1/3). A chunk defining a name the query gives starts at least where the keyword search's first
+  would (a plain word that names a definition lifts it by ``NAMED_LIFT``). When the query holds
+  identifiers, the score is the mean of that and the share of them the chunk holds verbatim; it
+  is scaled by ``SUPPORTING_WEIGHT`` for docs, tests, changelogs, examples and configuration not
+  asked for, and gains ``FILE_SHARE`` of the best other candidate of its file. Capped to (0, 1].
 - ``retrieve``: ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the
   floor (config.relevance_floor) is applied to it.
 """
