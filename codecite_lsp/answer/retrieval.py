@@ -141,6 +141,7 @@ def _named(query: str) -> tuple[set[str], set[str]]:
                     {
                         "".join(map(_capital, run)),
                         "_".join(lower),
+                        "_" + "_".join(lower),  # a private helper: _keep_alive
                         lower[0] + "".join(map(_capital, lower[1:])),
                     }
                 )

@@ -7,8 +7,9 @@ source cap and token budget counted after merging neighbours.
   definition and of its enclosing class (``headers``): separate small sources unless adjacent.
 - Code first: at most ``NON_CODE_QUOTA`` sources that are not code (docs, tests, changelogs,
   examples, configuration) unless the question asks for that kind of file.
-- A merged source longer than ``MAX_SOURCE_LINES`` is cut to the window of lines that holds the
-  most question words, its line numbers kept true.
+- Neighbours merge up to ``MAX_SOURCE_LINES`` lines (beyond, they stay separate sources, so no
+  chosen chunk is cut away); a single source still longer (a chunk of many short lines) is cut
+  to the window of lines that holds the most question words, line numbers kept true.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..core.terms import role, says, word_parts
 
 CHARS_PER_TOKEN = 4
 NON_CODE_QUOTA = 2
-MAX_SOURCE_LINES = 80
+MAX_SOURCE_LINES = 120
 
 
 def estimate_tokens(text: str) -> int:
@@ -66,19 +67,25 @@ def _lines(result: Result) -> list[str]:
     return lines
 
 
-def merge_adjacent(results: Sequence[Result]) -> list[Result]:
+def merge_adjacent(results: Sequence[Result], max_lines: int | None = None) -> list[Result]:
     """Merge overlapping or adjacent chunks of one file (same revision) into one source whose
-    text is exactly the union of their lines; order follows each group's best member."""
+    text is exactly the union of their lines; order follows each group's best member. With
+    ``max_lines``, adjacent chunks stay apart when their union would be longer (overlapping
+    ones always merge: no line is shown twice)."""
     merged: list[Result] = []
     for result in results:
         for i, kept in enumerate(merged):
+            same = kept.path == result.path and kept.revision == result.revision
+            start = min(kept.start_line, result.start_line)
+            end = max(kept.end_line, result.end_line)
+            overlapping = same and _overlaps(kept, result)
             touching = (
-                kept.path == result.path
-                and kept.revision == result.revision
+                same
                 and result.start_line <= kept.end_line + 1
                 and kept.start_line <= result.end_line + 1
+                and (max_lines is None or end - start + 1 <= max_lines)
             )
-            if touching:
+            if overlapping or touching:
                 merged[i] = _merge_two(kept, result)
                 break
         else:
@@ -115,40 +122,21 @@ def line_range(result: Result, start: int, end: int) -> Result:
     )
 
 
-def cut_to_terms(
-    result: Result,
-    terms: Iterable[str],
-    anchor: Result | None = None,
-    max_lines: int = MAX_SOURCE_LINES,
-) -> Result:
-    """A source over ``max_lines`` lines cut to ``max_lines``: the window holding the most
-    question words among those that keep the best of its chunks (``anchor``) in view, as much
-    of it as fits from its first line (where its signature is)."""
+def cut_to_terms(result: Result, terms: Iterable[str], max_lines: int = MAX_SOURCE_LINES) -> Result:
+    """A source over ``max_lines`` lines cut to the window of ``max_lines`` holding the most
+    question words (the earliest such window: a definition's signature comes first)."""
     lines = _lines(result)
     if len(lines) <= max_lines:
         return result
-    first, last = 0, len(lines) - max_lines  # window start offsets allowed
-    if anchor is not None and _overlaps(anchor, result):
-        top = max(anchor.start_line, result.start_line) - result.start_line
-        bottom = min(anchor.end_line, result.end_line) - result.start_line
-        first = max(first, min(top, bottom - max_lines + 1))
-        last = min(last, top)
     wanted = set(terms)
     hits = [
         sum(1 for word in word_parts(line) if any(says(word, term) for term in wanted))
         for line in lines
     ]
-    best_at = max(range(first, last + 1), key=lambda at: (sum(hits[at : at + max_lines]), -at))
+    starts = range(len(lines) - max_lines + 1)
+    best_at = max(starts, key=lambda at: (sum(hits[at : at + max_lines]), -at))
     start = result.start_line + best_at
     return line_range(result, start, start + max_lines - 1)
-
-
-def _cut_all(sources: list[Result], bodies: list[Result], terms: list[str]) -> list[Result]:
-    cut = []
-    for source in sources:
-        anchor = next((b for b in bodies if _overlaps(b, source)), None)
-        cut.append(cut_to_terms(source, terms, anchor))
-    return cut
 
 
 def select_sources(
@@ -176,8 +164,8 @@ def select_sources(
         if supporting and non_code >= NON_CODE_QUOTA:
             continue
         heads = [h for h in headers_for(result) if not any(_overlaps(h, s) for s in selected)]
-        merged = merge_adjacent([*selected, *heads, result])
-        trial = _cut_all(merged, [*bodies, result], terms)
+        merged = merge_adjacent([*selected, *heads, result], MAX_SOURCE_LINES)
+        trial = [cut_to_terms(source, terms) for source in merged]
         # a source of signature lines alone belongs to the source it introduces: not counted
         counted = sum(1 for s in merged if any(_overlaps(s, b) for b in [*bodies, result]))
         if counted > max_sources:
@@ -188,4 +176,4 @@ def select_sources(
         selected = merged
         bodies.append(result)
         non_code += supporting
-    return _cut_all(selected, bodies, terms)
+    return [cut_to_terms(source, terms) for source in selected]

@@ -3,7 +3,7 @@ quota of other files, long merged sources cut around their best chunk with true 
 
 from __future__ import annotations
 
-from codecite_lsp.answer.selection import cut_to_terms, select_sources
+from codecite_lsp.answer.selection import MAX_SOURCE_LINES, cut_to_terms, select_sources
 from codecite_lsp.core.records import Result, content_hash
 
 
@@ -45,15 +45,19 @@ def test_non_code_sources_are_limited_unless_the_question_asks_for_them() -> Non
     assert asked == [*(f"docs/page{n}.md" for n in range(4)), "src/core.py"]
 
 
-def test_a_long_merged_source_is_cut_around_its_best_chunk_with_true_line_numbers() -> None:
-    best = result("src/loaders.py", 150, 200)  # ranked first: must stay in view
-    before = result("src/loaders.py", 1, 149)
-    chosen = select([best, before])
-    assert len(chosen) == 1
-    source = chosen[0]
-    assert source.end_line - source.start_line + 1 == 80
-    assert source.start_line <= 150 and source.end_line >= 200
-    assert source.text.splitlines()[0] == f"line {source.start_line}"  # numbers kept true
+def test_neighbours_merge_only_up_to_the_longest_source_so_no_chosen_chunk_is_cut_away() -> None:
+    best = result("src/loaders.py", 150, 200)
+    before = result("src/loaders.py", 90, 149)
+    after = result("src/loaders.py", 201, 300)
+    chosen = [(s.start_line, s.end_line) for s in select([best, before, after])]
+    assert chosen == [(90, 200), (201, 300)]  # 111 lines merge; 211 would not
+
+
+def test_a_source_longer_than_the_limit_is_cut_with_true_line_numbers() -> None:
+    long = result("docs/list.md", 1, 300)
+    (source,) = select([long], asked=frozenset({"doc"}))
+    assert (source.start_line, source.end_line) == (1, MAX_SOURCE_LINES)
+    assert source.text.splitlines()[-1] == f"line {MAX_SOURCE_LINES}"  # numbers kept true
 
 
 def test_the_cut_keeps_the_window_with_the_most_question_words() -> None:
