@@ -65,6 +65,9 @@ FILE_SHARE = 0.2
 # The search score's share in the question path's rerank (it carries code-first, named
 # definitions and file evidence, which word coverage alone does not see).
 SEARCH_WEIGHT = 0.25
+# A chunk naming its symbol in this many first lines starts that definition (with decorators
+# and leading comments): it needs no signature from above.
+HEAD_LINES = 8
 # Chunks followed from the question's names (callers) and from the best chunks (callees).
 FOLLOW_LIMIT = 6
 _IDENTIFIER_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -390,6 +393,9 @@ class Retriever:
         cut from a long method: the method's and its class's signatures)."""
         if not result.symbol or role(result.path, result.language) not in ("code", "test"):
             return []
+        head = "".join(result.text.splitlines(keepends=True)[:HEAD_LINES])
+        if _whole_word(result.symbol.rsplit(".", 1)[-1], head):
+            return []  # its own definition starts here: nothing above to show (no store read)
         found: list[Result] = []
         for name in result.symbol.split("."):
             owners = [
