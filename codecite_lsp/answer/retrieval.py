@@ -171,9 +171,14 @@ def search_depth(limit: int) -> int:
     return max(limit * 3, 50)
 
 
-def _role_weight(chunk: Chunk | Result, asked: frozenset[str]) -> float:
+def _role_weight(chunk: Chunk | Result, asked: frozenset[str], exact: float | None = None) -> float:
+    """Code first, unless asked for; a chunk holding the identifiers the query typed is demoted
+    half as much (the name a user typed may live in a test or a doc only)."""
     kind = role(chunk.path, chunk.language)
-    return 1.0 if kind == "code" or kind in asked else SUPPORTING_WEIGHT[kind]
+    if kind == "code" or kind in asked:
+        return 1.0
+    weight = SUPPORTING_WEIGHT[kind]
+    return weight + (1.0 - weight) * (exact or 0.0) / 2
 
 
 def _with_file_evidence(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
@@ -284,9 +289,9 @@ class Retriever:
             lifted = max(scores.get(chunk.id, 0.0), floor) * (1.0 if exact else NAMED_LIFT)
             scores[chunk.id] = min(1.0, lifted)
         scores = {
-            key: _search_score(value, _exact_share(names, chunks[key].text))
-            * _role_weight(chunks[key], asked)
+            key: _search_score(value, exact) * _role_weight(chunks[key], asked, exact)
             for key, value in scores.items()
+            for exact in [_exact_share(names, chunks[key].text)]
         }
         scores = _with_file_evidence(scores, chunks)
         ordered = sorted(scores, key=lambda key: (-scores[key], key))

@@ -84,3 +84,17 @@ def test_a_chunk_cut_from_a_long_method_is_shown_with_its_signature(tmp_path: Pa
     assert lines.get(4) == "    def consume_value("  # the signature, at its true line numbers
     assert lines.get(6) == "    ):"
     assert lines.get(1) == "class Parameter:"  # and the enclosing class
+
+
+def test_an_identifier_typed_verbatim_finds_the_test_that_alone_holds_it(tmp_path: Path) -> None:
+    # Code first must not hide the one place a typed name lives: the test holding
+    # `marker_0x17` verbatim comes before code that only shares its parts.
+    config = indexed(
+        tmp_path,
+        {
+            "tests/test_tools.py": "def test_reindent():\n    assert run() == 1  # marker_0x17\n",
+            "tools.py": "def run():\n    return 1  # marker_0x18 marker 0x17 marker\n",
+        },
+    )
+    results = open_retriever(tmp_path / "repo", config).search("marker_0x17")
+    assert results[0].path == "tests/test_tools.py"
