@@ -172,8 +172,8 @@ def search_depth(limit: int) -> int:
 
 
 def _role_weight(chunk: Chunk | Result, asked: frozenset[str], exact: float | None = None) -> float:
-    """Code first, unless asked for; a chunk holding the identifiers the query typed is demoted
-    half as much (the name a user typed may live in a test or a doc only)."""
+    """Code first, unless asked for; for a query of identifiers alone, a chunk holding them is
+    demoted half as much (the name a user looks up may live in a test or a doc only)."""
     kind = role(chunk.path, chunk.language)
     if kind == "code" or kind in asked:
         return 1.0
@@ -277,6 +277,8 @@ class Retriever:
         best = (1.0 + (self.vector_weight if vector else 0.0)) / (RRF_K + 1)
         names = _identifiers(query)
         asked = asked_roles(query)
+        # A query of identifiers alone looks a name up: where it lives matters more than its role.
+        names_only = bool(names) and all(_identifiers(word) for word in query.split())
         scores = {key: value / best for key, value in fused.items()}
         # A name the query gives that the index defines brings its definition, as if the keyword
         # search had ranked it first (a named definition) or lifts it a little (a word that is
@@ -289,7 +291,8 @@ class Retriever:
             lifted = max(scores.get(chunk.id, 0.0), floor) * (1.0 if exact else NAMED_LIFT)
             scores[chunk.id] = min(1.0, lifted)
         scores = {
-            key: _search_score(value, exact) * _role_weight(chunks[key], asked, exact)
+            key: _search_score(value, exact)
+            * _role_weight(chunks[key], asked, exact if names_only else None)
             for key, value in scores.items()
             for exact in [_exact_share(names, chunks[key].text)]
         }

@@ -51,6 +51,10 @@ def _overlaps(a: Result | Chunk, b: Result | Chunk) -> bool:
     return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
+def _touching(a: Result, b: Result) -> bool:
+    return a.path == b.path and a.start_line <= b.end_line + 1 and b.start_line <= a.end_line + 1
+
+
 def dedup_overlapping(results: Iterable[Result]) -> list[Result]:
     """Keep the first (best) of results that share lines of one file."""
     kept: list[Result] = []
@@ -163,6 +167,9 @@ def select_sources(
         supporting = kind != "code" and kind not in asked
         if supporting and non_code >= NON_CODE_QUOTA:
             continue
+        full = sum(1 for s in selected if any(_overlaps(s, b) for b in bodies)) >= max_sources
+        if full and not any(_touching(result, s) for s in selected):
+            continue  # the cap is reached: only a neighbour of a kept source can still join
         heads = [h for h in headers_for(result) if not any(_overlaps(h, s) for s in selected)]
         merged = merge_adjacent([*selected, *heads, result], MAX_SOURCE_LINES)
         trial = [cut_to_terms(source, terms) for source in merged]
