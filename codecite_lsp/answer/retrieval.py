@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.records import Chunk, Result
-from ..core.terms import STOP_WORDS, asked_roles, is_test_path, role, says, word_parts
+from ..core.terms import asked_roles, is_test_path, role, says, word_parts
 from ..index.embedding import Embedder, EmbeddingError, StaticEmbedder, make_embedder
 from ..ingest.chunking import headers
 
@@ -33,10 +33,12 @@ if TYPE_CHECKING:
     from ..core.config import Config
     from ..index.store import Store
 
+from .names import exact_share, identifiers, named_in, whole_word
 from .selection import (
     dedup_overlapping,
     line_range,
     merge_adjacent,
+    overlaps,
     result_from_chunk,
     select_sources,
 )
@@ -57,7 +59,6 @@ SUPPORTING_WEIGHT = {"test": 0.35, "doc": 0.35, "changelog": 0.2, "example": 0.4
 
 # A chunk defining a plain word of the query ("retry": `def retry`) has its score scaled by this.
 NAMED_LIFT = 1.3
-_BACKTICKED = re.compile(r"`([^`\s]+)`")
 
 # Evidence of the whole file: a chunk gains this share of the best other candidate of its file.
 FILE_SHARE = 0.2
@@ -68,9 +69,10 @@ SEARCH_WEIGHT = 0.25
 # A chunk naming its symbol in this many first lines starts that definition (with decorators
 # and leading comments): it needs no signature from above.
 HEAD_LINES = 8
+# The share of its best caller's evidence a called definition inherits (question path).
+CALLEE_SHARE = 0.85
 # Chunks followed from the question's names (callers) and from the best chunks (callees).
 FOLLOW_LIMIT = 6
-_IDENTIFIER_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 @dataclass(frozen=True)
@@ -105,65 +107,6 @@ def rrf(
 
 # ---------------------------------------------------------------------------------------------
 # Reranking signals
-
-
-def _identifiers(question: str) -> set[str]:
-    """Identifier-looking words of a question (snake_case, camelCase, dotted, or with digits):
-    the user named something in the code, so an exact occurrence is strong evidence."""
-    found = set()
-    for word in _IDENTIFIER_LIKE.findall(question):
-        for name in word.split("."):
-            shaped = "_" in name.strip("_") or any(c.isdigit() for c in name)
-            camel = any(c.isupper() for c in name[1:]) and any(c.islower() for c in name)
-            if shaped or camel:
-                found.add(name)
-    return found
-
-
-def _named(query: str) -> tuple[set[str], set[str]]:
-    """Names a query gives: identifiers (typed like code, in backticks, or called: ``f()``), and
-    the plain words that may also name a definition (as typed, lower case and capitalised)."""
-    named = set(_identifiers(query))
-    for quoted in _BACKTICKED.findall(query):
-        named.update(part for part in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted))
-    named.update(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\(\)", query))
-    for dotted in re.findall(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", query):
-        named.update(dotted.split("."))  # Data.Render, requests.sessions
-    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query)
-    worded: set[str] = set()
-    for word in words:
-        if len(word) >= 3 and word.lower() not in STOP_WORDS and word not in named:
-            worded.update({word, word.lower(), _capital(word)})
-    # Words that name a definition together: "choice loader" -> ChoiceLoader, choice_loader.
-    for size in (2, 3):
-        for start in range(len(words) - size + 1):
-            run = words[start : start + size]
-            if all(w.isalpha() and w.lower() not in STOP_WORDS for w in run):
-                lower = [w.lower() for w in run]
-                named.update(
-                    {
-                        "".join(map(_capital, run)),
-                        "_".join(lower),
-                        "_" + "_".join(lower),  # a private helper: _keep_alive
-                        lower[0] + "".join(map(_capital, lower[1:])),
-                    }
-                )
-    return named, worded - named
-
-
-def _capital(word: str) -> str:
-    return word[:1].upper() + word[1:]
-
-
-def _whole_word(name: str, text: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
-
-
-def _exact_share(names: set[str], text: str) -> float | None:
-    """Share of the identifiers the user typed that occur whole in the text (None: none typed)."""
-    if not names:
-        return None
-    return sum(_whole_word(name, text) for name in names) / len(names)
 
 
 def search_depth(limit: int) -> int:
@@ -275,15 +218,15 @@ class Retriever:
         fused = rrf([r for r, _ in rankings], weights=[w for _, w in rankings])
         # The keyword search always ran: when it found nothing, the vectors' first is no 1.0.
         best = (1.0 + (self.vector_weight if vector else 0.0)) / (RRF_K + 1)
-        names = _identifiers(query)
+        names = identifiers(query)
         asked = asked_roles(query)
         # A query of identifiers alone looks a name up: where it lives matters more than its role.
-        names_only = bool(names) and all(_identifiers(word) for word in query.split())
+        names_only = bool(names) and all(identifiers(word) for word in query.split())
         scores = {key: value / best for key, value in fused.items()}
         # A name the query gives that the index defines brings its definition, as if the keyword
         # search had ranked it first (a named definition) or lifts it a little (a word that is
         # also a definition's name: "retry" and `def retry`).
-        named, worded = _named(query)
+        named, worded = named_in(query)
         for chunk in self.store.naming(named | worded, depth):
             exact = bool(named.intersection(chunk.defines))
             chunks.setdefault(chunk.id, chunk)
@@ -294,7 +237,7 @@ class Retriever:
             key: _search_score(value, exact)
             * _role_weight(chunks[key], asked, exact if names_only else None)
             for key, value in scores.items()
-            for exact in [_exact_share(names, chunks[key].text)]
+            for exact in [exact_share(names, chunks[key].text)]
         }
         scores = _with_file_evidence(scores, chunks)
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
@@ -312,7 +255,7 @@ class Retriever:
         self,
         candidate: Result,
         terms: dict[str, float],
-        identifiers: set[str],
+        typed: set[str],
         context: RetrievalContext | None,
         asked: frozenset[str],
     ) -> _Signals:
@@ -320,10 +263,10 @@ class Retriever:
         path_words = set(word_parts(candidate.path))
         words = set(word_parts(candidate.text)) | symbol_words | path_words
         said = {t for t in terms if t in words or any(says(word, t) for word in words)}
-        exact = _exact_share(identifiers, candidate.text) or 0.0
+        exact = exact_share(typed, candidate.text) or 0.0
         # An identifier the question names weighs as much as its two rarest words together:
         # `after_this_request` is better evidence than "register" or "callback".
-        named = 2 * max(terms.values(), default=1.0) * len(identifiers)
+        named = 2 * max(terms.values(), default=1.0) * len(typed)
         total = sum(terms.values()) + named
         coverage = (sum(terms[t] for t in said) + named * exact) / total if total else 0.0
         score = relevance(coverage, candidate.score)
@@ -336,7 +279,7 @@ class Retriever:
         # Context reorders near-equals (the file being edited first); it is never evidence.
         if context and context.path == candidate.path:
             rerank += 0.20
-        if context and context.symbol and _whole_word(context.symbol, candidate.text):
+        if context and context.symbol and whole_word(context.symbol, candidate.text):
             rerank += 0.15
         return _Signals(relevance=score, rerank=rerank)
 
@@ -347,11 +290,26 @@ class Retriever:
         query = " ".join([question, *extra]).strip()
         fused = self.search(query, self.config.candidates)
         files: dict[str, list[Chunk]] = {}
-        fused = dedup_overlapping([*fused, *self._followed(question, fused, files)])
+        callees, callers = self._followed(question, fused, files)
         terms = {word: self._idf(word) for word in word_parts(question)}
-        identifiers = _identifiers(question)
+        typed = identifiers(question)
         asked = asked_roles(question)
-        scored = [(r, self._signals(r, terms, identifiers, context, asked)) for r in fused]
+
+        def signals(result: Result) -> _Signals:
+            return self._signals(result, terms, typed, context, asked)
+
+        scored = [(r, signals(r)) for r in dedup_overlapping([*fused, *callers])]
+        # A definition the best chunks call inherits part of their evidence: the question is
+        # about what they do, and it is done there.
+        caller = max((s for _, s in scored[:2]), key=lambda s: s.rerank, default=None)
+        for result in callees:
+            own = signals(result)
+            if caller is not None and not any(overlaps(result, r) for r, _ in scored):
+                inherited = _Signals(
+                    relevance=max(own.relevance, CALLEE_SHARE * caller.relevance),
+                    rerank=max(own.rerank, CALLEE_SHARE * caller.rerank),
+                )
+                scored.append((result, inherited))
         scored.sort(key=lambda pair: -pair[1].rerank)
         candidates = [replace(r, score=round(s.relevance, 4)) for r, s in scored]
         selected = select_sources(
@@ -377,11 +335,11 @@ class Retriever:
 
     def _followed(
         self, question: str, found: list[Result], files: dict[str, list[Chunk]]
-    ) -> list[Result]:
-        """Follow the code from the question and the best results: callers of the names the
-        question gives, and the definitions the two best chunks call whose names share a word
-        with the question. Scored like the weakest search result (the rerank decides)."""
-        named, _ = _named(question)
+    ) -> tuple[list[Result], list[Result]]:
+        """Follow the code from the question and the best results: (the definitions the two
+        best chunks call whose names share a word with the question, the callers of the names
+        the question gives), scored like the weakest search result."""
+        named, _ = named_in(question)
         floor = min((r.score for r in found), default=0.0)
         words = set(word_parts(question))
         callees = {
@@ -394,7 +352,10 @@ class Retriever:
         }
         callers = self.store.naming(named, FOLLOW_LIMIT, column="uses")
         definitions = self.store.naming(callees - named, FOLLOW_LIMIT)
-        return [result_from_chunk(c, floor) for c in [*definitions, *callers]]
+        return (
+            [result_from_chunk(c, floor) for c in definitions],
+            [result_from_chunk(c, floor) for c in callers],
+        )
 
     def _headers(self, result: Result, files: dict[str, list[Chunk]]) -> list[Result]:
         """Signature lines of the definitions enclosing ``result`` that start above it (a chunk
@@ -402,7 +363,7 @@ class Retriever:
         if not result.symbol or role(result.path, result.language) not in ("code", "test"):
             return []
         head = "".join(result.text.splitlines(keepends=True)[:HEAD_LINES])
-        if _whole_word(result.symbol.rsplit(".", 1)[-1], head):
+        if whole_word(result.symbol.rsplit(".", 1)[-1], head):
             return []  # its own definition starts here: nothing above to show (no store read)
         found: list[Result] = []
         for name in result.symbol.split("."):
@@ -441,7 +402,7 @@ class Retriever:
         local = self.store.chunks_for_path(definition_path) if definition_path else []
         found = [c for c, _ in self.store.keyword_search(last, self.config.candidates)]
         definitions = [c for c in [*local, *found] if defines(c)]
-        uses = [c for c in found if not defines(c) and _whole_word(last, c.text)]
+        uses = [c for c in found if not defines(c) and whole_word(last, c.text)]
         uses.sort(key=lambda c: is_test_path(c.path))  # code before tests; stable
         ordered = [result_from_chunk(c, 1.0) for c in definitions] + [
             result_from_chunk(c, 0.5) for c in uses

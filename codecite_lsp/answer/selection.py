@@ -47,7 +47,7 @@ def result_from_chunk(chunk: Chunk, score: float) -> Result:
     )
 
 
-def _overlaps(a: Result | Chunk, b: Result | Chunk) -> bool:
+def overlaps(a: Result | Chunk, b: Result | Chunk) -> bool:
     return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
@@ -59,7 +59,7 @@ def dedup_overlapping(results: Iterable[Result]) -> list[Result]:
     """Keep the first (best) of results that share lines of one file."""
     kept: list[Result] = []
     for result in results:
-        if not any(_overlaps(result, other) for other in kept):
+        if not any(overlaps(result, other) for other in kept):
             kept.append(result)
     return kept
 
@@ -82,7 +82,7 @@ def merge_adjacent(results: Sequence[Result], max_lines: int | None = None) -> l
             same = kept.path == result.path and kept.revision == result.revision
             start = min(kept.start_line, result.start_line)
             end = max(kept.end_line, result.end_line)
-            overlapping = same and _overlaps(kept, result)
+            overlapping = same and overlaps(kept, result)
             touching = (
                 same
                 and result.start_line <= kept.end_line + 1
@@ -167,14 +167,14 @@ def select_sources(
         supporting = kind != "code" and kind not in asked
         if supporting and non_code >= NON_CODE_QUOTA:
             continue
-        full = sum(1 for s in selected if any(_overlaps(s, b) for b in bodies)) >= max_sources
+        full = sum(1 for s in selected if any(overlaps(s, b) for b in bodies)) >= max_sources
         if full and not any(_touching(result, s) for s in selected):
             continue  # the cap is reached: only a neighbour of a kept source can still join
-        heads = [h for h in headers_for(result) if not any(_overlaps(h, s) for s in selected)]
+        heads = [h for h in headers_for(result) if not any(overlaps(h, s) for s in selected)]
         merged = merge_adjacent([*selected, *heads, result], MAX_SOURCE_LINES)
         trial = [cut_to_terms(source, terms) for source in merged]
         # a source of signature lines alone belongs to the source it introduces: not counted
-        counted = sum(1 for s in merged if any(_overlaps(s, b) for b in [*bodies, result]))
+        counted = sum(1 for s in merged if any(overlaps(s, b) for b in [*bodies, result]))
         if counted > max_sources:
             continue  # only a neighbour of a kept source can still join
         cost = sum(estimate_tokens(s.text) for s in trial)

@@ -98,3 +98,27 @@ def test_an_identifier_typed_verbatim_finds_the_test_that_alone_holds_it(tmp_pat
     )
     results = open_retriever(tmp_path / "repo", config).search("marker_0x17")
     assert results[0].path == "tests/test_tools.py"
+
+
+def test_the_question_path_brings_the_definitions_the_best_chunk_calls(tmp_path: Path) -> None:
+    # The question names handle_upload; the parsing it asks about happens in parse_multipart,
+    # defined in another file that forty noisier files outrank by keyword.
+    files = {
+        f"noise/n{n}.py": f"def noise_{n}(request):\n    # parse the request, parse request\n"
+        f"    return request.parse(request)\n"
+        for n in range(40)
+    }
+    files["service.py"] = (
+        "def handle_upload(request):\n    data = parse_multipart(request.body)\n"
+        "    return store_blob(data)\n"
+    )
+    files["wire/multipart.py"] = (
+        "def parse_multipart(body):\n    boundary = body.split(b'\\r\\n', 1)[0]\n"
+        "    return [part for part in body.split(boundary) if part]\n"
+    )
+    config = indexed(tmp_path, files)
+    retriever = open_retriever(tmp_path / "repo", config)
+    question = "How does handle_upload parse the request?"
+    assert "wire/multipart.py" not in [r.path for r in retriever.search(question, limit=30)]
+    found = retriever.retrieve(question)
+    assert "wire/multipart.py" in [s.path for s in found.selected]
