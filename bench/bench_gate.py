@@ -2,12 +2,14 @@
 
     python bench/bench_gate.py [--cases 12000] [--seed 7]
 
-Each case is a model reply (JSON text) over 4-8 sources cut from this repository's own code and
-the fixture repository. Honest replies quote cut-outs of the cited lines (with whitespace
-reshuffled); corrupted ones carry exactly one defect. Ground truth for defects that could match by
-luck (shifted lines, another label) is checked with an independent regex normaliser, and such a
-case is regenerated. Prints: corrupted accepted (must be 0), valid refused (must be 0), and the
-gate's cost per answer.
+Each case is a model reply over 4-8 sources cut from this repository's own code and the fixture
+repository. Honest replies quote whole-word cut-outs of the cited lines (with whitespace
+reshuffled) and come in the envelopes models use (a fence, a sentence before it, a remark after
+it, extra keys, line numbers as strings); corrupted ones carry exactly one defect, among them a
+prose span stating a fact and a trivial quote (one character, or a cut inside a word). Ground
+truth for defects that could match by luck (shifted lines, another label) is checked with an
+independent regex normaliser, and such a case is regenerated. Prints: corrupted accepted (must be
+0), valid refused (must be 0), and the gate's cost per answer.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ Reply = dict[str, Any]
 
 
 def corpus() -> list[tuple[str, list[str]]]:
-    files = sorted((ROOT / "codecite_lsp").glob("*.py"))
+    files = sorted((ROOT / "codecite_lsp").rglob("*.py"))
     fixture = ROOT / "tests" / "fixtures" / "sample_repo"
     files += sorted(p for p in fixture.rglob("*") if p.is_file() and p.suffix in {".py", ".ts"})
     loaded = []
@@ -71,16 +73,23 @@ def reshuffle_whitespace(rng: random.Random, quote: str) -> str:
     return re.sub(r"\s+", lambda _: rng.choice([" ", "  ", "\n", "\t", " \n    "]), quote)
 
 
+def word_edges(text: str) -> list[int]:
+    """Offsets not inside a word: where an honest quote may start or end."""
+    inner = {m.start() for m in re.finditer(r"(?<=\w)\w", text)}
+    return [i for i in range(len(text) + 1) if i not in inner]
+
+
 def honest_citation(rng: random.Random, sources: list[Source]) -> dict[str, Any]:
     while True:
         source = rng.choice(sources)
         start = rng.randint(source.start_line, source.end_line)
         end = min(source.end_line, start + rng.randint(0, 3))
         text = lines_of(source, start, end)
-        cut_from = rng.randint(0, len(text) // 3)
-        cut_to = rng.randint(cut_from + (len(text) - cut_from) // 2, len(text))
+        edges = word_edges(text)
+        cut_from = rng.choice([e for e in edges if e <= len(text) // 3] or [0])
+        cut_to = rng.choice([e for e in edges if e >= cut_from + (len(text) - cut_from) // 2])
         quote = text[cut_from:cut_to]
-        if len(norm(quote)) >= 8:
+        if len(re.sub(r"\s", "", quote)) >= 8:
             if rng.random() < 0.5:
                 quote = reshuffle_whitespace(rng, quote)
             return {"source": source.label, "start_line": start, "end_line": end, "quote": quote}
@@ -173,9 +182,39 @@ def prose_only(reply: Reply, sources: list[Source], rng: random.Random) -> bool:
     return True
 
 
-def extra_key(reply: Reply, sources: list[Source], rng: random.Random) -> bool:
-    _pick(reply, rng)["path"] = "somewhere.py"
+def prose_fact(reply: Reply, sources: list[Source], rng: random.Random) -> bool:
+    fact = rng.choice(
+        [
+            "Click stores every parameter source in a SQLite file under ~/.click.",
+            "The cache is flushed every 30 seconds.",
+            "Keys are rotated by the rotation job.",
+            "It does not retry.",
+            "See `rotate_key` in keyvault/keys.py.",
+        ]
+    )
+    reply["spans"].insert(rng.randint(0, len(reply["spans"])), {"kind": "prose", "text": fact})
     return True
+
+
+def trivial_quote(reply: Reply, sources: list[Source], rng: random.Random) -> bool:
+    cite = _pick(reply, rng)
+    target = _by_label(sources, cite["source"])
+    held = norm(lines_of(target, cite["start_line"], cite["end_line"]))
+    inside = [m.start() for m in re.finditer(r"(?<=\w)\w", held)]
+    if inside and rng.random() < 0.6:  # a cut inside a word: "lue = opts.ge"
+        at = rng.choice(inside)
+        cite["quote"] = quote = held[at : at + rng.randint(1, 12)].strip()
+        # Not a defect if the same text also stands as whole words in these lines.
+        whole = rf"(?<![\w]){re.escape(quote)}" if quote[:1].isalnum() else re.escape(quote)
+        whole += r"(?![\w])" if quote[-1:].isalnum() else ""
+        return bool(quote) and re.search(whole, held) is None
+    marks = [ch for ch in held if not ch.isalnum() and not ch.isspace()]
+    if not marks:
+        return False
+    cite["quote"] = rng.choice(marks)  # one punctuation character
+    # A line of one character (a closing bracket) may be quoted whole.
+    lines = lines_of(target, cite["start_line"], cite["end_line"]).split("\n")
+    return all(norm(line) != cite["quote"] for line in lines)
 
 
 CORRUPTIONS: list[Callable[[Reply, list[Source], random.Random], bool]] = [
@@ -189,8 +228,28 @@ CORRUPTIONS: list[Callable[[Reply, list[Source], random.Random], bool]] = [
     empty_quote,
     uncited_claim,
     prose_only,
-    extra_key,
+    prose_fact,
+    trivial_quote,
 ]
+
+
+def envelope(rng: random.Random, reply: Reply) -> str:
+    """An honest reply in one of the envelopes models send."""
+    kind = rng.randrange(6)
+    if kind == 1:
+        return f"```json\n{json.dumps(reply, indent=2)}\n```"
+    if kind == 2:
+        return f"Here is the answer:\n\n```json\n{json.dumps(reply)}\n```\nHope this helps."
+    if kind == 3:
+        return json.dumps(reply) + "\n\nI only used the sources given."
+    if kind == 4:
+        loose = json.loads(json.dumps(reply))
+        loose["confidence"] = "high"
+        for span in loose["spans"]:
+            for cite in span.get("citations", []):
+                cite["start_line"], cite["path"] = str(cite["start_line"]), "x.py"
+        return json.dumps(loose)
+    return json.dumps(reply)
 
 
 def generate(
@@ -200,7 +259,7 @@ def generate(
     sources = make_sources(rng, files)
     reply = honest_reply(rng, sources)
     if rng.random() < 0.4:
-        return "valid", json.dumps(reply), sources
+        return "valid", envelope(rng, reply), sources
     if rng.random() < 0.05:
         raw = json.dumps(reply)
         return "truncated_json", raw[: rng.randint(0, len(raw) - 1)], sources

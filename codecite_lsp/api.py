@@ -1,7 +1,8 @@
 """Stable Python API for people who embed the citation gate in their own pipeline (pure).
 
-``gate(raw_model_output, sources)`` returns an Answer dict (contracts.md "Python API") and never
-raises: bad model output and bad ``sources`` arguments both come back as a refusal saying why.
+``gate(raw_model_output, sources)`` returns an Answer dict (docs/contracts.md "Python API") and
+never raises: bad model output and bad ``sources`` arguments both come back as a refusal saying
+why.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Command line: ``codecite index|search|ask|stats|serve`` (shapes fixed in shared/contracts.md).
+"""Command line: ``codecite index|search|ask|eval|stats|serve|mcp`` (shapes in docs/contracts.md).
 
 Heavy modules (lancedb, litellm) are imported inside the commands that need them, so
 ``codecite --help`` and ``codecite serve``'s initialize stay fast.
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .core.config import Config, ConfigError, load_config
+from .core.environment import apply_defaults
 
 if TYPE_CHECKING:
     from .index.indexer import Indexer, IndexReport
@@ -51,10 +52,17 @@ def _build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--model", default=None, help="a litellm model string, or 'extractive'")
     ask.add_argument("--json", action="store_true")
 
+    evaluate = sub.add_parser(
+        "eval", help="replay recorded model replies through the gate (a release gate for CI)"
+    )
+    evaluate.add_argument("corpus", help="a replay corpus (e.g. tests/fixtures/replay/corpus.json)")
+    evaluate.add_argument("--json", action="store_true")
+
     sub.add_parser("stats", parents=[common], help="summarise the request trace log")
     serve = sub.add_parser("serve", parents=[common], help="the language server on stdio")
     # Here too, so `codecite-lsp --version` (an alias of `serve`) answers.
     serve.add_argument("--version", action="version", version=version)
+    sub.add_parser("mcp", parents=[common], help="the MCP server for coding agents, on stdio")
     return parser
 
 
@@ -64,7 +72,11 @@ def _config(args: argparse.Namespace, repo: Path) -> Config:
         "embedding": args.embedding,
         "model": getattr(args, "model", None),
     }
-    return load_config(repo, overrides)
+    notices: list[str] = []
+    config = load_config(repo, overrides, notices=notices)
+    for notice in notices:
+        print(f"codecite: {notice}", file=sys.stderr)
+    return config
 
 
 class _ProgressBar:
@@ -103,10 +115,11 @@ def _run_index(indexer: Indexer, quiet: bool) -> IndexReport:
 
 def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .index.indexer import IndexBusy, Indexer
+    from .index.store import IndexDamaged
 
     try:
         report = _run_index(Indexer(repo, config), args.quiet)
-    except IndexBusy as exc:  # another indexer kept the index locked too long
+    except (IndexBusy, IndexDamaged) as exc:  # locked too long; or unusable even rebuilt
         print(f"codecite: {exc}", file=sys.stderr)
         return 1
     print(report.summary())
@@ -155,6 +168,8 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
             report = indexer.run()
         except IndexBusy as exc:  # a server is indexing: answer from what is there
             print(f"codecite: index not refreshed: {exc}", file=sys.stderr)
+        except OSError as exc:  # a read-only or full index folder: answer from what is there
+            print(f"codecite: index not refreshed: {_os_error(exc)}", file=sys.stderr)
         else:
             if report.written_files or report.deleted_files:
                 print(f"codecite: index refreshed: {report.summary()}", file=sys.stderr)
@@ -168,6 +183,25 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
     else:
         print(answer_to_text(answer))
     return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    """Exit 0 only when no unverified statement is shown, every outcome is as expected and at
+    most 2% of valid replies are refused."""
+    from .answer.replay import report_lines, run
+
+    path = Path(args.corpus)
+    try:
+        corpus = json.loads(path.read_text(encoding="utf-8"))
+        report = run(corpus)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"codecite: cannot replay {path}: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({**report.summary(), "passed": report.passed}, indent=2))
+    else:
+        print("\n".join(report_lines(report, str(path))))
+    return 0 if report.passed else 1
 
 
 def _cmd_stats(args: argparse.Namespace, repo: Path, config: Config) -> int:
@@ -184,19 +218,29 @@ def _cmd_serve(args: argparse.Namespace, repo: Path, config: Config) -> int:
     return 0
 
 
+def _cmd_mcp(args: argparse.Namespace, repo: Path, config: Config) -> int:
+    from .mcp import run_stdio
+
+    # The Session reads the same files and env vars; flags left unset (None) change nothing.
+    run_stdio(repo, {"index_dir": args.index_dir, "embedding": args.embedding})
+    return 0
+
+
 _COMMANDS = {
     "index": _cmd_index,
     "search": _cmd_search,
     "ask": _cmd_ask,
     "stats": _cmd_stats,
     "serve": _cmd_serve,
+    "mcp": _cmd_mcp,
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    os.environ.setdefault("RUST_LOG", "error")  # silences lancedb's deprecation chatter
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
+    apply_defaults()
     args = _build_parser().parse_args(argv)
+    if args.command == "eval":  # no repository involved
+        return _cmd_eval(args)
     repo = Path(args.repo).resolve()
     if not repo.is_dir():
         print(f"codecite: repository folder not found: {repo}", file=sys.stderr)
@@ -207,15 +251,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in exc.problems:
             print(f"codecite: invalid setting: {problem}", file=sys.stderr)
         return 2
+    from .index.tables import IndexDamaged
+
     try:
         return _COMMANDS[args.command](args, repo, config)
+    except IndexDamaged as exc:  # search/ask on an index a rebuild of its parts did not fix
+        print(f"codecite: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # `codecite search ... | head`: the reader is gone, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit flush
         return 1
     except OSError as exc:  # e.g. an index folder that cannot be created or written
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"codecite: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(f"codecite: {_os_error(exc)}", file=sys.stderr)
         return 1
+
+
+def _os_error(exc: OSError) -> str:
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{exc.strerror or exc}{where}"
 
 
 def serve_main() -> None:

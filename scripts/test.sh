@@ -13,6 +13,7 @@ if [ ! -d editors/vscode/node_modules ]; then
   (cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
+bash scripts/install_code_server.sh >/dev/null # real VS Code for tests/editors/test_vscode_real.py; cached
 ruff check codecite_lsp tests bench
 mypy
 lint-imports

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from lsp_helpers import copy_repo
 
+from codecite_lsp.core.environment import apply_defaults
+
 # The answering tests' fixtures (indexed, sources, litellm_calls) for every tier.
 pytest_plugins = ["answer_helpers"]
 
 # Quiet lancedb's deprecation chatter; litellm must not fetch its price table at import.
-os.environ.setdefault("RUST_LOG", "error")
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+apply_defaults()
 
 
-_TIERS = ("unit", "cli", "lsp", "editors")
+_TIERS = ("unit", "cli", "lsp", "mcp", "editors")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -148,3 +151,93 @@ def nvim_binary(minimum: tuple[int, int] = (0, 10)) -> str:
     have = (int(match.group(1)), int(match.group(2)))
     assert have >= minimum, f"{found} is {version.stdout.splitlines()[0]}; need {minimum}+"
     return found
+
+
+class RawServer:
+    """The server over raw pipes, for what a well-behaved client library cannot send: broken
+    frames, requests out of order, malformed JSON. Replies are read by a plain frame reader."""
+
+    def __init__(self, cwd: Path, **env: str) -> None:
+        self.stderr_path = cwd / "server-stderr.log"
+        self._stderr = self.stderr_path.open("wb")
+        self.proc = subprocess.Popen(
+            SERVER_COMMAND,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=server_env(**env),
+        )
+        self.received: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._ids = itertools.count(1)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        stdout = self.proc.stdout
+        assert stdout is not None
+        while True:
+            length = None
+            while True:
+                line = stdout.readline()
+                if not line:
+                    return
+                if not line.strip():
+                    break
+                name, _, value = line.decode("ascii").partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            assert length is not None, "the server sent a frame without Content-Length"
+            self.received.put(json.loads(stdout.read(length)))
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode()
+        self.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def request(self, method: str, params: Any = None) -> str:
+        msg_id = f"r{next(self._ids)}"
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return msg_id
+
+    def notify(self, method: str, params: Any = None) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def reply(self, msg_id: str | None, timeout: float = 10.0) -> dict[str, Any]:
+        """The response to ``msg_id`` (None: an error reply with a null id), skipping the rest."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no reply to {msg_id!r} within {timeout} s")
+            try:
+                message = self.received.get(timeout=left)
+            except queue.Empty:
+                continue
+            if "method" not in message and message.get("id") == msg_id:
+                return message
+
+    def call(self, method: str, params: Any = None, timeout: float = 10.0) -> dict[str, Any]:
+        return self.reply(self.request(method, params), timeout)
+
+    def initialize(self, root: Path | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"processId": None, "capabilities": {}}
+        if root is not None:
+            params["rootUri"] = root.as_uri()
+            params["workspaceFolders"] = [{"uri": root.as_uri(), "name": root.name}]
+        answer = self.call("initialize", params, timeout=30)
+        self.notify("initialized", {})
+        return answer
+
+    def close(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        code = self.proc.wait(timeout=10)
+        self._stderr.close()
+        return code

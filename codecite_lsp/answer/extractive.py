@@ -13,9 +13,9 @@ penalised for length. A question of several terms needs a window covering two of
 shared word is not evidence when the sources hold several of the question's terms (they could
 have met in one place, and did not).
 
-Sources that are adjacent pieces of one file are read as one run of lines, so a signature and
-its docstring split across two chunks still make one window; such a window is cited with one
-citation per chunk it touches.
+Sources are read as runs of lines (source_runs.py); a window spanning two chunks of one file is
+cited with one citation per chunk it touches. Windows are widened to whole statements, and a
+question whose words are not in the code is refused (statements.py).
 """
 
 from __future__ import annotations
@@ -23,29 +23,22 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core.terms import IDENTIFIER, is_test_path, says, word_parts
-from .citations import declared_lines
+from ..core.terms import IDENTIFIER, is_test_path, word_parts
 from .prompt import Source
+from .source_runs import (
+    HEADING,
+    PROSE_SUFFIXES,
+    Run,
+    defined_name,
+    doc_sentence,
+    read_runs,
+    terms_said,
+)
+from .statements import MAX_WIDEN, cannot_answer, missing_words, whole_code, whole_sentences
 
-_MODIFIERS = (
-    r"(?:(?:export|default|public|private|protected|static|async|abstract|pub|override)\s+)*"
-)
-_DEF = re.compile(
-    rf"^\s*{_MODIFIERS}(?:def|class|function|func|fn|interface|type|struct|enum|trait|module)"
-    r"\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)"
-)
-_METHOD = re.compile(rf"^\s*{_MODIFIERS}([A-Za-z_$][\w$]*)\s*\(.*\)[^;=]*\{{\s*$")
-_NOT_METHODS = frozenset({"if", "for", "while", "switch", "catch", "with", "return", "function"})
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
-_COMMENT = re.compile(r'^\s*(?:"""|\'\'\'|#(?![!\[])|//|/\*|\*(?!\*)|--|<!--)')
-_COMMENT_MARKS = re.compile(
-    r'^\s*(?:"""|\'\'\'|/\*\*?|\*/|\*|//+|#+|--|<!--)\s*|\s*(?:"""|\'\'\'|\*/|-->)\s*$'
-)
-_PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
 _MAX_WINDOW = 4
 _MAX_CLAIMS = 4
 _PER_RUN = 2
@@ -54,197 +47,17 @@ _COVERAGE_FLOOR = 0.34  # a quoted window covers at least a third of the questio
 _TEST_DISCOUNT = 0.7  # a window in a test file, for a question that is not about tests
 
 
-def _defined_name(line: str) -> str | None:
-    match = _DEF.match(line)
-    if match:
-        return match.group(1)
-    match = _METHOD.match(line)
-    if match and match.group(1) not in _NOT_METHODS:
-        return match.group(1)
-    return None
-
-
-def _doc_sentence(line: str, query: frozenset[str] = frozenset()) -> str:
-    """The explaining text of a comment/docstring line: markers stripped, the sentence sharing
-    most terms with the question (the first one on a tie)."""
-    text = _COMMENT_MARKS.sub("", line.strip()).strip()
-    sentences = re.split(r"(?<=\.)\s+", text)
-    sentence = max(sentences, key=lambda one: len(set(_said(word_parts(one), query))))
-    return sentence if len(sentence) <= 140 else sentence[:137].rstrip() + "..."
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-@dataclass(frozen=True)
-class _Subject:
-    name: str | None  # defined in the window or just above it
-    defined_here: bool  # the definition line of ``name`` is one of the window's lines
-    enclosing: str | None  # else the definition (or chunk symbol) the window sits inside
-    doc: str | None  # an explaining sentence of the window or of its definition
-
-
-@dataclass
-class _Run:
-    """Consecutive lines of one file, from one source or several adjacent ones, with what the
-    scorer needs to know about each line."""
-
-    path: str
-    first_line: int
-    lines: list[str]
-    owners: list[Source]  # the source each line is quoted from
-    ranks: list[int]  # that source's position in the request (retrieval rank)
-    terms: list[set[str]]
-    line_terms: list[list[str]]  # with repeats, in order
-    is_def: list[bool]
-    is_doc: list[bool]
-
-    @classmethod
-    def of(cls, ranked: list[tuple[int, Source]]) -> _Run:
-        first_line = min(source.start_line for _, source in ranked)
-        last_line = max(source.end_line for _, source in ranked)
-        size = last_line - first_line + 1
-        lines = [""] * size
-        owners: list[Source | None] = [None] * size
-        ranks = [0] * size
-        for rank, source in sorted(ranked, key=lambda item: item[0]):  # best-ranked source wins
-            count = source.end_line - source.start_line + 1
-            for offset, text in enumerate(declared_lines(source.text, count)):
-                at = source.start_line - first_line + offset
-                if owners[at] is None:
-                    lines[at], owners[at], ranks[at] = text, source, rank
-        prose = ranked[0][1].path.lower().endswith(_PROSE_SUFFIXES)
-        is_doc, in_docstring = [], False
-        for line in lines:
-            is_doc.append(
-                bool(line.strip()) and (prose or in_docstring or bool(_COMMENT.match(line)))
-            )
-            if (line.count('"""') + line.count("'''")) % 2:
-                in_docstring = not in_docstring
-        is_def = [
-            _defined_name(line) is not None or (prose and bool(_HEADING.match(line)))
-            for line in lines
-        ]
-        line_terms = [word_parts(line) for line in lines]
-        return cls(
-            path=ranked[0][1].path,
-            first_line=first_line,
-            lines=lines,
-            owners=[owner for owner in owners if owner is not None],  # runs have no holes
-            ranks=ranks,
-            terms=[set(found) for found in line_terms],
-            line_terms=line_terms,
-            is_def=is_def,
-            is_doc=is_doc,
-        )
-
-    def number(self, index: int) -> int:
-        return self.first_line + index
-
-    def citations(self, first: int, last: int) -> list[dict[str, Any]]:
-        """Lines first..last quoted verbatim, one citation per source they come from."""
-        found = []
-        start = first
-        while start <= last:
-            end = start
-            while end < last and self.owners[end + 1] is self.owners[start]:
-                end += 1
-            quote = "\n".join(self.lines[start : end + 1])
-            if quote.strip():
-                found.append(
-                    {
-                        "source": self.owners[start].label,
-                        "start_line": self.number(start),
-                        "end_line": self.number(end),
-                        "quote": quote,
-                    }
-                )
-            start = end + 1
-        return found
-
-    def subject(self, first: int, last: int, query: frozenset[str]) -> _Subject:
-        # The definition inside the window, else the nearest one just above it.
-        order = [*range(first, last + 1), *range(first - 1, max(-1, first - 3), -1)]
-        name_at = next((i for i in order if _defined_name(self.lines[i])), None)
-        name = _defined_name(self.lines[name_at]) if name_at is not None else None
-        enclosing = None if name else self._enclosing(first)
-        defined_here = name_at is not None and first <= name_at <= last
-        # The window's explaining lines read as one text (a sentence may span lines), else the
-        # first explaining line just under the definition (a docstring).
-        inside = " ".join(
-            _COMMENT_MARKS.sub("", self.lines[i].strip()).strip()
-            for i in range(first, last + 1)
-            if self.is_doc[i]
-        )
-        below = range(name_at + 1, min(len(self.lines), name_at + 4)) if name_at is not None else []
-        doc = (_doc_sentence(inside, query) if inside.strip() else None) or next(
-            (
-                sentence
-                for index in below
-                if self.is_doc[index]
-                for sentence in [_doc_sentence(self.lines[index], query)]
-                if sentence
-            ),
-            None,
-        )
-        return _Subject(name, defined_here, enclosing, doc)
-
-    def _enclosing(self, at: int) -> str | None:
-        """Name of the nearest definition above that is indented less than line ``at``; else the
-        chunk's symbol when the run starts inside a definition; None at the top level."""
-        depth = _indent(self.lines[at])
-        for index in range(at - 1, -1, -1):
-            line = self.lines[index]
-            if line.strip() and _indent(line) < depth:
-                name = _defined_name(line)
-                if name:
-                    return name
-                depth = _indent(line)
-        # A top-level line (an import, ``__all__``) is outside every definition: the chunk's
-        # symbol names its first definition further down, and "In `that`" would be false.
-        if depth == 0 and not self.path.lower().endswith(_PROSE_SUFFIXES):
-            return None
-        return self.owners[at].symbol
-
-
-def _runs(sources: list[Source]) -> list[_Run]:
-    """Sources grouped into runs: same path, overlapping or adjacent lines."""
-    by_path: dict[str, list[tuple[int, Source]]] = defaultdict(list)
-    for rank, source in enumerate(sources):
-        if source.end_line >= source.start_line:
-            by_path[source.path].append((rank, source))
-    runs = []
-    for ranked in by_path.values():
-        ranked.sort(key=lambda item: (item[1].start_line, item[0]))
-        current: list[tuple[int, Source]] = []
-        reach = 0  # the last line the current run covers
-        for item in ranked:
-            if current and item[1].start_line > reach + 1:
-                runs.append(_Run.of(current))
-                current = []
-            reach = max(reach, item[1].end_line) if current else item[1].end_line
-            current.append(item)
-        runs.append(_Run.of(current))
-    return runs
-
-
 @dataclass(frozen=True)
 class _Window:
     score: float
     coverage: float
-    run: _Run
+    run: Run
     first: int
     last: int
 
     @property
     def rank(self) -> int:
         return self.run.ranks[self.first]
-
-
-def _said(words: list[str], query: frozenset[str]) -> list[str]:
-    """The question terms ``words`` say, one per word that says one, in order."""
-    return [term for word in words for term in query if says(word, term)]
 
 
 def _idf(documents: list[set[str]], wanted: frozenset[str]) -> dict[str, float]:
@@ -263,7 +76,7 @@ class _Question:
     needed: int  # distinct terms a window must cover: 2 once the sources hold two of them
 
 
-def _windows(run: _Run, said: list[list[str]], question: _Question) -> list[_Window]:
+def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Window]:
     found = []
     idf = question.idf
     useful = [bool(said[i]) or run.is_def[i] or run.is_doc[i] for i in range(len(run.lines))]
@@ -275,7 +88,7 @@ def _windows(run: _Run, said: list[list[str]], question: _Question) -> list[_Win
         # Lines inside `wait_for` are about wait_for: its name's terms count as covered.
         around = run.subject(first, first, question.terms)
         name = around.name or around.enclosing or ""
-        context = set(_said(word_parts(name), question.terms))
+        context = set(terms_said(word_parts(name), question.terms))
         named = name.rsplit(".", 1)[-1] in question.names
         covered: set[str] = set()
         repeats = 0.0
@@ -320,6 +133,49 @@ def _to_sentence_end(window: _Window) -> _Window:
     return replace(window, last=last)
 
 
+def _whole(window: _Window) -> _Window | None:
+    """The window widened to whole statements and sentences; None for a fragment or a bare
+    heading."""
+    run = window.run
+    code = ["" if doc else line for line, doc in zip(run.lines, run.is_doc, strict=True)]
+    span = whole_code(code, window.first, window.last)
+    if span is not None and (run.is_doc[span[0]] or run.is_doc[span[1]]):
+        span = whole_sentences(run.lines, run.is_doc, *span)
+    if span is None or span[1] - span[0] >= _MAX_WINDOW + MAX_WIDEN:
+        return None
+    if _IMPORT.match(run.lines[span[0]]):
+        return None  # an import names a thing; the quote worth showing is where it is used
+    first, last = span
+    if run.path.lower().endswith(PROSE_SUFFIXES) and all(
+        not line.strip() or HEADING.match(line) for line in run.lines[first : last + 1]
+    ):
+        return None
+    return replace(window, first=first, last=last)
+
+
+def _definitions_first(windows: list[_Window]) -> list[_Window]:
+    """A window defining a name another window uses is quoted before it; otherwise the order
+    stays (best first)."""
+
+    def defined(window: _Window) -> set[str]:
+        lines = window.run.lines[window.first : window.last + 1]
+        return {name for line in lines if (name := defined_name(line))}
+
+    def text(window: _Window) -> str:
+        return "\n".join(window.run.lines[window.first : window.last + 1])
+
+    def used_elsewhere(window: _Window) -> bool:
+        names = defined(window)
+        return any(
+            re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text(other))
+            for other in windows
+            if other is not window
+            for name in names
+        )
+
+    return sorted(windows, key=lambda window: not used_elsewhere(window))
+
+
 def _pick(windows: list[_Window]) -> list[_Window]:
     """The best non-overlapping windows: at most 2 per run, 4 in all, none far below the best."""
     # Ties go to the source retrieval ranked higher (sources come best first), then earlier lines.
@@ -328,7 +184,9 @@ def _pick(windows: list[_Window]) -> list[_Window]:
     for best in ordered:
         if len(picked) == _MAX_CLAIMS or best.score < 0.35 * ordered[0].score:
             break
-        window = _to_sentence_end(best)
+        window = _whole(_to_sentence_end(best))
+        if window is None:
+            continue  # a fragment that cannot be widened to a whole statement says nothing
         same = [p for p in picked if p.run is window.run]
         if len(same) >= _PER_RUN:
             continue
@@ -359,7 +217,7 @@ def _claim_text(window: _Window, query: frozenset[str]) -> str:
     return f"{where}, {lines}: {doc}" if doc else f"{where}, {lines}:"
 
 
-def _claim(text: str, run: _Run, first: int, last: int) -> dict[str, Any]:
+def _claim(text: str, run: Run, first: int, last: int) -> dict[str, Any]:
     return {"kind": "claim", "text": text, "citations": run.citations(first, last)}
 
 
@@ -372,10 +230,10 @@ def _reply(intro: str, claims: list[dict[str, Any]]) -> str:
 def answer(question: str, sources: list[Source]) -> str:
     """Reply (model JSON shape) quoting the lines that best match the question, or a refusal."""
     query = frozenset(word_parts(question))
-    runs = _runs(sources)
-    if not query or not runs:
+    runs = read_runs(sources)
+    if not query or not runs or cannot_answer(*_missing(question, sources)):
         return _reply("", [])
-    said = {id(run): [_said(words, query) for words in run.line_terms] for run in runs}
+    said = {id(run): [terms_said(words, query) for words in run.line_terms] for run in runs}
     documents = [
         set(terms)
         for run in runs
@@ -394,8 +252,21 @@ def answer(question: str, sources: list[Source]) -> str:
         for window in _windows(run, said[id(run)], asked)
         if window.coverage >= _COVERAGE_FLOOR and not _echoes(window, question)
     ]
-    claims = [_claim(_claim_text(w, query), w.run, w.first, w.last) for w in _pick(windows)]
+    picked = _definitions_first(_pick(windows))
+    claims = [_claim(_claim_text(w, query), w.run, w.first, w.last) for w in picked]
     return _reply("These lines of the indexed code best match the question:", claims)
+
+
+def missing_terms(question: str, sources: list[Source]) -> list[str]:
+    """The question's words (as typed) that the sources never say: the offline answerer cannot
+    quote what is not there."""
+    return _missing(question, sources)[0]
+
+
+def _missing(question: str, sources: list[Source]) -> tuple[list[str], int]:
+    said = {word for source in sources for word in word_parts(source.text)}
+    text = "\n".join(source.text for source in sources).lower()
+    return missing_words(question, said, text)
 
 
 def _echoes(window: _Window, question: str) -> bool:
@@ -412,7 +283,7 @@ def _echoes(window: _Window, question: str) -> bool:
 # Hover
 
 
-def _mention(run: _Run, name: str, skip: range = range(0)) -> int | None:
+def _mention(run: Run, name: str, skip: range = range(0)) -> int | None:
     """Index of the first line that mentions ``name`` as a whole word without defining it; a
     line that uses it beats one that only imports it."""
     word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
@@ -425,18 +296,18 @@ def _mention(run: _Run, name: str, skip: range = range(0)) -> int | None:
     return used[0] if used else (mentions[0] if mentions else None)
 
 
-def _signature(run: _Run, name: str, definition: Source) -> int | None:
+def _signature(run: Run, name: str, definition: Source) -> int | None:
     """Index of the line defining ``name`` (in the definition's own lines first), else of its
     first mention."""
     own = [i for i, owner in enumerate(run.owners) if owner is definition]
     others = [i for i in range(len(run.lines)) if run.owners[i] is not definition]
     for index in [*own, *others]:
-        if _defined_name(run.lines[index]) == name:
+        if defined_name(run.lines[index]) == name:
             return index
     return _mention(run, name)
 
 
-def _definition_window(run: _Run, at: int) -> tuple[int, int]:
+def _definition_window(run: Run, at: int) -> tuple[int, int]:
     """The signature (continued while brackets are open) plus its doc comment, above or below."""
     last, depth = at, 0
     while last < len(run.lines):
@@ -458,16 +329,16 @@ def _definition_window(run: _Run, at: int) -> tuple[int, int]:
 def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> str:
     """Extractive hover reply: the definition (signature + first doc line) and cited usages."""
     name = re.split(r"[.#:]+", symbol)[-1] or symbol
-    runs = _runs([definition, *uses] if definition is not None else uses)
+    runs = read_runs([definition, *uses] if definition is not None else uses)
     claims = []
-    shown: tuple[_Run | None, range] = (None, range(0))
+    shown: tuple[Run | None, range] = (None, range(0))
     home = next((run for run in runs if any(o is definition for o in run.owners)), None)
     if home is not None and definition is not None:
         at = _signature(home, name, definition)
         if at is not None:
             first, last = _definition_window(home, at)
             doc = next(
-                (_doc_sentence(home.lines[i]) for i in range(first, last + 1) if home.is_doc[i]),
+                (doc_sentence(home.lines[i]) for i in range(first, last + 1) if home.is_doc[i]),
                 "",
             )
             text = f"`{symbol}` is defined in {home.path}" + (f": {doc}" if doc else ":")
@@ -484,4 +355,4 @@ def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> 
             break
         owner = _owner(run.owners[at].symbol, None)
         claims.append(_claim(f"Used in {run.path}{owner}:", run, at, at))
-    return _reply(f"`{symbol}`, quoted from the indexed code:", claims)
+    return _reply("Quoted from the indexed code:", claims)

@@ -1,31 +1,37 @@
-"""The citation gate (pure): nothing reaches the user unless every citation checks out verbatim.
+"""The citation gate (pure): nothing reaches the user unless every statement checks out.
 
 Decisions, stated once:
-- The only leniency is whitespace normalisation (runs of whitespace, newlines included, become one
-  space; ends stripped). No fuzzy matching; case matters.
-- A citation passes when its label is one of this request's sources, its quote is non-empty, its
-  lines lie inside that source's range, and the normalised text of exactly those lines contains
-  the normalised quote.
+- The only leniency in a quote is whitespace normalisation (runs of whitespace, newlines included,
+  become one space; ends stripped). No fuzzy matching; case matters.
+- A citation passes when its label is one of this request's sources, its lines lie inside that
+  source's range, the normalised text of exactly those lines contains the normalised quote, the
+  quote starts and ends on token boundaries there ("lue = opts.ge" does not), and the quote has
+  substance: an identifier of 3+ characters that is not a keyword, or 8+ non-space characters,
+  or a whole cited line ("e" verifies nothing).
+- Prose carries no facts (framing.py): prose beyond framing words is an uncited claim. A gap
+  ("the sources do not show X") is shown as such and is no claim.
 - An answer with no claim at all (prose only, or no spans) is a dodge, not an answer: it fails as
   ``unverified_citation`` ("the answer makes no cited claim"), so it is retried, then refused.
-- A non-null ``refuse`` means the model refused; any spans next to it are ignored.
-- Anything that is not the reply shape (not JSON, wrong types, extra keys, empty claim text) is a
-  ``model_error``. ``verify`` never raises on bad model output.
+- A model refusal (a non-empty ``refuse``) is a refusal; any spans next to it are ignored.
+- The envelope is tolerant, the content strict (reply.py): a reply that is not the reply shape is
+  a ``model_error``. ``verify`` never raises on bad model output.
+- ``verify`` is all or nothing (the stable api.gate contract); a failed result also carries the
+  spans that did verify, so the answering pipeline can drop the rest after its retry.
 - Indexes in checks are 0-based; the human-readable details count from 1.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from ..core.answers import Citation, ClaimSpan, ProseSpan
+from ..core.answers import Citation, ClaimSpan, GapSpan, ProseSpan
+from . import wording
 from .citations import declared_lines, lines_hash, normalise_ws, quote_hash, quote_ranges
+from .framing import gap_problem, gap_subject, prose_problem
 from .prompt import Source
+from .reply import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
 
 Why = Literal[
     "unknown_label",
@@ -35,15 +41,32 @@ Why = Literal[
     "quote_has_line_numbers",
     "quote_not_found",
     "lines_do_not_hold_quote",
+    "quote_cuts_token",
+    "quote_too_trivial",
     "no_citation",
     "no_claim",
+    "prose_states_fact",
+    "gap_states_fact",
     "malformed_reply",
 ]
+
+MIN_QUOTE_CHARS = 8  # non-space characters a quote needs when it holds no identifier
+MIN_IDENTIFIER = 3
+_KEYWORDS = frozenset(
+    """def class return self cls none true false null nil undefined if else elif for while in is
+    and or not import from as with try except finally pass var let const function fn func pub
+    this new end then do use mut""".split()  # noqa: SIM905 - a word list reads better as prose
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 @dataclass(frozen=True)
 class CitationCheck:
-    """Outcome of one citation, or of a claim/answer rule (then citation_index is None)."""
+    """Outcome of one citation, or of a span/answer rule (then citation_index is None)."""
 
     span_index: int | None
     citation_index: int | None
@@ -53,6 +76,8 @@ class CitationCheck:
     ok: bool
     why: Why | None = None
     detail: str = ""
+    quote: str = ""  # the citation's quote as the model wrote it (retry feedback)
+    text: str = ""  # the span's text (retry feedback; never shown to the user when it failed)
 
     @property
     def where(self) -> str:
@@ -73,12 +98,14 @@ class CitationCheck:
 
 
 CitationFailure = CitationCheck  # a failure is a check with ok=False; one type keeps traces simple
+AnswerSpan = ProseSpan | GapSpan | ClaimSpan
 
 
 @dataclass(frozen=True)
 class GatePassed:
-    spans: list[ProseSpan | ClaimSpan]
+    spans: list[AnswerSpan]
     checks: list[CitationCheck]
+    envelope: Envelope = "object"
     status: Literal["passed"] = "passed"
 
 
@@ -86,6 +113,7 @@ class GatePassed:
 class GateRefusedByModel:
     reason: Literal["no_span_in_retrieval"]
     checks: list[CitationCheck] = field(default_factory=list)
+    envelope: Envelope = "object"
     status: Literal["refused_by_model"] = "refused_by_model"
 
 
@@ -95,80 +123,21 @@ class GateFailed:
     failures: list[CitationFailure]
     detail: str
     checks: list[CitationCheck]
+    kept: list[AnswerSpan] = field(default_factory=list)  # the spans that did verify
+    statements: int = 0  # claims, plus prose and gaps that stated something
+    removed: int = 0  # of those, the ones that failed
+    envelope: Envelope | None = None  # None: no reply object was found
     status: Literal["failed"] = "failed"
+
+    @property
+    def kept_claims(self) -> int:
+        return sum(isinstance(span, ClaimSpan) for span in self.kept)
 
 
 GateResult = GatePassed | GateRefusedByModel | GateFailed
 
-
-# ---------------------------------------------------------------------------------------------
-# The reply shape (contracts.md "What the model is asked to return"), validated strictly.
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class _ReplyCitation(_Strict):
-    source: str
-    start_line: int
-    end_line: int
-    quote: str
-
-
-class _ReplyProse(_Strict):
-    kind: Literal["prose"]
-    text: str
-
-
-class _ReplyClaim(_Strict):
-    kind: Literal["claim"]
-    text: str
-    citations: list[_ReplyCitation]  # an empty list is a citation failure, not a shape error
-
-    @field_validator("text")
-    @classmethod
-    def _says_something(cls, text: str) -> str:
-        if not text.strip():
-            raise ValueError("claim text is empty")
-        return text
-
-
-class _ReplyRefusal(_Strict):
-    reason: Literal["no_span_in_retrieval"]
-
-
-class _Reply(_Strict):
-    spans: list[Annotated[_ReplyProse | _ReplyClaim, Field(discriminator="kind")]]
-    refuse: _ReplyRefusal | None = None
-
-
-_FENCED = re.compile(r"^```[A-Za-z]*[ \t]*\n(.*?)\n?```$", re.DOTALL)
 _LINE_PREFIX = re.compile(r"(?:^|\n)\s*\d+ \| ")
 _EOL = re.compile(r"(\r\n|\r|\n)")
-
-
-def _parse(raw: str | dict[str, Any]) -> _Reply | str:
-    """The validated reply, or a plain-words reason why it is malformed."""
-    data: Any = raw
-    if isinstance(raw, str):
-        text = raw.strip()
-        fenced = _FENCED.match(text)
-        if fenced:
-            text = fenced.group(1).strip()
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            return f"the reply is not JSON ({exc})"
-    if not isinstance(data, dict):
-        return f"the reply is a JSON {type(data).__name__}, not an object with 'spans'"
-    try:
-        return _Reply.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        location = ".".join(str(part) for part in first["loc"]) or "reply"
-        more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
-        return f"the reply has the wrong shape at {location}: {first['msg']}{more}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,7 +145,7 @@ def _parse(raw: str | dict[str, Any]) -> _Reply | str:
 
 
 @dataclass
-class _Prepared:
+class Prepared:
     source: Source
     lines: list[str]
     normalised: str
@@ -200,25 +169,65 @@ class _Prepared:
         last = end_line - self.source.start_line
         return self._byte_spans[first][0], self._byte_spans[last][1]
 
+    def cited(self, start_line: int, end_line: int) -> list[str]:
+        first = self.source.start_line
+        return self.lines[start_line - first : end_line - first + 1]
 
-def _prepare(sources: list[Source]) -> dict[str, _Prepared]:
+
+def prepare(sources: list[Source]) -> dict[str, Prepared]:
     prepared = {}
     for source in sources:
         lines = declared_lines(source.text, source.end_line - source.start_line + 1)
-        prepared[source.label] = _Prepared(source, lines, normalise_ws("\n".join(lines)))
+        prepared[source.label] = Prepared(source, lines, normalise_ws("\n".join(lines)))
     return prepared
 
 
+def _on_token_boundaries(needle: str, haystack: str) -> bool:
+    """Whether some occurrence of ``needle`` in ``haystack`` neither starts nor ends mid-word."""
+    position = haystack.find(needle)
+    while position >= 0:
+        end = position + len(needle)
+        left = position == 0 or not (_word_char(haystack[position - 1]) and _word_char(needle[0]))
+        right = end == len(haystack) or not (_word_char(haystack[end]) and _word_char(needle[-1]))
+        if left and right:
+            return True
+        position = haystack.find(needle, position + 1)
+    return False
+
+
+def _has_substance(needle: str, cited: list[str]) -> bool:
+    if len(needle.replace(" ", "")) >= MIN_QUOTE_CHARS:
+        return True
+    if any(
+        len(name) >= MIN_IDENTIFIER and name.lower() not in _KEYWORDS
+        for name in _IDENTIFIER.findall(needle)
+    ):
+        return True
+    # A short line quoted whole ("pass", "}") is all there is to quote there.
+    return any(needle == normalise_ws(line) for line in cited) or needle == normalise_ws(
+        "\n".join(cited)
+    )
+
+
 def _check(
-    span_index: int, citation_index: int, cite: _ReplyCitation, prepared: dict[str, _Prepared]
+    span_index: int, citation_index: int, cite: ReplyCitation, prepared: dict[str, Prepared]
 ) -> CitationCheck:
     """Check one citation: its source label was given, its lines lie inside that source, and its
-    quote, whitespace-normalised, occurs in the source and within exactly the cited lines."""
+    quote, whitespace-normalised, occurs within exactly the cited lines, on token boundaries, and
+    says something."""
     label, start, end = cite.source, cite.start_line, cite.end_line
 
     def result(why: Why | None, detail: str = "") -> CitationCheck:
         return CitationCheck(
-            span_index, citation_index, label, start, end, why is None, why, detail or "verified"
+            span_index,
+            citation_index,
+            label,
+            start,
+            end,
+            why is None,
+            why,
+            detail or "verified",
+            cite.quote,
         )
 
     entry = prepared.get(label)
@@ -231,11 +240,10 @@ def _check(
     if start > end:
         return result("bad_line_range", f"start_line {start} is after end_line {end}")
     src = entry.source
-    first_line = src.start_line
-    if start < first_line or end > src.end_line:
+    if start < src.start_line or end > src.end_line:
         return result(
             "lines_outside_source",
-            f"lines {start}-{end} are outside {label} ({src.path}:{first_line}-{src.end_line})",
+            f"lines {start}-{end} are outside {label} ({src.path}:{src.start_line}-{src.end_line})",
         )
     if needle not in entry.normalised:
         if _LINE_PREFIX.search(cite.quote):
@@ -246,28 +254,37 @@ def _check(
         return result(
             "quote_not_found", f"the quote does not occur verbatim in {label} ({src.path})"
         )
-    cited = entry.lines[start - first_line : end - first_line + 1]
-    if needle not in normalise_ws("\n".join(cited)):
+    cited = entry.cited(start, end)
+    held = normalise_ws("\n".join(cited))
+    if needle not in held:
         spots = quote_ranges(entry.lines, cite.quote)
-        at = ", ".join(f"{a + first_line - 1}-{b + first_line - 1}" for a, b in spots[:3])
+        at = ", ".join(f"{a + src.start_line - 1}-{b + src.start_line - 1}" for a, b in spots[:3])
         return result(
             "lines_do_not_hold_quote",
             f"the quote is in {label} but not within lines {start}-{end} (it is at lines {at})",
         )
+    if not _on_token_boundaries(needle, held):
+        return result(
+            "quote_cuts_token", "the quote starts or ends inside a word; quote whole words"
+        )
+    if not _has_substance(needle, cited):
+        return result(
+            "quote_too_trivial",
+            f"the quote is too short to show anything: quote a name, {MIN_QUOTE_CHARS}+ "
+            "characters, or the whole line",
+        )
     return result(None)
 
 
-def _citation(cite: _ReplyCitation, entry: _Prepared) -> Citation:
+def _citation(cite: ReplyCitation, entry: Prepared) -> Citation:
     src = entry.source
-    first = src.start_line
-    cited = entry.lines[cite.start_line - first : cite.end_line - first + 1]
     start_byte, end_byte = entry.byte_span(cite.start_line, cite.end_line)
     return Citation(
         path=src.path,
         start_line=cite.start_line,
         end_line=cite.end_line,
         quote=cite.quote.strip(),
-        content_hash=lines_hash(cited),
+        content_hash=lines_hash(entry.cited(cite.start_line, cite.end_line)),
         revision=src.revision,
         start_byte=start_byte,
         end_byte=end_byte,
@@ -276,42 +293,56 @@ def _citation(cite: _ReplyCitation, entry: _Prepared) -> Citation:
     )
 
 
-def _failed(
-    kind: Literal["unverified_citation", "model_error"],
-    failures: list[CitationCheck],
-    checks: list[CitationCheck],
-) -> GateFailed:
-    detail = "; ".join(failure.describe() for failure in failures)
-    return GateFailed(kind=kind, failures=failures, detail=detail, checks=checks)
+def _span_failure(index: int, why: Why, detail: str, text: str) -> CitationCheck:
+    return CitationCheck(index, None, None, None, None, False, why, detail, text=text)
 
 
 def verify(raw: str | dict[str, Any], sources: list[Source]) -> GateResult:
     """Check a model reply against this request's sources; never raises on bad model output."""
-    reply = _parse(raw)
-    if isinstance(reply, str):
-        problem = CitationCheck(None, None, None, None, None, False, "malformed_reply", reply)
-        return _failed("model_error", [problem], [])
-    if reply.refuse is not None:
-        return GateRefusedByModel(reason=reply.refuse.reason)
+    parsed = parse(raw)
+    if isinstance(parsed, str):
+        malformed = CitationCheck(None, None, None, None, None, False, "malformed_reply", parsed)
+        return GateFailed("model_error", [malformed], parsed, [])
+    reply, envelope = parsed.reply, parsed.envelope
+    if reply.refused:
+        return GateRefusedByModel(reason="no_span_in_retrieval", envelope=envelope)
 
-    prepared = _prepare(sources)
+    prepared = prepare(sources)
     checks: list[CitationCheck] = []
     failures: list[CitationCheck] = []
-    claims = 0
-    for span_index, span in enumerate(reply.spans):
-        if isinstance(span, _ReplyProse):
+    kept: list[AnswerSpan] = []
+    claims = statements = removed = 0
+    for index, span in enumerate(reply.spans):
+        if isinstance(span, ReplyClaim):
+            claims += 1
+            statements += 1
+            if not span.citations:
+                failures.append(_span_failure(index, "no_citation", "uncited", span.text))
+                removed += 1
+                continue
+            own = [
+                _check(index, number, cite, prepared) for number, cite in enumerate(span.citations)
+            ]
+            checks.extend(own)
+            bad = [check for check in own if not check.ok]
+            failures.extend(replace(check, text=span.text) for check in bad)
+            if bad:
+                removed += 1
+                continue
+            citations = [_citation(cite, prepared[cite.source]) for cite in span.citations]
+            kept.append(ClaimSpan(text=span.text, citations=citations))
             continue
-        claims += 1
-        if not span.citations:
-            failures.append(
-                CitationCheck(span_index, None, None, None, None, False, "no_citation", "uncited")
-            )
-            continue
-        for citation_index, cite in enumerate(span.citations):
-            check = _check(span_index, citation_index, cite, prepared)
-            checks.append(check)
-            if not check.ok:
-                failures.append(check)
+        gap = isinstance(span, ReplyGap)
+        problem = gap_problem(span.text) if gap else prose_problem(span.text)
+        if problem is not None:
+            why: Why = "gap_states_fact" if gap else "prose_states_fact"
+            failures.append(_span_failure(index, why, problem, span.text))
+            statements += 1
+            removed += 1
+        elif gap:
+            kept.append(GapSpan(text=wording.GAP.format(what=gap_subject(span.text))))
+        elif span.text.strip():
+            kept.append(ProseSpan(text=span.text))
     if claims == 0:
         failures.append(
             CitationCheck(
@@ -319,29 +350,8 @@ def verify(raw: str | dict[str, Any], sources: list[Source]) -> GateResult:
             )
         )
     if failures:
-        return _failed("unverified_citation", failures, checks)
-
-    spans: list[ProseSpan | ClaimSpan] = [
-        ProseSpan(text=span.text)
-        if isinstance(span, _ReplyProse)
-        else ClaimSpan(
-            text=span.text,
-            citations=[_citation(cite, prepared[cite.source]) for cite in span.citations],
+        detail = "; ".join(failure.describe() for failure in failures)
+        return GateFailed(
+            "unverified_citation", failures, detail, checks, kept, statements, removed, envelope
         )
-        for span in reply.spans
-    ]
-    return GatePassed(spans=spans, checks=checks)
-
-
-def feedback_for(failures: list[CitationFailure]) -> str:
-    """The stricter retry instruction: each failed citation, where it is and why it failed."""
-    listed = "\n".join(f"- {failure.describe()}" for failure in failures)
-    return (
-        "Your previous reply was rejected; these parts failed verification:\n"
-        f"{listed}\n"
-        "Reply again, strictly: every claim needs at least one citation; copy each quote character "
-        "for character from the cited lines, without the line-number prefixes; keep start_line and "
-        "end_line on the lines that hold the quote; use only the source labels given above. If the "
-        'sources do not hold the answer, reply {"spans": [], "refuse": {"reason": '
-        '"no_span_in_retrieval"}}.'
-    )
+    return GatePassed(spans=kept, checks=checks, envelope=envelope)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.answers import Answer, Answered, Citation, Refused, Resolution
 from .citations import resolve
-from .trace import append_line, read_lines
+from .trace import append_line, read_lines_newest_first
 
 HISTORY_FILE = "history.jsonl"
 
@@ -88,18 +88,25 @@ class History:
         append_line(self.path, entry.model_dump(mode="json"))
         return entry
 
-    def entries(self, limit: int = 50) -> list[HistoryEntry]:
-        """The newest ``limit`` entries in the order asked (oldest first); bad lines are skipped."""
+    def entries(self, limit: int = 50, offset: int = 0) -> list[HistoryEntry]:
+        """The newest ``limit`` entries after skipping the ``offset`` newest, oldest first; bad
+        lines are skipped. Read from the end of the file: a page never reads the whole file."""
         found: list[HistoryEntry] = []
-        for record in read_lines(self.path):
+        for record in read_lines_newest_first(self.path):
+            if len(found) >= limit:
+                break
             try:
-                found.append(HistoryEntry.model_validate(record))
+                entry = HistoryEntry.model_validate(record)
             except ValidationError:
                 continue  # a line from an older or foreign writer: skip, keep the rest
-        return found[-limit:] if limit > 0 else []
+            if offset > 0:
+                offset -= 1
+                continue
+            found.append(entry)
+        return found[::-1]
 
     def resolved(
-        self, repo: Path, read_text: ReadText | None = None, limit: int = 50
+        self, repo: Path, read_text: ReadText | None = None, limit: int = 50, offset: int = 0
     ) -> list[ResolvedEntry]:
         """Every citation of the newest entries resolved against the current text of its file.
 
@@ -109,7 +116,7 @@ class History:
         read = read_text or read_repo_text(repo)
         texts: dict[str, str | None] = {}
         out: list[ResolvedEntry] = []
-        for entry in self.entries(limit):
+        for entry in self.entries(limit, offset):
             resolved = []
             for citation in citations_of(entry.answer):
                 if citation.path not in texts:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..core.environment import apply_defaults
+
 MOCK_ENV = "CODECITE_MOCK_RESPONSE"
 MOCK_DELAY_ENV = "CODECITE_MOCK_DELAY"
 
@@ -48,6 +50,7 @@ class ModelReply:
     completion_tokens: int
     latency_ms: float
     attempts: int = 1  # litellm calls made, transient-error retries included
+    mode: str = "prompt"  # how the reply shape was asked for (OutputMode), for the trace
 
 
 class MockReplies:
@@ -101,7 +104,7 @@ _MOCK_EXCEPTIONS = {
 
 
 def _litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-table download
+    apply_defaults()  # before the import: no price-table download
     import litellm
 
     litellm.suppress_debug_info = True  # no "Provider List" banners on the terminal
@@ -139,19 +142,53 @@ def _short(exc: Exception) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def _response_format(litellm: Any, model: str, schema: dict[str, Any] | None) -> Any:
-    if schema is None:
-        return None
+OutputMode = Literal["json_schema", "tool_call", "prompt"]
+_TOOL = "cited_answer"
+
+
+def _supports(litellm: Any, check: str, model: str) -> bool:
     try:
-        supported = litellm.supports_response_schema(model=model)
+        return bool(getattr(litellm, check)(model=model))
     except Exception:  # unknown provider strings raise in some litellm versions
-        supported = False
-    if not supported:
-        return None  # the prompt itself asks for JSON
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": "answer", "schema": schema, "strict": True},
-    }
+        return False
+
+
+def _output_mode(
+    litellm: Any, model: str, schema: dict[str, Any] | None
+) -> tuple[OutputMode, dict[str, Any]]:
+    """How to ask for the reply shape, as litellm says the provider can take it: a JSON schema,
+    else a forced tool call whose arguments are the reply, else the prompt alone (the tolerant
+    envelope in reply.py takes the object out of whatever text comes back)."""
+    if schema is None:
+        return "prompt", {}
+    if _supports(litellm, "supports_response_schema", model):
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": schema, "strict": True},
+        }
+        return "json_schema", {"response_format": response_format}
+    if _supports(litellm, "supports_function_calling", model):
+        tool = {
+            "type": "function",
+            "function": {
+                "name": _TOOL,
+                "description": "The answer, every claim with verbatim citations.",
+                "parameters": schema,
+            },
+        }
+        choice = {"type": "function", "function": {"name": _TOOL}}
+        return "tool_call", {"tools": [tool], "tool_choice": choice}
+    return "prompt", {}
+
+
+def _reply_text(message: Any) -> str:
+    """The reply: the forced tool call's arguments when there is one, else the message text."""
+    for call in getattr(message, "tool_calls", None) or []:
+        function = getattr(call, "function", None)
+        arguments = getattr(function, "arguments", None)
+        if getattr(function, "name", None) == _TOOL and arguments:
+            return str(arguments)
+    return str(message.content or "")
 
 
 def _call_in_thread(
@@ -212,9 +249,8 @@ def complete(
         kwargs["mock_delay"] = float(os.environ[MOCK_DELAY_ENV])
     if api_key:
         kwargs["api_key"] = api_key
-    response_format = _response_format(litellm, model, schema)
-    if response_format is not None:
-        kwargs["response_format"] = response_format
+    mode, shape = _output_mode(litellm, model, schema)
+    kwargs.update(shape)
     started = time.monotonic()
     attempt = 0
     while True:
@@ -243,7 +279,7 @@ def complete(
         except ModelError as exc:
             exc.attempts = attempt
             raise
-    text = response.choices[0].message.content or ""
+    text = _reply_text(response.choices[0].message)
     if not text.strip():
         raise ModelError("empty_reply", "the model returned an empty reply", attempt)
     usage = getattr(response, "usage", None)
@@ -253,4 +289,5 @@ def complete(
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         latency_ms=(time.monotonic() - started) * 1000.0,
         attempts=attempt,
+        mode=mode,
     )

@@ -2,7 +2,7 @@
 retry, refuse. Every request gets a trace id and one trace record; answers go to the history.
 
 Nothing unverified reaches the user: the model is not even asked when retrieval found nothing
-that clears the relevance floor, and an answer whose citations fail twice is refused.
+that clears the relevance floor, and after the retry (attempts.py) only verified claims are shown.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.answers import Answered, RefusalReason, Refused, RetrievedRef
 from ..core.config import Config
+from ..core.limits import MAX_QUESTION_CHARS
 from ..core.records import Result
-from .gate import CitationCheck, GateFailed, GatePassed, feedback_for, verify
+from . import wording
+from .attempts import ModelText, converse
 from .history import History
 from .llm import MockReplies, ModelError, complete, mock_replies_from_env
 from .prompt import RESPONSE_SCHEMA, Source, build_messages, sources_from_results
@@ -29,7 +31,6 @@ if TYPE_CHECKING:
     from .retrieval import RetrievalContext, Retriever
 
 EXTRACTIVE = "extractive"
-MAX_QUESTION_CHARS = 4000  # longer input is a pasted file, not a question: cut it, say so
 TOP_RETRIEVED = 5  # places listed with a refusal
 
 
@@ -47,6 +48,7 @@ class _Request:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     model_latency_ms: float = 0.0
+    statements_removed: int = 0
 
     def record(self, answer: Answered | Refused) -> dict[str, Any]:
         return {
@@ -58,6 +60,7 @@ class _Request:
             "retrieved": self.retrieved,
             "attempts": self.attempts,
             "retries": max(0, len(self.attempts) - 1),
+            "statements_removed": self.statements_removed,
             "model_calls": self.model_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -68,13 +71,13 @@ class _Request:
         }
 
 
-def _check_record(check: CitationCheck) -> dict[str, Any]:
-    return {
-        "label": check.label,
-        "ok": check.ok,
-        "why": check.why,
-        "known_label": check.why != "unknown_label",
-    }
+def _offline_refusal(question: str, sources: list[Source]) -> str:
+    from .extractive import missing_terms
+
+    missing = missing_terms(question, sources)
+    if missing:
+        return wording.OFFLINE_MISSING_TERMS.format(terms=", ".join(f"'{t}'" for t in missing))
+    return wording.OFFLINE_FOUND_NOTHING
 
 
 def _refs(results: list[Result]) -> list[RetrievedRef]:
@@ -180,39 +183,31 @@ class Answerer:
         if not retrieval.cleared_floor or not retrieval.selected:
             return refuse(
                 "no_span_in_retrieval",
-                "no indexed code is relevant enough to answer this question",
+                wording.NOTHING_RELEVANT,
                 retrieval.candidates,
             )
         sources = sources_from_results(retrieval.selected)
-        feedback: str | None = None
-        failed: GateFailed | None = None
-        for _attempt in range(2):  # the answer, then one stricter retry
-            messages = build_messages(request.question, sources, feedback, _context_note(context))
-            try:
-                raw = self._reply(request, messages, sources, cancel)
-            except ModelError as exc:
-                request.attempts.append({"gate": "not_run", "error": exc.kind})
-                return refuse("model_error", exc.message, near)
-            result = verify(raw, sources)
-            request.attempts.append(
-                {
-                    "gate": result.status,
-                    "kind": getattr(result, "kind", None),
-                    "checks": [_check_record(check) for check in result.checks],
-                }
-            )
-            if isinstance(result, GatePassed):
-                return Answered(trace_id=request.trace_id, spans=result.spans, note=note or None)
-            if not isinstance(result, GateFailed):
-                return refuse(
-                    "no_span_in_retrieval", "the model found no answer in the retrieved code", near
-                )
-            failed = result
-            feedback = feedback_for(result.failures)
-        assert failed is not None  # the loop only falls through after a failed check
-        return refuse(
-            failed.kind, f"the answer failed verification after a retry: {failed.detail}", near
+        messages = build_messages(request.question, sources, _context_note(context))
+        offline = self.config.model == EXTRACTIVE
+        verdict = converse(
+            messages,
+            sources,
+            lambda sent: self._reply(request, sent, sources, cancel),
+            # The offline answerer is deterministic: asking it again would repeat its reply.
+            tries=1 if offline else 2,
+            nothing_found=_offline_refusal(request.question, sources)
+            if offline
+            else wording.MODEL_FOUND_NOTHING,
         )
+        request.attempts = verdict.attempts
+        request.statements_removed = verdict.removed
+        if verdict.status == "answered":
+            notes = [part for part in (verdict.note, note) if part]
+            return Answered(
+                trace_id=request.trace_id, spans=verdict.spans, note=" ".join(notes) or None
+            )
+        assert verdict.reason is not None
+        return refuse(verdict.reason, verdict.detail, near)
 
     def _reply(
         self,
@@ -220,7 +215,7 @@ class Answerer:
         messages: list[dict[str, str]],
         sources: list[Source],
         cancel: threading.Event | None,
-    ) -> str:
+    ) -> ModelText:
         """The model's raw reply; ``extractive`` quotes the best lines without any model."""
         if cancel is not None and cancel.is_set():
             raise ModelError("cancelled", "the request was cancelled")
@@ -228,7 +223,7 @@ class Answerer:
             from .extractive import answer
 
             request.model_calls += 1
-            return answer(request.question, sources)
+            return ModelText(answer(request.question, sources), "offline")
         try:
             reply = complete(
                 messages,
@@ -247,4 +242,4 @@ class Answerer:
         request.prompt_tokens += reply.prompt_tokens
         request.completion_tokens += reply.completion_tokens
         request.model_latency_ms += reply.latency_ms
-        return reply.text
+        return ModelText(reply.text, reply.mode)

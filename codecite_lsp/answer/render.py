@@ -6,25 +6,24 @@ still a lead the user can follow.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
-from ..core.answers import Answered, Citation, ClaimSpan, Refused, RetrievedRef
-
-REASONS = {
-    "no_span_in_retrieval": "Nothing in the indexed code answers this question.",
-    "unverified_citation": (
-        "The model's answer cited lines that could not be verified, so it was withheld."
-    ),
-    "ambiguous": "The question matches several unrelated places; please make it more specific.",
-    "stale_index": "The index is out of date for the files involved; re-index and ask again.",
-    "model_error": "The model gave no usable answer.",
-}
+from ..core.answers import Answered, Citation, ClaimSpan, GapSpan, Refused, RetrievedRef
+from ..core.wording import label, reason
 
 _TOP_RETRIEVED = 5
 
 
 def where(citation: Citation | RetrievedRef) -> str:
+    """``path:10-14``: the form terminals and editors turn into a link."""
     return f"{citation.path}:{citation.start_line}-{citation.end_line}"
+
+
+def place(citation: Citation | RetrievedRef) -> str:
+    """``path:L10-14`` (``path:L10`` for one line): how hover and both editors' chats say it."""
+    start, end = citation.start_line, citation.end_line
+    return f"{citation.path}:L{start}" + (f"-{end}" if end != start else "")
 
 
 def _quote_lines(quote: str) -> list[str]:
@@ -33,11 +32,11 @@ def _quote_lines(quote: str) -> list[str]:
 
 def answer_to_text(answer: Answered | Refused) -> str:
     if isinstance(answer, Refused):
-        lines = [f"No answer: {REASONS[answer.reason]}"]
+        lines = [f"{label('no_answer')}: {reason(answer.reason)}"]
         if answer.detail:
             lines.append(answer.detail)
         if answer.retrieved:
-            lines.append("Closest places in the repository:")
+            lines.append(f"{label('closest')}:")
             lines.extend(
                 f"  {where(ref)}  (score {ref.score:.2f})"
                 for ref in answer.retrieved[:_TOP_RETRIEVED]
@@ -60,28 +59,51 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
+# A code span as CommonMark reads it: a backtick run not escaped, closed by a run as long.
+_CODE_SPAN = re.compile(r"(?<![\\`])(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
+_ACTIVE = re.compile(r"([\\\[\]<>])")
+
+
+def inert(text: str) -> str:
+    """Repository (and model) text made inert: no link, image, autolink or HTML survives, so a
+    docstring's ``[x](command:...)`` or ``![](http://...)`` is shown, not followed or loaded.
+    Code spans are left as they are: nothing inside them is live."""
+    out, last = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out.append(_ACTIVE.sub(r"\\\1", text[last : span.start()]))
+        out.append(span.group())
+        last = span.end()
+    out.append(_ACTIVE.sub(r"\\\1", text[last:]))
+    return "".join(out)
+
+
 def answer_to_markdown(answer: Answered | Refused, link: Callable[[Citation], str]) -> str:
     """``link(citation)`` gives the URI that opens the cited lines (the server decides its form)."""
     if isinstance(answer, Refused):
-        parts = [f"**No answer.** {REASONS[answer.reason]}"]
+        parts = [f"**{label('no_answer')}.** {reason(answer.reason)}"]
         if answer.detail:
-            parts.append(answer.detail)
+            parts.append(inert(answer.detail))
         if answer.retrieved:
             parts.append(
-                "Closest places:\n"
-                + "\n".join(f"- `{where(ref)}`" for ref in answer.retrieved[:_TOP_RETRIEVED])
+                f"{label('closest')}:\n"
+                + "\n".join(f"- `{place(ref)}`" for ref in answer.retrieved[:_TOP_RETRIEVED])
             )
         return "\n\n".join(parts)
     parts = []
     for span in answer.spans:
-        if not isinstance(span, ClaimSpan):
-            parts.append(span.text)
+        if isinstance(span, GapSpan):
+            parts.append(f"_{inert(span.text)}_")  # set apart: a statement about the sources
             continue
-        refs = " ".join(f"[{_escape(where(c))}]({link(c)})" for c in span.citations)
+        if not isinstance(span, ClaimSpan):
+            parts.append(inert(span.text))
+            continue
+        refs = " ".join(f"[{_escape(place(c))}]({link(c)})" for c in span.citations)
         quotes = "\n".join(
-            "> " + line if line else ">" for c in span.citations for line in _quote_lines(c.quote)
+            "> " + inert(line) if line else ">"
+            for c in span.citations
+            for line in _quote_lines(c.quote)
         )
-        parts.append(f"{span.text} {refs}\n\n{quotes}")
+        parts.append(f"{inert(span.text)} {refs}\n\n{quotes}")
     if answer.note:
-        parts.append(f"_{answer.note}_")
+        parts.append(f"_{inert(answer.note)}_")
     return "\n\n".join(parts)

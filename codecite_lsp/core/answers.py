@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # ---------------------------------------------------------------------------------------------
-# Answers (contracts.md: "Answer")
+# Answers (docs/contracts.md: "Answer"; docs/answer.schema.json is generated from these)
 
 
 class _Model(BaseModel):
@@ -39,13 +39,22 @@ class ProseSpan(_Model):
     text: str
 
 
+class GapSpan(_Model):
+    """What the retrieved code does not show, worded as such ("Not shown in the retrieved code:
+    ..."): not a claim about the code, so it has no citation. Editors that do not know the kind
+    show its text as prose, which reads correctly."""
+
+    kind: Literal["gap"] = "gap"
+    text: str
+
+
 class ClaimSpan(_Model):
     kind: Literal["claim"] = "claim"
     text: str
     citations: list[Citation] = Field(min_length=1)
 
 
-Span = Annotated[ProseSpan | ClaimSpan, Field(discriminator="kind")]
+Span = Annotated[ProseSpan | GapSpan | ClaimSpan, Field(discriminator="kind")]
 
 RefusalReason = Literal[
     "no_span_in_retrieval", "unverified_citation", "ambiguous", "stale_index", "model_error"

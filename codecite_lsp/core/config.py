@@ -2,6 +2,13 @@
 repository's pyproject.toml, ``.codecite.toml``, ``CODECITE_<KEY>`` environment variables, and
 explicit overrides (CLI flags, LSP initializationOptions / didChangeConfiguration).
 
+The repository's files are written by whoever wrote the repository: the settings that decide
+where code and keys go (``ROUTING_KEYS``, and ``embedding`` naming a remote model) are taken from
+them only when the user trusts the repository (``CODECITE_TRUST_REPO_CONFIG=1``, or ``trusted`` /
+``trust_repository_settings`` in the user's own settings, which editors fill from their workspace
+trust). An ``index_dir`` from the repository must stay inside it, trusted or not. What is
+ignored is reported in plain words, like an invalid value.
+
 Every key is documented once, in README.md ("Configuration").
 """
 
@@ -61,6 +68,12 @@ class Config:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+# Keys of a repository's files that decide where code or a key is sent.
+ROUTING_KEYS = frozenset({"model", "api_key_env"})
+_LOCAL_EMBEDDINGS = frozenset({"default", "none"})
+TRUST_ENV = "CODECITE_TRUST_REPO_CONFIG"
+# Keys of the user's own settings saying the repository is trusted (not Config fields).
+_TRUST_KEYS = ("trusted", "trust_repository_settings")
 _OPTIONAL_STRINGS = {"index_dir", "api_key_env"}
 _POSITIVE_REALS = {"model_timeout", "hover_timeout"}
 _FRACTIONS = {"relevance_floor"}
@@ -161,29 +174,94 @@ def env_layer(environ: Mapping[str, str]) -> dict[str, str]:
     }
 
 
+def _is_true(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.lower() in {"1", "true", "yes", "on"})
+
+
+def _untrusted_keys(layer: Mapping[str, Any]) -> dict[str, str]:
+    """Keys of a repository layer that an untrusted repository may not set, and why."""
+    refused = {}
+    for raw_key, value in layer.items():
+        key = raw_key.replace("-", "_")
+        if key in ROUTING_KEYS:
+            refused[raw_key] = "it decides where your code or key is sent"
+        elif key == "embedding" and isinstance(value, str) and value not in _LOCAL_EMBEDDINGS:
+            refused[raw_key] = "a remote embedding model is sent your code"
+    return refused
+
+
+def _index_dir_outside(repo: Path, layer: Mapping[str, Any]) -> bool:
+    """Whether the layer's index_dir leaves the repository (symlinks followed)."""
+    value = layer.get("index_dir", layer.get("index-dir"))
+    if not isinstance(value, str) or not value:
+        return False
+    root = os.path.realpath(repo)
+    target = os.path.realpath(os.path.join(root, os.path.expanduser(value)))
+    return not target.startswith(root + os.sep)
+
+
+def _screen(
+    repo: Path, layer: Mapping[str, Any], source: str, trusted: bool, problems: list[str]
+) -> dict[str, Any]:
+    """A repository layer without what it may not decide, each refusal reported."""
+    kept = dict(layer)
+    refused = {} if trusted else _untrusted_keys(layer)
+    for raw_key, why in refused.items():
+        del kept[raw_key]
+        problems.append(
+            f"{source}: {raw_key!r} ignored: {why}, and this repository's settings are not "
+            f"trusted (set {TRUST_ENV}=1 or trust the workspace in your editor to use it)"
+        )
+    if _index_dir_outside(repo, kept):
+        kept.pop("index_dir", None)
+        kept.pop("index-dir", None)
+        problems.append(
+            f"{source}: 'index_dir' refused: a repository may only keep its index inside "
+            "itself (set index_dir in your own settings to put it elsewhere)"
+        )
+    return kept
+
+
 def load_config_lenient(
     repo: Path,
     overrides: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> tuple[Config, list[str]]:
-    """Merge every layer; invalid values are dropped (their default stays) and reported."""
+    """Merge every layer; invalid values are dropped (their default stays) and reported, as are
+    repository settings an untrusted repository may not decide."""
+    config, problems, notices = _load(repo, overrides, environ)
+    return config, problems + notices
+
+
+def _load(
+    repo: Path, overrides: Mapping[str, Any] | None, environ: Mapping[str, str] | None
+) -> tuple[Config, list[str], list[str]]:
+    environ = os.environ if environ is None else environ
+    user = {k: v for k, v in (overrides or {}).items() if v is not None}
+    trusted = _is_true(environ.get(TRUST_ENV, "")) or any(
+        _is_true(user.pop(key, False)) for key in _TRUST_KEYS
+    )
     problems: list[str] = []
+    notices: list[str] = []
     values: dict[str, Any] = {}
     for source, layer in file_layers(repo, problems):
-        _apply(values, layer, source, problems)
-    _apply(values, env_layer(os.environ if environ is None else environ), "environment", problems)
-    if overrides:
-        _apply(values, {k: v for k, v in overrides.items() if v is not None}, "settings", problems)
-    return Config(**values), problems
+        _apply(values, _screen(repo, layer, source, trusted, notices), source, problems)
+    _apply(values, env_layer(environ), "environment", problems)
+    _apply(values, user, "settings", problems)
+    return Config(**values), problems, notices
 
 
 def load_config(
     repo: Path,
     overrides: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    notices: list[str] | None = None,
 ) -> Config:
-    """Strict variant for the CLI: any invalid value is an error the user must fix."""
-    config, problems = load_config_lenient(repo, overrides, environ)
+    """Strict variant for the CLI: any invalid value is an error the user must fix; repository
+    settings ignored for want of trust are added to ``notices`` (the CLI prints them)."""
+    config, problems, ignored = _load(repo, overrides, environ)
     if problems:
         raise ConfigError(problems)
+    if notices is not None:
+        notices.extend(ignored)
     return config

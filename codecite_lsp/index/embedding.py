@@ -28,6 +28,7 @@ import logging
 import math
 import os
 import threading
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -218,7 +219,7 @@ class StaticEmbedder:
             return
         try:
             model = StaticModel.load(self.model_path)
-        except (OSError, ValueError, KeyError) as exc:  # damaged: keep what we have
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:  # damaged
             log.warning("default embedding model unreadable: %s", exc)
             return
         with self._lock:

@@ -14,27 +14,38 @@ nothing doubled.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
-import posixpath
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from ..core.config import Config
-from ..core.records import Chunk
-from ..ingest.languages import language_for_path
+from ..ingest.paths import repo_relative
 from ..ingest.workers import Job, Prepared, chunked, prepared
+from .lock import IndexBusy, write_lock
+from .passes import (
+    Batch,
+    EmbedderState,
+    IndexReport,
+    IndexStatus,
+    Totals,
+    epoch,
+    file_record,
+    known_revision,
+    pass_report,
+    unchanged,
+)
+from .tables import _said, read_meta
+
+__all__ = ["IndexBusy", "IndexReport", "IndexStatus", "Indexer", "Progress"]
 
 if TYPE_CHECKING:
     from ..ingest.ignore import IgnoreRules
-    from ..ingest.scan import Skip, SourceFile
     from .embedding import Embedder
     from .store import FileRecord, Meta, Store
 
@@ -50,76 +61,6 @@ BATCH_FILES = int(os.environ.get("CODECITE_INDEX_BATCH_FILES", "1000"))
 OPTIMIZE_UNINDEXED_ROWS = 3000
 OPTIMIZE_EVERY_VERSIONS = 300
 LOCK_WAIT_SECONDS = 600.0
-
-
-class IndexBusy(RuntimeError):
-    """Another indexer holds the index's write lock for longer than we were willing to wait."""
-
-
-@dataclass
-class IndexReport:
-    files: int  # files in the index afterwards
-    chunks: int  # chunks in the index afterwards
-    seconds: float
-    written_files: int
-    deleted_files: int
-    skipped: list[Skip] = field(default_factory=list)
-    written_chunks: int = 0
-    cancelled: bool = False
-
-    def summary(self) -> str:
-        text = (
-            f"indexed {self.files} files, {self.chunks} chunks in {self.seconds:.1f} s "
-            f"({self.written_files} written, {self.deleted_files} deleted, "
-            f"{len(self.skipped)} skipped)"
-        )
-        return text + (" - cancelled" if self.cancelled else "")
-
-
-class EmbedderState(TypedDict):
-    name: str
-    state: str  # "off", "idle", "embedding", "ready", "failed"
-    vectors: int
-    error: str
-
-
-class IndexStatus(TypedDict):
-    files_indexed: int
-    chunks: int
-    pending: int
-    last_update: float | None  # time.time() of the last write
-    embedder: EmbedderState
-
-
-@dataclass
-class _Totals:
-    files: int = 0
-    chunks: int = 0
-    deleted: int = 0
-    skipped: list[Skip] = field(default_factory=list)
-    cancelled: bool = False
-
-
-@dataclass
-class _Batch:
-    """Writes gathered for one commit."""
-
-    chunks: dict[str, list[Chunk]] = field(default_factory=dict)
-    search_texts: dict[str, list[str]] = field(default_factory=dict)  # per chunk of `chunks`
-    records: list[FileRecord] = field(default_factory=list)
-    # Same revision, new stat: only the file row changes (if its chunks check out).
-    touched: list[tuple[FileRecord, SourceFile]] = field(default_factory=list)
-    deletes: set[str] = field(default_factory=set)
-    skipped: list[Skip] = field(default_factory=list)
-    chunk_rows: int = 0
-
-    def __len__(self) -> int:
-        return len(self.records) + len(self.touched) + len(self.deletes)
-
-
-def _known_revision(known: Mapping[str, FileRecord], path: str) -> str | None:
-    record = known.get(path)
-    return None if record is None else record.revision
 
 
 class Indexer:
@@ -163,13 +104,17 @@ class Indexer:
         files = store.file_count() if store is not None else 0
         chunks = store.chunk_count() if store is not None else 0
         with self._state:
-            return {
+            last_update = self._last_update
+            status: IndexStatus = {
                 "files_indexed": files,
                 "chunks": chunks,
                 "pending": len(self._pending),
-                "last_update": self._last_update,
+                "last_update": last_update,
                 "embedder": self._embedding.copy(),
             }
+        if last_update is None:  # nothing written since this process started: the index's own
+            status["last_update"] = epoch(read_meta(self.index_dir).last_update)
+        return status
 
     # -- full pass -------------------------------------------------------------------------
 
@@ -180,12 +125,32 @@ class Indexer:
         started = time.monotonic()
         with self._write_lock(progress):
             self._ignore = None  # ignore files may have changed unseen: reload them later
-            totals = self._full_pass(progress, cancel)
+            totals = self._healing(lambda: self._full_pass(progress, cancel), progress, cancel)
         if not totals.cancelled:
             self.optimize_if_due()
-        return _report(self.store, started, totals)
+        return pass_report(self.store, started, totals)
 
-    def _full_pass(self, progress: Progress | None, cancel: threading.Event | None) -> _Totals:
+    def _healing(
+        self,
+        write: Callable[[], Totals],
+        progress: Progress | None,
+        cancel: threading.Event | None,
+    ) -> Totals:
+        """Run ``write``; if the index's rows cannot be read (a truncated data file, a lost
+        fragment), only reading the repository again repairs them: start an empty index and
+        do a full pass. A second failure is not damage and is raised."""
+        try:
+            return write()
+        except Exception as exc:
+            log.warning(
+                "the index in %s is damaged (%s); rebuilding it from the files",
+                self.index_dir,
+                _said(exc),
+            )
+            self._store = self.store.reset()
+            return self._full_pass(progress, cancel)
+
+    def _full_pass(self, progress: Progress | None, cancel: threading.Event | None) -> Totals:
         from ..ingest.scan import scan
 
         store = self.store
@@ -203,7 +168,7 @@ class Indexer:
             f
             for f in found.files
             if rechunk
-            or not _unchanged(known.get(f.path), f.size, f.mtime_ns, counts.get(f.path, 0))
+            or not unchanged(known.get(f.path), f.size, f.mtime_ns, counts.get(f.path, 0))
         ]
         on_disk = {f.path for f in found.files}
         gone = {path for path in known if path not in on_disk}
@@ -211,11 +176,11 @@ class Indexer:
             self._pending = {f.path for f in todo}
         store.delete(gone)
 
-        totals = _Totals(deleted=len(gone), skipped=list(found.skipped))
-        batch = _Batch()
+        totals = Totals(deleted=len(gone), skipped=list(found.skipped))
+        batch = Batch()
         # Largest files first: the workers then end the pass on small files, finishing together.
         jobs = [
-            Job(self.repo, f.path, self.config, None if rechunk else _known_revision(known, f.path))
+            Job(self.repo, f.path, self.config, None if rechunk else known_revision(known, f.path))
             for f in sorted(todo, key=lambda f: f.size, reverse=True)
         ]
         try:
@@ -228,7 +193,7 @@ class Indexer:
                 self._add(batch, job.path, ready, known.get(job.path), rechunk)
                 if batch.chunk_rows >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
                     self._commit(batch, totals)
-                    batch = _Batch()
+                    batch = Batch()
             self._commit(batch, totals)
         finally:
             with self._state:
@@ -254,6 +219,7 @@ class Indexer:
         if progress:
             progress(1, 1, "building the search index")
         store.ensure_fts()
+        store.probe()  # a search must work on what was written: damage is repaired here
         self._fill_vectors(progress, cancel)
 
     def optimize_if_due(self) -> bool:
@@ -278,31 +244,37 @@ class Indexer:
         A changed ignore file (.gitignore, .codeciteignore) can change any file's fate: then
         this is a full incremental pass.
         """
-        from ..ingest.scan import read_source
-
         started = time.monotonic()
         with self._write_lock(None):
-            store = self.store
-            known = store.files()
-            targets, rules_changed = self._expand(paths, known)
-            if rules_changed:
-                return _report(store, started, self._full_pass(None, None))
-            batch = _Batch()
-            for rel in sorted(targets):
-                if self._indexable(rel):
-                    ready = Prepared(read_source(self.repo, rel, self.config))
-                    self._add(batch, rel, ready, known.get(rel), rechunk=False)
-                elif rel in known:
-                    batch.deletes.add(rel)
-            totals = _Totals()
-            self._commit(batch, totals)
-            if len(batch):
-                self._finish(store, store.meta, None, None)
-        return _report(store, started, totals)
+            totals = self._healing(lambda: self._update(paths), None, None)
+        return pass_report(self.store, started, totals)
+
+    def _update(self, paths: Iterable[str]) -> Totals:
+        from ..ingest.scan import read_source
+
+        store = self.store
+        known = store.files()
+        targets, rules_changed = self._expand(paths, known)
+        if rules_changed:
+            return self._full_pass(None, None)
+        batch = Batch()
+        for rel in sorted(targets):
+            if self._indexable(rel):
+                ready = Prepared(read_source(self.repo, rel, self.config))
+                self._add(batch, rel, ready, known.get(rel), rechunk=False)
+            elif rel in known:
+                batch.deletes.add(rel)
+        totals = Totals()
+        self._commit(batch, totals)
+        if len(batch):
+            self._finish(store, store.meta, None, None)
+        return totals
 
     def _expand(self, paths: Iterable[str], known: dict[str, FileRecord]) -> tuple[set[str], bool]:
         """Repo-relative file paths for the given paths (a folder stands for the files in it),
         and whether one of them is an ignore file."""
+        from ..ingest.scan import scan
+
         targets: set[str] = set()
         rules_changed = False
         for raw in paths:
@@ -314,32 +286,14 @@ class Indexer:
             under = [p for p in known if p.startswith(prefix)]
             if (self.repo / rel).is_dir() or under:
                 targets.update(under)
-                targets.update(self._walk(rel))
+                found = scan(self.repo, self.config, under=rel, rules=self._rules())
+                targets.update(f.path for f in found.files)
             else:
                 targets.add(rel)
         return targets, rules_changed
 
-    def _walk(self, folder: str) -> Iterator[str]:
-        rules = self._rules()
-        for root, dirs, names in os.walk(self.repo / folder):
-            base = Path(root).relative_to(self.repo).as_posix()
-            # walks(), not is_ignored(): .codeciteignore may re-include files in an ignored folder
-            dirs[:] = [d for d in dirs if rules.walks(f"{base}/{d}")]
-            for name in names:
-                yield f"{base}/{name}"
-
     def _relative(self, raw: str) -> str | None:
-        """``raw`` as a normalised repo-relative path, or None if it is not one."""
-        if "\0" in raw:
-            return None
-        path = Path(raw)
-        if path.is_absolute():
-            try:
-                path = path.relative_to(self.repo)
-            except ValueError:
-                return None  # outside the repository
-        rel = posixpath.normpath(path.as_posix())
-        return None if rel in (".", "..") or rel.startswith("../") else rel
+        return repo_relative(raw, (str(self.repo), os.path.realpath(self.repo)))
 
     def _rules(self) -> IgnoreRules:
         if self._ignore is None:
@@ -356,7 +310,7 @@ class Indexer:
 
     def _add(
         self,
-        batch: _Batch,
+        batch: Batch,
         rel: str,
         ready: Prepared,
         record: FileRecord | None,
@@ -371,11 +325,11 @@ class Indexer:
             if record is not None:
                 batch.deletes.add(rel)
         elif not rechunk and record is not None and record.revision == source.revision:
-            batch.touched.append((_record(rel, source, record.chunk_count), source))
+            batch.touched.append((file_record(rel, source, record.chunk_count), source))
         else:
             self._chunk(batch, rel, ready)
 
-    def _chunk(self, batch: _Batch, rel: str, ready: Prepared) -> None:
+    def _chunk(self, batch: Batch, rel: str, ready: Prepared) -> None:
         from ..ingest.scan import Skip, SourceFile
 
         source = ready.source
@@ -390,10 +344,10 @@ class Indexer:
         chunks = ready.chunks or []
         batch.chunks[rel] = chunks
         batch.search_texts[rel] = ready.search_texts or []
-        batch.records.append(_record(rel, source, len(chunks)))
+        batch.records.append(file_record(rel, source, len(chunks)))
         batch.chunk_rows += len(chunks)
 
-    def _commit(self, batch: _Batch, totals: _Totals) -> None:
+    def _commit(self, batch: Batch, totals: Totals) -> None:
         """Write one batch and count it into ``totals``."""
         if len(batch):
             self._write(batch)
@@ -402,7 +356,7 @@ class Indexer:
         totals.deleted += len(batch.deletes)
         totals.skipped.extend(batch.skipped)
 
-    def _write(self, batch: _Batch) -> None:
+    def _write(self, batch: Batch) -> None:
         store = self.store
         if batch.touched:
             # The chunk rows must still be those of this revision (a crash may have left
@@ -461,71 +415,5 @@ class Indexer:
 
     # -- the write lock --------------------------------------------------------------------
 
-    @contextmanager
-    def _write_lock(self, progress: Progress | None) -> Iterator[None]:
-        """One writer per index folder, across processes (the server and a CLI run)."""
-        self.index_dir.mkdir(parents=True, exist_ok=True)
-        path = self.index_dir / "index.lock"
-        with open(path, "a+", encoding="utf-8") as handle:
-            deadline = time.monotonic() + LOCK_WAIT_SECONDS
-            told = False
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    handle.seek(0)
-                    holder = handle.read().strip() or "unknown"
-                    if time.monotonic() > deadline:
-                        raise IndexBusy(
-                            f"another codecite indexer (pid {holder}) is still writing "
-                            f"{self.index_dir}; try again when it has finished"
-                        ) from None
-                    if progress and not told:
-                        progress(0, 0, f"waiting for another indexer (pid {holder})")
-                        told = True
-                    time.sleep(0.1)
-            try:
-                handle.seek(0)
-                handle.truncate()
-                handle.write(str(os.getpid()))
-                handle.flush()
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _unchanged(record: FileRecord | None, size: int, mtime_ns: int, chunk_rows: int) -> bool:
-    """The stat shortcut: same size and mtime, and every chunk row of the file present."""
-    return (
-        record is not None
-        and record.size == size
-        and record.mtime_ns == mtime_ns
-        and record.chunk_count == chunk_rows
-    )
-
-
-def _record(rel: str, source: SourceFile, chunk_count: int) -> FileRecord:
-    from .store import FileRecord
-
-    return FileRecord(
-        path=rel,
-        revision=source.revision,
-        size=source.size,
-        mtime_ns=source.mtime_ns,
-        chunk_count=chunk_count,
-        language=language_for_path(rel) or "text",
-    )
-
-
-def _report(store: Store, started: float, totals: _Totals) -> IndexReport:
-    return IndexReport(
-        files=store.file_count(),
-        chunks=store.chunk_count(),
-        seconds=time.monotonic() - started,
-        written_files=totals.files,
-        deleted_files=totals.deleted,
-        skipped=totals.skipped,
-        written_chunks=totals.chunks,
-        cancelled=totals.cancelled,
-    )
+    def _write_lock(self, progress: Progress | None) -> AbstractContextManager[None]:
+        return write_lock(self.index_dir, LOCK_WAIT_SECONDS, progress)

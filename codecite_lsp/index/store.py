@@ -13,180 +13,51 @@ lancedb is imported inside :meth:`Store.open` because importing it costs seconds
 from __future__ import annotations
 
 import contextlib
-import json
-import os
+import logging
 import shutil
 import threading
-import time
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
-
+from ..core.environment import apply_defaults
 from ..core.fulltext import query_terms, search_terms
 from ..core.records import Chunk
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-SCHEMA_VERSION = 2  # 2: chunks carry defines/uses (retrieval follows the code)
-_IN_BATCH = 500  # literals per ``path IN (...)`` statement
-_FTS_INDEX = "search_text_idx"
-# Lance builds a full-text index with one worker per "compute" core, and by default it keeps two
-# cores for I/O: on a 2-core machine that is one worker, and the index build (a second per 50 MB
-# of code) runs serially at the end of a cold index. With every core counted, and a memory limit
-# at which each worker writes its own partition, both cores build and write it (~30% faster;
-# scores are the same: BM25 statistics span the partitions).
-os.environ.setdefault("LANCE_CPU_THREADS", str(os.cpu_count() or 1))
-_FTS_MEMORY_MB = 64
-_OPEN_ATTEMPTS = 10  # x 0.1 s: how long a table being created elsewhere is waited for
-
-
-def sql_literal(value: str) -> str:
-    """A SQL string literal for a LanceDB filter: quotes doubled, nothing else is special."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _in_filters(column: str, values: Iterable[str]) -> Iterator[str]:
-    """``column IN (...)`` filters, a bounded number of literals each."""
-    batch = sorted(set(values))
-    for start in range(0, len(batch), _IN_BATCH):
-        literals = ", ".join(sql_literal(v) for v in batch[start : start + _IN_BATCH])
-        yield f"{column} IN ({literals})"
-
-
-# ---------------------------------------------------------------------------------------------
-# Rows
-
-
-@dataclass(frozen=True, slots=True)
-class FileRecord:
-    """What the index knows about one file; written after its chunks (the commit marker)."""
-
-    path: str
-    revision: str
-    size: int
-    mtime_ns: int
-    chunk_count: int
-    language: str
-
-
-@dataclass
-class Meta:
-    schema_version: int = SCHEMA_VERSION
-    embedder: str | None = None
-    dim: int | None = None
-    chunk_budget: int | None = None  # the budget of the last complete index pass
-    cold_budget: int | None = None  # the budget a first (cold) pass started writing with
-    last_update: str | None = None  # ISO time of the last finished write
-    optimized_version: int = 0  # chunks table version at the last optimize()
-
-
-_CHUNK_COLUMNS = (
-    "id",
-    "path",
-    "language",
-    "start_line",
-    "end_line",
-    "start_byte",
-    "end_byte",
-    "symbol",
-    "kind",
-    "text",
-    "content_hash",
-    "revision",
-    "defines",
-    "uses",
+from .tables import (
+    SCHEMA_VERSION,
+    FileRecord,
+    IndexDamaged,
+    Meta,
+    _chunk_from_row,
+    _chunk_rows,
+    _column,
+    _in_filters,
+    _open_or_rebuild,
+    _said,
+    _schemas,
+    read_meta,
+    sql_literal,
+    write_meta,
 )
+from .vectors import VectorsMixin
 
+__all__ = ["FileRecord", "IndexDamaged", "Meta", "Store", "sql_literal"]
 
-def _schemas() -> tuple[pa.Schema, pa.Schema]:
-    import pyarrow as pa
+log = logging.getLogger(__name__)
+_NAMES_MAX = 500  # names per definitions look-up (retrieval's)
 
-    chunks = pa.schema(
-        [
-            ("id", pa.string()),
-            ("path", pa.string()),
-            ("language", pa.string()),
-            ("start_line", pa.int32()),
-            ("end_line", pa.int32()),
-            ("start_byte", pa.int64()),
-            ("end_byte", pa.int64()),
-            ("symbol", pa.string()),
-            ("kind", pa.string()),
-            ("text", pa.string()),
-            ("content_hash", pa.string()),
-            ("revision", pa.string()),
-            # retrieval's: names a chunk defines / uses (Chunk.defines, Chunk.uses)
-            ("defines", pa.list_(pa.string())),
-            ("uses", pa.list_(pa.string())),
-            # Read only when the full-text index is built: stored plain, which makes writing it
-            # 5x cheaper (a third of a cold index's writing) for a fifth more disk.
-            pa.field("search_text", pa.string(), metadata={"lance-encoding:compression": "none"}),
-        ]
-    )
-    files = pa.schema(
-        [
-            ("path", pa.string()),
-            ("revision", pa.string()),
-            ("size", pa.int64()),
-            ("mtime_ns", pa.int64()),
-            ("chunk_count", pa.int32()),
-            ("language", pa.string()),
-        ]
-    )
-    return chunks, files
-
-
-def _vector_schema(dim: int) -> pa.Schema:
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            ("content_hash", pa.string()),
-            ("embedder", pa.string()),
-            ("vector", pa.list_(pa.float32(), dim)),
-        ]
-    )
-
-
-def _chunk_rows(chunks: list[Chunk], search_texts: list[str], schema: pa.Schema) -> pa.Table:
-    import pyarrow as pa
-
-    columns: dict[str, list[Any]] = {
-        name: [getattr(c, name) for c in chunks] for name in _CHUNK_COLUMNS
-    }
-    columns["search_text"] = search_texts
-    return pa.Table.from_pydict(columns, schema=schema)
-
-
-def _chunk_from_row(row: Mapping[str, Any]) -> Chunk:
-    return Chunk(
-        path=row["path"],
-        language=row["language"],
-        start_line=row["start_line"],
-        end_line=row["end_line"],
-        start_byte=row["start_byte"],
-        end_byte=row["end_byte"],
-        symbol=row["symbol"],
-        kind=row["kind"],
-        text=row["text"],
-        content_hash=row["content_hash"],
-        revision=row["revision"],
-        defines=tuple(row.get("defines") or ()),
-        uses=tuple(row.get("uses") or ()),
-    )
+_FTS_INDEX = "search_text_idx"
+_FTS_MEMORY_MB = 64
 
 
 # ---------------------------------------------------------------------------------------------
 # The store
 
 
-class Store:
+class Store(VectorsMixin):
     """One index folder. Safe to share between threads; readers always see the latest commit."""
 
     def __init__(self, index_dir: Path, db: Any, chunks: Any, files: Any) -> None:
@@ -200,7 +71,7 @@ class Store:
 
     @classmethod
     def open(cls, index_dir: Path) -> Store:
-        os.environ.setdefault("RUST_LOG", "error")
+        apply_defaults()
         import lancedb
 
         index_dir.mkdir(parents=True, exist_ok=True)
@@ -209,26 +80,38 @@ class Store:
             ignore.write_text("*\n", encoding="utf-8")  # the index never shows up in git status
         # Interval 0: every read sees writes made by other processes (a CLI run, the server).
         db = lancedb.connect(index_dir / "lance", read_consistency_interval=timedelta(0))
-        meta = _read_meta(index_dir)
+        meta = read_meta(index_dir)
         if not (index_dir / "meta.json").exists():
-            _write_meta(index_dir, meta)
+            write_meta(index_dir, meta)
         elif meta.schema_version != SCHEMA_VERSION:
+            if meta.schema_version == -1:
+                log.warning("the index's meta.json in %s was damaged; rebuilding it", index_dir)
             for name in db.list_tables().tables:  # another layout is rebuilt, not misread
                 db.drop_table(name)
-            _write_meta(index_dir, Meta())
+            write_meta(index_dir, Meta())
         chunk_schema, file_schema = _schemas()
-        chunks = _open_table(db, index_dir, "chunks", chunk_schema)
-        files = _open_table(db, index_dir, "files", file_schema)
+        chunks = _open_or_rebuild(db, index_dir, "chunks", chunk_schema)
+        files = _open_or_rebuild(db, index_dir, "files", file_schema)
         return cls(index_dir, db, chunks, files)
+
+    def reset(self) -> Store:
+        """Drop every table and start an empty index (meta too): for damage found in the
+        chunk or file rows themselves, which only reading the files again can repair."""
+        for name in ("chunks", "files", "vectors"):
+            with contextlib.suppress(Exception):
+                self._db.drop_table(name)
+            shutil.rmtree(self.index_dir / "lance" / f"{name}.lance", ignore_errors=True)
+        write_meta(self.index_dir, Meta())
+        return Store.open(self.index_dir)
 
     # -- meta ------------------------------------------------------------------------------
 
     @property
     def meta(self) -> Meta:
-        return _read_meta(self.index_dir)
+        return read_meta(self.index_dir)
 
     def save_meta(self, meta: Meta) -> None:
-        _write_meta(self.index_dir, meta)
+        write_meta(self.index_dir, meta)
 
     def versions(self) -> dict[str, int]:
         """Table versions: every write makes a new one (so "nothing written" can be checked)."""
@@ -383,107 +266,68 @@ class Store:
         terms = query_terms(query)
         if not terms or limit <= 0 or (paths is not None and not paths):
             return []
+        try:
+            rows = self._keyword_rows(terms, limit, paths)
+        except Exception as exc:  # damaged full-text index files: rebuild them, once
+            log.warning(
+                "the full-text index in %s was damaged (%s); rebuilding it",
+                self.index_dir,
+                _said(exc),
+            )
+            try:
+                self.rebuild_fts()
+                rows = self._keyword_rows(terms, limit, paths)
+            except Exception as again:
+                raise IndexDamaged(
+                    f"the index in {self.index_dir} cannot be searched ({_said(again)}); "
+                    "run `codecite index` to rebuild it"
+                ) from None
+        return [(_chunk_from_row(row), float(row["_score"])) for row in rows]
+
+    def _keyword_rows(
+        self, terms: str, limit: int, paths: Collection[str] | None
+    ) -> list[dict[str, Any]]:
         self.ensure_fts()
         if not self._fts_ready:
             return []  # nothing indexed yet
         search = self._chunks.search(terms, query_type="fts", fts_columns="search_text")
         if paths is not None:
             search = search.where(" OR ".join(_in_filters("path", paths)), prefilter=True)
-        rows = search.limit(limit).to_arrow().to_pylist()
-        return [(_chunk_from_row(row), float(row["_score"])) for row in rows]
+        rows: list[dict[str, Any]] = search.limit(limit).to_arrow().to_pylist()
+        return rows
 
     def naming(self, names: Collection[str], limit: int, column: str = "defines") -> list[Chunk]:
         """Chunks whose ``defines`` (or ``uses``) hold any of ``names`` (case-sensitive)."""
-        wanted = sorted({n for n in names if n})[:_IN_BATCH]
+        wanted = sorted({n for n in names if n})[:_NAMES_MAX]
         if not wanted or limit <= 0 or column not in ("defines", "uses"):
             return []
         literals = ", ".join(sql_literal(n) for n in wanted)
         query = self._chunks.search().where(f"array_has_any({column}, make_array({literals}))")
         return [_chunk_from_row(row) for row in query.limit(limit).to_arrow().to_pylist()]
 
-    # -- vectors ---------------------------------------------------------------------------
+    def rebuild_fts(self) -> None:
+        """Build the full-text index again from the chunk rows (its files were damaged)."""
+        with self._lock:
+            with contextlib.suppress(Exception):  # its manifest entry may be what is broken
+                self._chunks.drop_index(_FTS_INDEX)
+            self._fts_ready = False
+        self.ensure_fts()
 
-    def _vectors_table(self) -> Any | None:
-        return _open_table(self._db, self.index_dir, "vectors")
-
-    def missing_vectors(self, embedder: str, limit: int) -> list[tuple[str, str]]:
-        """(content_hash, text) of chunks that have no vector from ``embedder`` yet."""
-        wanted = dict.fromkeys(_column(self._chunks, "content_hash"))
+    def probe(self) -> None:
+        """One keyword and one vector query, as a search makes them: a damaged full-text index
+        or vectors table is rebuilt (vectors: dropped, for the indexer to fill again); what
+        cannot be rebuilt raises IndexDamaged. Cheap: one row each."""
+        sample = self._chunks.search().select(["search_text"]).limit(1).to_arrow()
+        words = sample["search_text"].to_pylist()[0].split() if sample.num_rows else []
+        if words:
+            self.keyword_search(words[0], 1)
         vectors = self._vectors_table()
         if vectors is not None:
-            for h in _column(vectors, "content_hash", f"embedder = {sql_literal(embedder)}"):
-                wanted.pop(h, None)
-        hashes = list(wanted)[:limit]
-        texts: dict[str, str] = {}
-        for where in _in_filters("content_hash", hashes):
-            rows = self._chunks.search().where(where).select(["content_hash", "text"])
-            for row in rows.limit(None).to_arrow().to_pylist():
-                texts.setdefault(row["content_hash"], row["text"])
-        return [(h, texts[h]) for h in hashes if h in texts]
-
-    def put_vectors(self, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:
-        """Store one vector per content hash; an existing (hash, embedder) pair is kept."""
-        import pyarrow as pa
-
-        if len(hashes) != len(vectors):
-            raise ValueError(f"{len(hashes)} hashes but {len(vectors)} vectors")
-        if not hashes:
-            return
-        matrix = np.ascontiguousarray(vectors, dtype=np.float32)
-        dim = int(matrix.shape[1])
-        with self._lock:
-            table = self._vectors_table()
-            if table is not None and table.schema.field("vector").type.list_size != dim:
-                self._db.drop_table("vectors")  # another embedder's width: those are useless now
-                table = None
-            if table is None:
-                table = _open_table(self._db, self.index_dir, "vectors", _vector_schema(dim))
-            meta = self.meta
-            if (meta.embedder, meta.dim) != (embedder, dim):
-                meta.embedder, meta.dim = embedder, dim
-                self.save_meta(meta)
-        unique = {h: i for i, h in enumerate(hashes)}  # one row per hash
-        flat = pa.array(matrix[list(unique.values())].reshape(-1), type=pa.float32())
-        rows = pa.Table.from_arrays(
-            [
-                pa.array(list(unique), type=pa.string()),
-                pa.array([embedder] * len(unique), type=pa.string()),
-                pa.FixedSizeListArray.from_arrays(flat, dim),
-            ],
-            schema=table.schema,
-        )
-        table.merge_insert(["content_hash", "embedder"]).when_not_matched_insert_all().execute(rows)
-
-    def vector_count(self, embedder: str) -> int:
-        table = self._vectors_table()
-        return 0 if table is None else int(table.count_rows(f"embedder = {sql_literal(embedder)}"))
-
-    def vector_search(
-        self, embedder: str, vector: np.ndarray, limit: int
-    ) -> list[tuple[Chunk, float]]:
-        """Chunks whose vector is nearest ``vector``, best first, scored by cosine similarity."""
-        table = self._vectors_table()
-        if table is None or limit <= 0:
-            return []
-        query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if query.shape[0] != table.schema.field("vector").type.list_size:
-            return []
-        hits = (
-            table.search(query, vector_column_name="vector")
-            .distance_type("cosine")
-            .where(f"embedder = {sql_literal(embedder)}", prefilter=True)
-            .select(["content_hash", "_distance"])
-            .limit(limit)
-            .to_arrow()
-            .to_pylist()
-        )
-        similarity = {h["content_hash"]: 1.0 - float(h["_distance"]) for h in hits}
-        found: list[tuple[Chunk, float]] = []
-        for where in _in_filters("content_hash", similarity):
-            for row in self._chunks.search().where(where).limit(None).to_arrow().to_pylist():
-                found.append((_chunk_from_row(row), similarity[row["content_hash"]]))
-        found.sort(key=lambda pair: (-pair[1], pair[0].path, pair[0].start_line))
-        return found[:limit]
+            try:
+                vectors.search().select(["content_hash"]).limit(1).to_arrow()
+                self.vector_count(None)
+            except Exception as exc:
+                self._drop_vectors(exc)
 
     # -- maintenance -----------------------------------------------------------------------
 
@@ -506,63 +350,3 @@ class Store:
         meta = self.meta
         meta.optimized_version = self._chunks.version
         self.save_meta(meta)
-
-
-def _open_table(db: Any, index_dir: Path, name: str, schema: pa.Schema | None = None) -> Any:
-    """The table; if it does not exist yet, None, or a new empty one when ``schema`` is given.
-
-    A kill while a table was being created leaves a folder with no committed version; it
-    holds nothing, so it is removed and the table counts as missing.
-    """
-    folder = index_dir / "lance" / f"{name}.lance"
-    for attempt in range(_OPEN_ATTEMPTS):
-        if not folder.exists():
-            break
-        try:
-            return db.open_table(name)
-        except ValueError:
-            versions = folder / "_versions"
-            if versions.exists() and any(p.suffix == ".manifest" for p in versions.iterdir()):
-                raise  # a committed table we cannot read: not ours to delete
-            if attempt < _OPEN_ATTEMPTS - 1:
-                time.sleep(0.1)  # another process may be creating it this very moment
-            else:
-                shutil.rmtree(folder, ignore_errors=True)
-    return None if schema is None else db.create_table(name, schema=schema, exist_ok=True)
-
-
-def _column(table: Any, name: str, where: str | None = None) -> list[Any]:
-    """One column of a table (optionally filtered), read without the other columns."""
-    query = table.search()
-    if where is not None:
-        query = query.where(where)
-    values: list[Any] = query.select([name]).limit(None).to_arrow()[name].to_pylist()
-    return values
-
-
-def _read_meta(index_dir: Path) -> Meta:
-    try:
-        raw = json.loads((index_dir / "meta.json").read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return Meta()
-    except (OSError, ValueError):
-        return Meta(schema_version=-1)  # unreadable: rebuild rather than trust it
-    if not isinstance(raw, dict):
-        return Meta(schema_version=-1)
-    known = {k: v for k, v in raw.items() if k in Meta.__dataclass_fields__}
-    try:
-        return Meta(**known)
-    except TypeError:
-        return Meta(schema_version=-1)
-
-
-def _write_meta(index_dir: Path, meta: Meta) -> None:
-    """Write atomically (temp file + rename): a crash never leaves half a meta.json."""
-    target = index_dir / "meta.json"
-    text = json.dumps(asdict(meta), indent=2)
-    with contextlib.suppress(OSError):
-        if target.read_text(encoding="utf-8") == text:
-            return  # an unchanged index stays byte-for-byte unchanged
-    temp = target.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, target)

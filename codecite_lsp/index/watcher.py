@@ -37,6 +37,7 @@ from watchdog.events import (
 )
 
 from ..ingest.ignore import IgnoreRules
+from ..ingest.paths import REASON_BAD_NAME, display_name, is_utf8, repo_relative
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver
@@ -157,14 +158,10 @@ class Watcher:
 
     def _relative(self, path: str) -> str | None:
         """Repo-relative "/" path, or None for the root itself and anything outside."""
-        if not os.path.isabs(path):
-            path = os.path.join(self._root, path)
-        path = os.path.normpath(path)
-        for root in self._roots:  # the editor may name files through a symlinked repo path
-            rel = os.path.relpath(path, root)
-            if rel != "." and rel != ".." and not rel.startswith(".." + os.sep):
-                return rel.replace(os.sep, "/")
-        return None
+        rel = repo_relative(path, self._roots)
+        if rel is None and not is_utf8(path):
+            log.warning("not indexed: %s: %s", display_name(path), REASON_BAD_NAME)
+        return rel
 
     # --- batching ----------------------------------------------------------------------------
 

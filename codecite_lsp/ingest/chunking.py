@@ -37,7 +37,8 @@ from itertools import accumulate, pairwise
 from typing import TYPE_CHECKING, Literal
 
 from ..core.records import Chunk, content_hash
-from .languages import TEXT_LANGUAGE, language_for_path, parser_for, query_for
+from .guard import parse_guarded
+from .languages import TEXT_LANGUAGE, language_for_path, query_for
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -230,11 +231,10 @@ def _match(pattern: int, captures: dict[str, list[Node]]) -> _Match:
     )
 
 
-def _parse(language: str, lines: _Lines) -> _Parsed:
-    """One parse, one query pass; Python work only per definition and per comment."""
+def _parse(language: str, lines: _Lines, root: Node) -> _Parsed:
+    """One query pass over the parsed tree; Python work only per definition and per comment."""
     from tree_sitter import QueryCursor
 
-    root = parser_for(language).parse(lines.source).root_node
     found: dict[int, _Match] = {}  # node id -> first matching pattern
     comments: list[Node] = []
     errors: list[Node] = []
@@ -308,12 +308,11 @@ def _heading_title(node: Node) -> str:
     return title or "#"
 
 
-def _sections(lines: _Lines) -> _Parsed:
+def _sections(lines: _Lines, root: Node) -> _Parsed:
     """Markdown sections as definitions: a heading and everything up to the next heading of the
     same or a higher level (setext headings included, `#` inside code fences excluded)."""
     from tree_sitter import QueryCursor
 
-    root = parser_for("markdown").parse(lines.source).root_node
     headings = sorted(
         QueryCursor(query_for("markdown")).captures(root).get("heading", []),
         key=lambda node: node.start_byte,
@@ -639,7 +638,9 @@ def headers(path: str, text: str) -> list[Header]:
     language = language_for_path(path)
     if lines is None or language is None or language == "markdown":
         return []
-    parsed = _parse(language, lines)
+    parsed = _parse_any(language, lines)
+    if parsed is None:
+        return []  # too deep or too slow to parse safely
     found: list[Header] = []
     pending = list(parsed.roots)
     while pending:
@@ -660,11 +661,15 @@ def headers(path: str, text: str) -> list[Header]:
 
 
 def _parse_any(language: str | None, lines: _Lines) -> _Parsed | None:
+    """None for plain text, and for a file too deep or too slow to parse safely (guard.py)."""
     if language is None:
         return None
+    tree = parse_guarded(language, lines.source)
+    if tree is None:
+        return None
     if language == "markdown":
-        return _sections(lines)
-    return _parse(language, lines)
+        return _sections(lines, tree.root_node)
+    return _parse(language, lines, tree.root_node)
 
 
 Encoding = Literal["utf-16", "utf-32", "utf-8"]

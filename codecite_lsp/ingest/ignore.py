@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pathspec
 
+from .paths import relative_inside
 from .secrets import SECRET_DIRS, is_secret_path
 
 log = logging.getLogger(__name__)
@@ -268,13 +269,3 @@ class IgnoreRules:
             lines = _read_lines(path)
             self._gitignores[rel_dir] = _compile(lines, path) if lines else None
         return self._gitignores[rel_dir]
-
-
-def relative_inside(root: str, real: str) -> str | None:
-    """``real`` relative to ``root`` with "/" separators, or None when it lies outside."""
-    if real == root:
-        return ""
-    prefix = root if root.endswith(os.sep) else root + os.sep
-    if not real.startswith(prefix):
-        return None
-    return real[len(prefix) :].replace(os.sep, "/")

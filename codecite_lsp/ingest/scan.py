@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import posixpath
 import re
 import stat
 from dataclasses import dataclass
@@ -23,13 +22,14 @@ from pathlib import Path
 
 from ..core.config import Config
 from ..core.records import file_revision
-from .ignore import IgnoreRules, relative_inside
+from .ignore import IgnoreRules
+from .paths import REASON_BAD_NAME, display_name, is_utf8, relative_inside, repo_relative
 from .secrets import (
-    PRIVATE_KEY_RE,
     REASON_PRIVATE_KEY,
     REASON_SECRET_DIR,
     REASON_SECRET_NAME,
     find_credential,
+    has_private_key,
     is_secret_path,
 )
 
@@ -171,13 +171,17 @@ def _scan_file(rel: str, path: str, config: Config) -> WorkspaceFile | Skip:
     return Skip(rel, too_large) if too_large else WorkspaceFile(rel, st.st_size, st.st_mtime_ns)
 
 
-def scan(repo: Path, config: Config) -> ScanResult:
-    """Every file to index, sorted by path, and the files refused by path, size or link."""
+def scan(
+    repo: Path, config: Config, *, under: str = "", rules: IgnoreRules | None = None
+) -> ScanResult:
+    """Every file to index (in the folder ``under``, repo-relative; default: everywhere), sorted
+    by path, and the files refused by name, path, size or link."""
     root = os.path.realpath(repo)
-    rules = IgnoreRules.load(repo, index_dir=config.resolved_index_dir(repo))
+    if rules is None:
+        rules = IgnoreRules.load(repo, index_dir=config.resolved_index_dir(repo))
     files: list[WorkspaceFile] = []
     skipped: list[Skip] = []
-    pending = [""]
+    pending = [under]
     while pending:
         folder = pending.pop()
         try:
@@ -204,6 +208,8 @@ def _scan_entry(
     root: str, rel: str, entry: os.DirEntry[str], rules: IgnoreRules, config: Config
 ) -> WorkspaceFile | Skip | str | None:
     """One directory entry: "dir" to walk into, a file, a Skip, or None (silently ignored)."""
+    if not is_utf8(entry.name):  # nothing under it can be keyed, stored or shown as it is
+        return Skip(display_name(rel), REASON_BAD_NAME)
     try:
         is_dir = entry.is_dir()
     except OSError:  # a looping symlink
@@ -221,15 +227,6 @@ def _scan_entry(
 
 
 # --- reading ----------------------------------------------------------------------------------
-
-
-def _clean_rel(rel_path: str) -> str | None:
-    if not rel_path or "\0" in rel_path or os.path.isabs(rel_path):
-        return None
-    rel = posixpath.normpath(rel_path.replace(os.sep, "/"))
-    if rel == "." or rel == ".." or rel.startswith("../"):
-        return None
-    return rel
 
 
 def _read_bounded(path: str, config: Config) -> tuple[bytes, os.stat_result]:
@@ -268,7 +265,7 @@ def _content_problem(data: bytes, config: Config) -> tuple[str, str]:
         text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError as exc:
         return "", f"{REASON_NOT_UTF8} (bad byte at offset {exc.start})"
-    if PRIVATE_KEY_RE.search(text):
+    if has_private_key(text):
         return "", REASON_PRIVATE_KEY
     credential = find_credential(text)
     if credential is not None:
@@ -285,9 +282,9 @@ def _content_problem(data: bytes, config: Config) -> tuple[str, str]:
 
 def read_source(repo: Path, rel_path: str, config: Config) -> SourceFile | Skip:
     """Read one file once; a Skip with a plain reason for anything that must not be indexed."""
-    rel = _clean_rel(rel_path)
+    rel = repo_relative(rel_path)
     if rel is None:
-        return Skip(rel_path, REASON_BAD_PATH)
+        return Skip(display_name(rel_path), REASON_BAD_PATH)
     if is_secret_path(rel):
         return Skip(rel, REASON_SECRET_NAME)
     if rel.rpartition("/")[2] in _LOCKFILES:

@@ -1,7 +1,8 @@
 """What must never be indexed or sent to a model: secret paths by name, credentials by content.
 
-A file holding a private key or a high-confidence credential (``find_credential``: AWS, GitHub,
-Slack, Stripe, OpenAI, Anthropic, Google formats) is skipped whole, never redacted, so every chunk
+A file holding a private key (``has_private_key``, however quoted or split) or a high-confidence
+credential (``find_credential``: AWS, GitHub, GitLab, npm, Slack, Stripe, OpenAI, Anthropic,
+Google formats and JSON Web Tokens) is skipped whole, never redacted, so every chunk
 stays equal to the file's lines.
 """
 
@@ -17,6 +18,9 @@ _SECRET_NAMES = frozenset(
     {
         "credentials", ".npmrc", ".pypirc", ".netrc", "_netrc", ".htpasswd", ".pgpass",
         ".git-credentials", ".dockercfg", ".s3cfg", ".boto", ".vault-token",
+        # system credential files and shell/REPL histories (commands typed with tokens in them)
+        "shadow", "shadow-", "gshadow", "gshadow-", "master.passwd", ".histfile", ".lesshst",
+        ".viminfo",
     }
 )  # fmt: skip
 _SECRET_SUFFIXES = (
@@ -35,6 +39,25 @@ PRIVATE_KEY_RE = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     r"(?:\s|\\[nr])+(?:[\w-]+: [^\n\\]*(?:\s|\\[nr])+)*[A-Za-z0-9+/]{16,}"
 )
+# The same key written as one string literal per line (``"-----BEGIN ...-----\n" "MIIE..."``,
+# or joined with ``+``, ``..``, ``,``): after the BEGIN line, the text that only quotes or joins
+# is dropped and what is left must start with key material.
+_KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_KEY_WINDOW = 400  # characters after the BEGIN line in which the key material must start
+_QUOTING = re.compile(r"\\[nr]|[\s\"'`+,.;()\[\]\\]|\b[rbuf]{1,2}(?=[\"'])")
+_KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{40}")
+
+
+def has_private_key(text: str) -> bool:
+    """Whether ``text`` holds a private key, however it is quoted or split across literals."""
+    if PRIVATE_KEY_RE.search(text):
+        return True
+    for begin in _KEY_BEGIN.finditer(text):
+        window = _QUOTING.sub("", text[begin.end() : begin.end() + _KEY_WINDOW])
+        if _KEY_MATERIAL.match(window):
+            return True
+    return False
+
 
 # Credentials in formats precise enough that ordinary code never matches them: a file holding
 # one is skipped whole (never redacted: chunk text must equal the file's lines for citations to
@@ -69,7 +92,29 @@ _CREDENTIAL_GROUPS = tuple(
             ("g(?:h[pousr]_|ithub_pat_)",),
             (("GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{60,}"),),
         ),
-        (("xox",), (("Slack token", r"\bxox[abposr]-[0-9A-Za-z-]{10,}"),)),
+        (
+            ("xox", "hooks.slack"),
+            (
+                ("Slack token", r"\bxox[abposre]-[0-9A-Za-z-]{10,}"),
+                (
+                    "Slack webhook URL",
+                    r"hooks\.slack\.com/services/T[0-9A-Z]{8,}/B[0-9A-Z]{8,}/"
+                    r"(?P<value>[0-9A-Za-z]{20,})",
+                ),
+            ),
+        ),
+        (("glpat-",), (("GitLab token", r"\bglpat-[0-9A-Za-z_-]{20,}"),)),
+        (("npm_",), (("npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),)),
+        (("GOCSPX-",), (("Google OAuth client secret", r"\bGOCSPX-[0-9A-Za-z_-]{28}"),)),
+        (
+            ("eyJ",),
+            (
+                (
+                    "JSON Web Token",
+                    r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{16,}",
+                ),
+            ),
+        ),
         (("k_live_",), (("Stripe live key", r"\b[sr]k_live_[0-9A-Za-z]{20,}"),)),
         (
             ("sk-",),
@@ -135,6 +180,8 @@ def is_secret_path(rel_path: str) -> bool:
         return True
     name = parts[-1]
     if name in _SECRET_NAMES or name.startswith(".env") or name.startswith(_KEY_FILE_PREFIXES):
+        return True
+    if name.startswith(".") and name.endswith("_history"):  # .bash_history, .psql_history ...
         return True
     if name.endswith(_SECRET_SUFFIXES):
         return True

@@ -14,6 +14,7 @@ import dataclasses
 import os
 import pickle
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from ..core.records import Chunk
     from .scan import Skip, SourceFile
 
+REASON_CRASHED = "the parser crashed on this file"
 PARALLEL_MIN_FILES = 200  # below this, starting workers costs more than it saves
 _SLICE = 16  # files per message to a worker
 _HEADER = 8
@@ -103,21 +105,27 @@ def _receive(stream: IO[bytes]) -> object | None:
 
 
 class _WorkerPool:
-    """A few worker processes, each fed slices of jobs by a parent thread (dynamic balancing)."""
+    """A few worker processes, each fed slices of jobs by a parent thread (dynamic balancing).
+
+    A worker that dies (a crash in a grammar no guard foresaw, the OOM killer) costs no file
+    but the one that killed it: its slice is run again one file at a time in fresh workers, and
+    a file a fresh worker dies on is skipped with the reason.
+    """
 
     def __init__(self, size: int) -> None:
         self.size = size
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._live_lock = threading.Lock()
+        self._stop = threading.Event()
 
     def run(self, jobs: list[Job]) -> Iterator[tuple[Job, Prepared]]:
         slices: queue.Queue[list[Job]] = queue.Queue()
         for start in range(0, len(jobs), _SLICE):
             slices.put(jobs[start : start + _SLICE])
         results: queue.Queue[list[tuple[Job, Prepared]] | BaseException] = queue.Queue()
-        stop = threading.Event()
-        processes = [self._start() for _ in range(self.size)]
         feeders = [
-            threading.Thread(target=self._feed, args=(p, slices, results, stop), daemon=True)
-            for p in processes
+            threading.Thread(target=self._feed, args=(slices, results), daemon=True)
+            for _ in range(self.size)
         ]
         for feeder in feeders:
             feeder.start()
@@ -130,42 +138,101 @@ class _WorkerPool:
                 remaining -= len(batch)
                 yield from batch
         finally:
-            stop.set()
-            for process in processes:
+            with self._live_lock:
+                self._stop.set()  # no worker starts after this
+                live = list(self._live)
+            for process in live:
                 _close_input(process)
-            for process in processes:
+            for process in live:
                 _reap(process)
 
-    @staticmethod
-    def _start() -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            [sys.executable, "-m", "codecite_lsp.ingest.workers"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
+    def _start(self) -> subprocess.Popen[bytes] | None:
+        with self._live_lock:
+            if self._stop.is_set():
+                return None
+            process = subprocess.Popen(
+                [sys.executable, "-m", "codecite_lsp.ingest.workers"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            self._live.add(process)
+            return process
 
-    @staticmethod
+    def _retire(self, process: subprocess.Popen[bytes]) -> int | None:
+        """Close a worker that stopped answering; its exit code."""
+        with self._live_lock:
+            self._live.discard(process)
+        _close_input(process)
+        _reap(process)
+        return process.returncode
+
     def _feed(
-        process: subprocess.Popen[bytes],
+        self,
         slices: queue.Queue[list[Job]],
         results: queue.Queue[list[tuple[Job, Prepared]] | BaseException],
-        stop: threading.Event,
     ) -> None:
-        assert process.stdin is not None and process.stdout is not None
-        while not stop.is_set():
-            try:
-                part = slices.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                _send(process.stdin, part)
-                answer = _receive(process.stdout)
-                if not isinstance(answer, list):
-                    raise RuntimeError(f"an index worker stopped (exit code {process.poll()})")
-            except Exception as exc:  # reported to the consumer, which must not wait forever
-                results.put(exc)
-                return
-            results.put(list(zip(part, answer, strict=True)))
+        process: subprocess.Popen[bytes] | None = None
+        try:
+            while not self._stop.is_set():
+                try:
+                    part = slices.get_nowait()
+                except queue.Empty:
+                    return
+                process = process or self._start()
+                if process is None:
+                    return
+                answer = _exchange(process, part)
+                if answer is None:
+                    self._retire(process)
+                    process = None
+                    answer = self._one_by_one(part)
+                    if answer is None:
+                        return  # stopping
+                results.put(list(zip(part, answer, strict=True)))
+        except Exception as exc:  # reported to the consumer, which must not wait forever
+            results.put(exc)
+
+    def _one_by_one(self, part: list[Job]) -> list[Prepared] | None:
+        """Each job of a slice a worker died on, alone; None if the pool is stopping."""
+        answers: list[Prepared] = []
+        process: subprocess.Popen[bytes] | None = None
+        for job in part:
+            process = process or self._start()
+            if process is None:
+                return None
+            answer = _exchange(process, [job])
+            if answer is None:
+                code = self._retire(process)
+                process = None
+                if self._stop.is_set():
+                    return None
+                answers.append(Prepared(_crashed(job.path, code)))
+            else:
+                answers.extend(answer)
+        if process is not None:
+            self._retire(process)
+        return answers
+
+
+def _exchange(process: subprocess.Popen[bytes], part: list[Job]) -> list[Prepared] | None:
+    """Send a slice, wait for its results; None if the worker died meanwhile."""
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        _send(process.stdin, part)
+        answer = _receive(process.stdout)
+    except (OSError, EOFError, ValueError, pickle.UnpicklingError):
+        return None
+    return answer if isinstance(answer, list) and len(answer) == len(part) else None
+
+
+def _crashed(path: str, code: int | None) -> Skip:
+    from .scan import Skip
+
+    how = f"exit code {code}"
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            how = signal.Signals(-code).name
+    return Skip(path, f"{REASON_CRASHED} ({how}); never indexed")
 
 
 def _close_input(process: subprocess.Popen[bytes]) -> None:
@@ -188,9 +255,12 @@ def _worker() -> None:
     """Serve slices of jobs from stdin until it closes (the parent finished, or died)."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but results may reach the pipe
-    while (part := _receive(stdin)) is not None:
-        assert isinstance(part, list)
-        _send(stdout, [prepare(job) for job in part])
+    try:
+        while (part := _receive(stdin)) is not None:
+            assert isinstance(part, list)
+            _send(stdout, [prepare(job) for job in part])
+    except BrokenPipeError:
+        pass  # the parent is gone (a server that exited mid-pass): nobody wants the results
     # Every result is flushed: skip the interpreter's teardown (a tenth of a second the parent
     # would wait for at the end of each pass).
     os._exit(0)

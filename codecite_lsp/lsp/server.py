@@ -1,9 +1,10 @@
-"""The language server: a thin pygls layer between LSP messages and per-root ``Session`` objects.
+"""The language server: wiring between LSP messages and the features, and the registry of
+workspace roots (one ``Session`` each).
 
 Everything slow (lancedb, tree-sitter, litellm, the model) runs in worker threads; the event loop
 only parses messages, validates parameters and sends replies, so typing is never blocked.
 Messages that worker threads want to send go through ``loop.call_soon_threadsafe``: pygls'
-writer is not thread-safe.
+writer is not thread-safe. pygls internals are touched in protocol.py only.
 """
 
 from __future__ import annotations
@@ -14,88 +15,40 @@ import logging
 import os
 import sys
 import threading
-import time
-import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__
-from .session import Cancelled, Session, SessionError
+from ..core.environment import apply_defaults
+from ..core.wording import Wording, wording
+from ..service.session import Cancelled, Session, SessionError
+from . import roots
+from .features import ask, citations, hover, search, status
+from .params import AskParams, HistoryParams, SearchParams, one_argument, parse, plain, uri_to_path
+from .progress import index_with_progress
+from .protocol import CodeciteProtocol, serve_stdio
 
 if TYPE_CHECKING:
     from ..ingest.chunking import Encoding
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("codecite_lsp")
 
 ASK = "codecite/ask"
 SEARCH = "codecite/search"
 HISTORY = "codecite/history"
 STATUS = "codecite/status"
-CMD_OPEN = "codecite.openCitation"
+WORDING = "codecite/wording"
+CMD_OPEN = citations.OPEN_CITATION
 CMD_REINDEX = "codecite.reindex"
 CMD_ASK = "codecite.ask"
 
-# The answerer cuts long questions (and says so); beyond this the input is not a question at all.
-MAX_QUESTION_CHARS = 100_000
-MAX_LIMIT = 200
-
 T = TypeVar("T")
-
-
-class CodeciteProtocol(LanguageServerProtocol):
-    """pygls drops a request whose params do not fit the LSP types and never answers it, so the
-    client waits forever; answer such a request with InvalidParams saying what is wrong."""
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        if "jsonrpc" in data and "method" in data and "params" not in data:
-            # JSON-RPC lets a request omit params; pygls's generic message type for custom
-            # methods requires the field, fails, and the request was never answered.
-            data = {**data, "params": None}
-        try:
-            return super().structure_message(data)
-        except JsonRpcInvalidParams as exc:
-            if "id" not in data or "method" not in data:
-                raise  # a notification: nobody waits for an answer
-            why = "; ".join(_readable(exc.__cause__)) or str(exc)
-            self._send_response(
-                data["id"],
-                error=JsonRpcInvalidParams(
-                    f"invalid params for {data['method']}: {why}"
-                ).to_response_error(),
-            )
-            return None
-
-    exiting = False
-
-    def handle_message(self, message: Any) -> None:
-        if message is None:  # already answered by structure_message
-            return
-        if getattr(message, "method", None) == types.EXIT:
-            self.exiting = True
-        super().handle_message(message)
-
-    def _send_data(self, data: Any) -> None:
-        # After exit stdout is closed: a progress report still queued by the indexing thread
-        # failed, and reporting that failure failed again (megabytes of tracebacks on stderr).
-        if not self.exiting:
-            super()._send_data(data)
-
-
-def _readable(error: BaseException | None) -> list[str]:
-    from cattrs import transform_error
-
-    if isinstance(error, Exception):
-        return list(transform_error(error))
-    return []
 
 
 class CodeciteServer(LanguageServer):
@@ -144,14 +97,31 @@ class CodeciteServer(LanguageServer):
             cancel.set()
             raise
 
-    # -- sessions ----------------------------------------------------------------------------
+    # -- roots --------------------------------------------------------------------------------
 
-    def add_root(self, root: Path) -> Session:
+    def add_root(self, root: Path) -> Session | None:
+        """A folder the client opened becomes a root, unless it must not be one (said why)."""
         root = root.resolve()
         existing = self.sessions.get(root)
         if existing is not None:
             return existing
+        if not root.is_dir():
+            self.tell(f"codecite: workspace folder not found: {root}")
+            return None
+        refused = roots.refusal(root)
+        if refused is not None:
+            log.warning("refused workspace root: %s", refused)
+            self.tell(f"codecite: not indexing {refused}")
+            return None
         session = Session(root, self.settings)
+        unwritable = roots.unwritable(session.index_dir)
+        if unwritable is not None:
+            session.close()
+            self.tell(
+                f"codecite: {root.name} is not indexed: {unwritable}. Set `index_dir` to a "
+                "folder you can write to."
+            )
+            return None
         self.sessions[root] = session
         for problem in session.problems:
             self.tell(f"codecite ({root.name}): invalid setting ignored: {problem}")
@@ -205,56 +175,9 @@ class CodeciteServer(LanguageServer):
             return None
 
     def start_indexing(self, session: Session) -> None:
-        task = asyncio.ensure_future(self._index(session))
+        task = asyncio.ensure_future(index_with_progress(self, session))
         self.tasks.add(task)  # keep a reference: the loop only holds tasks weakly
         task.add_done_callback(self.tasks.discard)
-
-    async def _index(self, session: Session) -> None:
-        """Index one root in the background, reported as cancellable work-done progress."""
-        token = f"codecite-index-{uuid.uuid4().hex[:8]}"
-        cancel = threading.Event()
-        self.index_runs.add(cancel)
-        progress = self._progress_supported()
-        if progress:
-            try:
-                await self.work_done_progress.create_async(token)
-            except Exception as exc:  # the client refused: index without a progress bar
-                log.info("progress not available: %s", exc)
-                progress = False
-        if progress:
-            self.work_done_progress.begin(
-                token,
-                types.WorkDoneProgressBegin(
-                    title="codecite: indexing",
-                    message=session.root.name,
-                    cancellable=True,
-                    percentage=0,
-                ),
-            )
-            self.work_done_progress.tokens[token].add_done_callback(lambda _: cancel.set())
-        steps = ProgressSteps()
-
-        def on_progress(done: int, total: int, message: str) -> None:
-            value = steps.next(done, total, message)
-            if progress and value is not None:
-                self.soon(self.work_done_progress.report, token, value)
-
-        loop = asyncio.get_running_loop()
-        try:  # before the pass, so edits made while it runs are caught too
-            await loop.run_in_executor(self.work, session.watch)
-        except Exception as exc:  # no live updates, but didSave and requests still work
-            self.report("file watcher", exc)
-        summary = "cancelled"
-        try:
-            summary = await loop.run_in_executor(self.indexing, session.index, on_progress, cancel)
-        except Exception as exc:
-            self.report("indexing", exc)
-            summary = f"failed: {exc}"
-        finally:
-            self.index_runs.discard(cancel)
-            if progress:
-                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=summary))
-                self.work_done_progress.tokens.pop(token, None)
 
     async def show_document_async(self, params: types.ShowDocumentParams) -> None:
         window = self.client_capabilities.window
@@ -263,60 +186,12 @@ class CodeciteServer(LanguageServer):
         else:  # the client cannot open files for us: say where to look
             self.tell(f"codecite: open {params.uri}", types.MessageType.Info)
 
-    def _progress_supported(self) -> bool:
-        window = self.client_capabilities.window
-        return bool(window and window.work_done_progress)
-
-
-@dataclass
-class ProgressSteps:
-    """Turns the indexer's (done, total, message) calls into few, never-falling reports.
-
-    The indexer counts files, then chunks to embed: the second phase restarts at 0, but LSP
-    percentages must keep rising, so the bar stays where it is and the message says how far.
-    """
-
-    shown: int = -1
-    sent_at: float = 0.0
-    interval: float = 0.2  # seconds between reports that do not move the bar
-
-    def next(self, done: int, total: int, message: str) -> types.WorkDoneProgressReport | None:
-        now = time.monotonic()
-        if total <= 0:  # e.g. waiting for another indexer's lock: no fraction to show
-            return types.WorkDoneProgressReport(message=message)
-        percent = min(100, 100 * done // total)
-        if percent <= self.shown and now - self.sent_at < self.interval:
-            return None
-        self.sent_at = now
-        if percent < self.shown:
-            message = f"{message} ({percent}%)"
-        self.shown = max(self.shown, percent)
-        return types.WorkDoneProgressReport(message=message, percentage=self.shown)
-
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
     try:
         return asyncio.get_running_loop() is loop
     except RuntimeError:
         return False
-
-
-def uri_to_path(uri: str) -> Path:
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        raise JsonRpcInvalidParams(f"only file:// URIs are supported, got {uri!r}")
-    return Path(unquote(parsed.path)).resolve()
-
-
-def plain(value: Any) -> Any:
-    """pygls hands custom-request params over as namedtuples: turn them back into JSON values."""
-    if hasattr(value, "_asdict"):
-        return {key: plain(item) for key, item in value._asdict().items()}
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(item) for item in value]
-    return value
 
 
 def settings_from(raw: Any) -> dict[str, Any]:
@@ -368,17 +243,13 @@ def on_initialize(ls: CodeciteServer, params: types.InitializeParams) -> None:
         ls.settings = settings_from(params.initialization_options)
     except ValueError as exc:
         ls.tell(f"codecite: initializationOptions ignored: {exc}")
-    folders = params.workspace_folders or []
-    roots = [uri_to_path(folder.uri) for folder in folders]
-    if not roots and params.root_uri:
-        roots = [uri_to_path(params.root_uri)]
-    elif not roots and params.root_path:
-        roots = [Path(params.root_path)]
-    for root in roots:
-        if root.is_dir():
-            ls.add_root(root)
-        else:
-            ls.tell(f"codecite: workspace folder not found: {root}")
+    folders = [uri_to_path(folder.uri) for folder in params.workspace_folders or []]
+    if not folders and params.root_uri:
+        folders = [uri_to_path(params.root_uri)]
+    elif not folders and params.root_path:
+        folders = [Path(params.root_path)]
+    for root in folders:
+        ls.add_root(root)
 
 
 @server.feature(types.INITIALIZED)
@@ -410,9 +281,9 @@ def on_folders(ls: CodeciteServer, params: types.DidChangeWorkspaceFoldersParams
     for folder in params.event.removed:
         ls.remove_root(uri_to_path(folder.uri))
     for folder in params.event.added:
-        root = uri_to_path(folder.uri)
-        if root.is_dir():
-            ls.start_indexing(ls.add_root(root))
+        session = ls.add_root(uri_to_path(folder.uri))
+        if session is not None:
+            ls.start_indexing(session)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -455,164 +326,52 @@ def _guard_notification(
         ls.report(feature, exc)
 
 
-# -- hover --------------------------------------------------------------------------------------
+# -- features -----------------------------------------------------------------------------------
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 @guarded("hover")
 async def on_hover(ls: CodeciteServer, params: types.HoverParams) -> types.Hover | None:
-    try:
-        session = ls.session_for(params.text_document.uri)
-    except JsonRpcInvalidParams:
-        return None  # a file outside every workspace folder: nothing indexed to explain it
-    if not session.config.hover:
-        return None
-    path = uri_to_path(params.text_document.uri)
-    text = ls.current_text(path)
-    if text is None:
-        return None
-    markdown = await ls.run(
-        functools.partial(session.hover, encoding=ls.encoding()),
-        path,
-        text,
-        params.position.line,
-        params.position.character,
-    )
-    if markdown is None:
-        return None
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown))
-
-
-# -- custom requests ----------------------------------------------------------------------------
-
-
-def _object(params: Any, method: str) -> dict[str, Any]:
-    value = plain(params)
-    if not isinstance(value, dict):
-        raise JsonRpcInvalidParams(f"{method}: params must be an object")
-    return value
-
-
-def _string(value: Any, name: str, *, limit: int | None = None) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise JsonRpcInvalidParams(f"{name} must be a non-empty string")
-    if limit is not None and len(value) > limit:
-        raise JsonRpcInvalidParams(f"{name} is too long ({len(value)} characters; at most {limit})")
-    return value
-
-
-def _limit(value: Any, default: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_LIMIT:
-        raise JsonRpcInvalidParams(f"limit must be a whole number from 1 to {MAX_LIMIT}")
-    return value
-
-
-def _position(value: Any) -> tuple[int, int] | None:
-    if value is None:
-        return None
-    if (
-        not isinstance(value, dict)
-        or not all(isinstance(value.get(key), int) for key in ("line", "character"))
-        or value["line"] < 0
-        or value["character"] < 0
-    ):
-        raise JsonRpcInvalidParams("position must be {line: int >= 0, character: int >= 0}")
-    return value["line"], value["character"]
-
-
-async def _ask(ls: CodeciteServer, request: dict[str, Any]) -> dict[str, Any]:
-    question = _string(request.get("question"), "question", limit=MAX_QUESTION_CHARS)
-    uri = request.get("uri")
-    position = _position(request.get("position"))
-    if uri is not None:
-        _string(uri, "uri")
-        session = ls.session_for(uri)
-        path: Path | None = uri_to_path(uri)
-    else:
-        session, path = ls.default_session(), None
-    text = ls.current_text(path) if path is not None else None
-    answer = await ls.run(
-        functools.partial(session.ask, encoding=ls.encoding()), question, path, text, position
-    )
-    return answer
+    return await hover.hover(ls, params)
 
 
 @server.feature(ASK)
 @guarded("ask")
 async def on_ask(ls: CodeciteServer, params: Any) -> dict[str, Any]:
-    return await _ask(ls, _object(params, ASK))
+    return await ask.ask(ls, parse(AskParams, params, ASK))
 
 
 @server.feature(SEARCH)
 @guarded("search")
 async def on_search(ls: CodeciteServer, params: Any) -> dict[str, Any]:
-    request = _object(params, SEARCH)
-    query = _string(request.get("query"), "query", limit=MAX_QUESTION_CHARS)
-    limit = _limit(request.get("limit"), 10)
-    session = ls.session_for(request["uri"]) if request.get("uri") else ls.default_session()
-    results = await ls.run(session.search, query, limit)
-    return {"results": results}
+    return await search.search(ls, parse(SearchParams, params, SEARCH))
 
 
 @server.feature(HISTORY)
 @guarded("history")
 async def on_history(ls: CodeciteServer, params: Any) -> dict[str, Any]:
-    request = _object(params if params is not None else {}, HISTORY)
-    limit = _limit(request.get("limit"), 20)
-    entries: list[dict[str, Any]] = []
-    for session in list(ls.sessions.values()):
-        entries.extend(await ls.run(session.history, limit, ls.current_text))
-    entries.sort(key=lambda entry: str(entry.get("time", "")), reverse=True)
-    return {"entries": entries[:limit]}
+    return await citations.history(
+        ls, parse(HistoryParams, {} if params is None else params, HISTORY)
+    )
 
 
 @server.feature(STATUS)
 @guarded("status")
 async def on_status(ls: CodeciteServer, params: Any) -> dict[str, Any]:
-    return {"roots": [session.status() for session in list(ls.sessions.values())]}
+    return await status.status(ls)
 
 
-# -- commands -----------------------------------------------------------------------------------
-
-
-def _one_argument(args: tuple[Any, ...], command: str) -> dict[str, Any]:
-    if len(args) != 1 or not isinstance(args[0], Mapping):
-        raise JsonRpcInvalidParams(f"{command} takes exactly one object argument")
-    return plain(dict(args[0]))
+@server.feature(WORDING)
+@guarded("wording")
+async def on_wording(ls: CodeciteServer, params: Any) -> Wording:
+    """The refusal wording (core/wording.json), so editors say what the CLI and hover say."""
+    return wording()
 
 
 @server.command(CMD_OPEN)
 @guarded("openCitation")
 async def open_citation(ls: CodeciteServer, *args: Any) -> dict[str, Any]:
-    citation = _one_argument(args, CMD_OPEN)
-    rel = _string(citation.get("path"), "citation path")
-    session = ls.citation_session(citation.get("root"), rel)
-    path = session.absolute(rel)
-    resolution = await ls.run(session.resolve, citation, functools.partial(ls.current_text, path))
-    state = resolution["state"]
-    if state in ("exact", "moved"):
-        text = ls.current_text(path) or ""
-        await ls.show_document_async(
-            types.ShowDocumentParams(
-                uri=path.as_uri(),
-                take_focus=True,
-                selection=line_range(text, resolution["start_line"], resolution["end_line"]),
-            )
-        )
-        if state == "moved":
-            ls.tell(
-                f"codecite: the cited lines moved to {rel}:{resolution['start_line']}-"
-                f"{resolution['end_line']}",
-                types.MessageType.Info,
-            )
-    elif state == "stale":
-        await ls.show_document_async(types.ShowDocumentParams(uri=path.as_uri(), take_focus=True))
-        ls.tell(f"codecite: the cited lines changed in {rel}: {resolution['reason']}")
-    else:
-        ls.tell(f"codecite: the cited lines are gone from {rel}: {resolution['reason']}")
-    return resolution
+    return await citations.open_citation(ls, one_argument(args, CMD_OPEN))
 
 
 @server.command(CMD_REINDEX)
@@ -626,24 +385,13 @@ async def reindex(ls: CodeciteServer, *args: Any) -> dict[str, Any]:
 @server.command(CMD_ASK)
 @guarded("ask")
 async def ask_command(ls: CodeciteServer, *args: Any) -> dict[str, Any]:
-    return await _ask(ls, _one_argument(args, CMD_ASK))
-
-
-def line_range(text: str, start_line: int, end_line: int) -> types.Range:
-    """1-based inclusive lines -> an LSP range from the first line's start to the last's end."""
-    lines = text.split("\n")
-    last = min(end_line, len(lines)) - 1
-    return types.Range(
-        start=types.Position(line=start_line - 1, character=0),
-        end=types.Position(line=last, character=len(lines[last].rstrip("\r"))),
-    )
+    return await ask.ask(ls, parse(AskParams, one_argument(args, CMD_ASK), CMD_ASK))
 
 
 def run_stdio() -> None:
-    os.environ.setdefault("RUST_LOG", "error")
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    apply_defaults()
     logging.basicConfig(level=logging.WARNING)
-    server.start_io()
+    serve_stdio(server)
     # The client said exit, or went away. Leave now: interpreter teardown can deadlock on a
     # daemon thread caught holding the import lock (a model call still importing litellm, ~5 s),
     # and the server would never exit. Index writes are crash-safe, so skipping it loses nothing.

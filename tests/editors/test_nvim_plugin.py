@@ -19,6 +19,7 @@ import pytest
 from lsp_helpers import FIXTURE, nvim_binary, server_env
 
 from codecite_lsp import __version__
+from codecite_lsp.core.wording import wording
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "editors" / "nvim"
@@ -69,7 +70,6 @@ def run_driver(
         nvim_binary(),
         "--headless",
         "--clean",
-        "-u", "NONE",
         "-i", "NONE",
         "-n",
         "--cmd", f"set rtp+={PLUGIN}",
@@ -104,7 +104,15 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
 
 
 def where(item: dict[str, Any]) -> str:
-    return f"{item['path']}:{item['start_line']}-{item['end_line']}"
+    """How the answer buffer names a place: ``path:L10-14``, ``path:L10`` for one line."""
+    start, end = item["start_line"], item["end_line"]
+    return f"{item['path']}:L{start}" + (f"-{end}" if end != start else "")
+
+
+def refusal_headline(reason: str) -> str:
+    """The words the server's wording file gives a reason (the plugin keeps no copy)."""
+    words = wording()
+    return f"{words['labels']['no_answer']}: {words['reasons'][reason]}"
 
 
 def citations(answer: dict[str, Any]) -> list[dict[str, Any]]:
@@ -123,6 +131,8 @@ def test_answer_buffer_shows_claims_citations_and_quotes(session: tuple[Path, di
         assert lines[at + 1] == f"      {first_quote_line}"
     claims = [s for s in asked["answer"]["spans"] if s["kind"] == "claim"]
     assert f"- {claims[0]['text']}" in lines
+    # Answer text is Markdown: highlighted (markup concealed) like the VS Code chat renders it.
+    assert report["answer_view"] == {"markdown": True, "conceallevel": 2}
 
 
 def test_enter_on_citation_opens_cited_line(session: tuple[Path, dict]) -> None:
@@ -186,6 +196,7 @@ def test_refusal_shows_reason_and_opens_closest_place(session: tuple[Path, dict]
     repo, report = session
     refused = report["refusal"]
     assert refused["answer"]["status"] == "refused"
+    assert refusal_headline("no_span_in_retrieval") in refused["lines"]
     assert "No answer: Nothing in the indexed code answers this question." in refused["lines"]
     for ref in refused["answer"]["retrieved"]:
         assert f"  {where(ref)}" in refused["lines"]
@@ -209,6 +220,9 @@ def test_progress_status_and_settings_reach_the_server(session: tuple[Path, dict
     assert report["progress"][0]["title"] == "codecite: indexing"
     status = report["notifications"][0]["message"]
     assert re.match(rf"codecite: {re.escape(str(repo))}: [1-9]\d* files", status)
+    assert "; indexed " in status, (
+        "a finished first pass says when the index was brought up to date"
+    )
     # index_dir came only from setup({settings = ...}): the index went there, not into the repo.
     assert (Path(report["settings"]["index_dir"]) / "server.log").is_file()
     assert not (repo / ".codecite").exists()
@@ -229,15 +243,21 @@ def test_unverified_model_answer_is_withheld(mocked: tuple[Path, dict]) -> None:
     assert report["root"] == str(repo), "the .git root marker decides the workspace folder"
     refused = report["refusal"]
     assert refused["answer"]["reason"] == "unverified_citation"
-    assert (
-        "No answer: The model's answer cited lines that could not be verified, so it was withheld."
-        in refused["lines"]
-    )
+    assert refusal_headline("unverified_citation") in refused["lines"]
     assert not any("ROTATE_HOURLY" in line for line in refused["lines"])
     ref, at = report["refusal_open"]["ref"], report["refusal_open"]["at"]
     assert (at["bufname"], at["line"]) == (str(repo / ref["path"]), ref["start_line"])
     assert report["quickfix_items"] == 0
     assert any("no citations" in n["message"] for n in report["notifications"])
+
+
+def test_commands_exist_before_setup(mocked: tuple[Path, dict]) -> None:
+    _, report = mocked
+    before = report["before_setup"]
+    assert before["commands"] == [
+        "CodeciteAsk", "CodeciteCitations", "CodeciteStatus", "CodeciteReindex", "CodeciteStart"
+    ]  # fmt: skip
+    assert any("no server running" in n["message"] for n in before["said"])
 
 
 def test_rejected_question_says_why(mocked: tuple[Path, dict]) -> None:

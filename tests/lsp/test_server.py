@@ -85,7 +85,7 @@ async def test_hover_on_rotate_key_cites_its_definition(client: LanguageClient, 
         c["path"] == "keyvault/keys.py" and c["start_line"] <= definition_line <= c["end_line"]
         for c in citations
     ), markdown
-    assert f"keyvault/keys.py:{citations[0]['start_line']}-" in markdown  # plain-text fallback
+    assert f"keyvault/keys.py:L{citations[0]['start_line']}" in markdown  # plain-text fallback
 
 
 async def test_hover_uses_unsaved_buffer_text(client: LanguageClient, repo: Path):

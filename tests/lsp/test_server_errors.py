@@ -46,14 +46,21 @@ def raw_request(client: LanguageClient, method: str, params: object) -> asyncio.
 @pytest.mark.parametrize(
     ("method", "params", "says"),
     [
-        ("codecite/ask", {"question": 42}, "question must be a non-empty string"),
+        ("codecite/ask", {"question": 42}, "question must be a string, got a number"),
         ("codecite/ask", {"question": "   "}, "question must be a non-empty string"),
         ("codecite/ask", ["not", "an", "object"], "params must be an object"),
-        ("codecite/ask", {"question": "why?", "position": {"line": -1}}, "position must be"),
+        (
+            "codecite/ask",
+            {"question": "why?", "position": {"line": -1, "character": 0}},
+            "position.line must be a whole number from 0",
+        ),
+        ("codecite/ask", {"question": "why?", "position": {"line": 1}}, "position.character is"),
+        ("codecite/ask", {"question": "why?", "uri": 7}, "uri must be a string"),
         ("codecite/search", {"query": "keys", "limit": "ten"}, "limit must be a whole number"),
         ("codecite/search", {"query": "keys", "limit": 0}, "limit must be a whole number"),
-        ("codecite/search", {}, "query must be a non-empty string"),
-        ("codecite/history", {"limit": True}, "limit must be a whole number"),
+        ("codecite/search", {}, "query is required"),
+        ("codecite/history", {"limit": True}, "limit must be a whole number, got a boolean"),
+        ("codecite/history", {"offset": -1}, "offset must be a whole number from 0"),
     ],
 )
 async def test_wrong_types_get_invalid_params(
@@ -68,7 +75,7 @@ async def test_wrong_types_get_invalid_params(
 async def test_malformed_hover_params_get_an_error_not_silence(client: LanguageClient):
     await wait_indexed(client)
     bad = {"textDocument": {"uri": "file:///x.py"}, "position": {"line": "x", "character": 0}}
-    with pytest.raises(JsonRpcInvalidParams, match=r"expected int @ \$\.params\.position\.line"):
+    with pytest.raises(JsonRpcInvalidParams, match=r"params\.position\.line: expected int"):
         await asyncio.wait_for(raw_request(client, "textDocument/hover", bad), 10)
     await still_answers(client)
 

@@ -11,8 +11,8 @@ import pytest
 from lsp_helpers import FIXTURE
 
 from codecite_lsp.index.indexer import Indexer
-from codecite_lsp.lsp import session as session_module
-from codecite_lsp.lsp.session import Session
+from codecite_lsp.service import session as session_module
+from codecite_lsp.service.session import Session
 
 
 def test_upkeep_runs_once_after_a_burst_of_saves(

@@ -3,9 +3,9 @@
 
 import * as vscode from "vscode";
 import type { CodeciteApi } from "./codeciteApi.js";
-import { openLocation } from "./open.js";
+import { openLocation, readLines } from "./open.js";
 import { historyExchanges } from "./history.js";
-import type { AskParams, Citation, Exchange, HostMessage, PageMessage } from "./protocol.js";
+import type { AskParams, Citation, Exchange, HostMessage, PageMessage, Wording } from "./protocol.js";
 import { chatPageHtml, makeNonce } from "./webviewHtml.js";
 
 export const CHAT_VIEW_ID = "codecite.chat";
@@ -21,7 +21,8 @@ function isPageMessage(value: unknown): value is PageMessage {
     type?: unknown;
     question?: unknown;
     citation?: { path?: unknown };
-    location?: { path?: unknown };
+    location?: { path?: unknown; start_line?: unknown; end_line?: unknown };
+    key?: unknown;
   };
   switch (message?.type) {
     case "ready":
@@ -32,6 +33,13 @@ function isPageMessage(value: unknown): value is PageMessage {
       return typeof message.citation?.path === "string";
     case "openLocation":
       return typeof message.location?.path === "string";
+    case "readLines":
+      return (
+        typeof message.key === "string" &&
+        typeof message.location?.path === "string" &&
+        Number.isInteger(message.location.start_line) &&
+        Number.isInteger(message.location.end_line)
+      );
     default:
       return false;
   }
@@ -42,6 +50,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private pageReady = false;
   private readonly inFlight = new Map<string, Exchange>();
   private asked = 0;
+  private wording: Wording | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -83,6 +92,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     switch (message.type) {
       case "ready":
         this.pageReady = true;
+        await this.sendWording();
         await this.sendHistory();
         return;
       case "ask":
@@ -93,6 +103,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         return;
       case "openLocation":
         await openLocation(message.location);
+        return;
+      case "readLines":
+        this.post({
+          type: "lines",
+          key: message.key,
+          lines: await readLines(message.location, message.root),
+        });
         return;
     }
   }
@@ -110,6 +127,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       this.inFlight.delete(id);
     }
     this.post({ type: "exchange", exchange });
+  }
+
+  /** Fetched once per window (the words change only with the server's version); a server that
+   * cannot answer yet (starting, or older than the request) is asked again on the next page load,
+   * and the page says "No answer." without the reason's sentence meanwhile. */
+  private async sendWording(): Promise<void> {
+    try {
+      this.wording ??= await this.api.wording();
+    } catch {
+      return;
+    }
+    this.post({ type: "wording", wording: this.wording });
   }
 
   private async sendHistory(): Promise<void> {

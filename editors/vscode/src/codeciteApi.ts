@@ -1,7 +1,7 @@
 // Commands and panels speak in these calls; each maps to exactly one LSP message
-// (shared/contracts.md). The transport is an interface so tests can record what is sent.
+// (docs/contracts.md). The transport is an interface so tests can record what is sent.
 
-import type { Answer, AskParams, Citation, HistoryEntry, IndexStatus } from "./protocol.js";
+import type { Answer, AskParams, Citation, HistoryEntry, IndexStatus, Wording } from "./protocol.js";
 
 /** The part of `LanguageClient` used here. */
 export interface RequestSender {
@@ -12,6 +12,7 @@ export const METHODS = {
   ask: "codecite/ask",
   history: "codecite/history",
   status: "codecite/status",
+  wording: "codecite/wording",
   executeCommand: "workspace/executeCommand",
 } as const;
 
@@ -40,6 +41,11 @@ export class CodeciteApi {
 
   status(): Promise<IndexStatus> {
     return this.transport.sendRequest<IndexStatus>(METHODS.status, {});
+  }
+
+  /** The refusal wording (codecite_lsp/core/wording.json), the same words the CLI and hover use. */
+  wording(): Promise<Wording> {
+    return this.transport.sendRequest<Wording>(METHODS.wording, {});
   }
 
   openCitation(citation: Citation): Promise<unknown> {

@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import type { ChatViewProvider } from "./chatView.js";
 import type { CodeciteApi } from "./codeciteApi.js";
+import { SETTINGS_QUERY, settingsCommand } from "./settings.js";
 import { describeStatus } from "./statusBar.js";
 
 export const COMMANDS = {
@@ -12,6 +13,7 @@ export const COMMANDS = {
   askSelection: "codecite.askAboutSelection",
   reindex: "codecite.reindexWorkspace",
   status: "codecite.showIndexStatus",
+  serverSettings: "codecite.openServerSettings",
 } as const;
 
 /** Selected code is appended to the question (capped) so retrieval can match on it. */
@@ -87,6 +89,11 @@ async function showStatus(api: CodeciteApi): Promise<void> {
   }
 }
 
+/** The settings tab where the server settings take effect in this window (Remote or User). */
+export function openServerSettings(): Thenable<unknown> {
+  return vscode.commands.executeCommand(settingsCommand(vscode.env.remoteName), SETTINGS_QUERY);
+}
+
 export function registerCommands(
   api: CodeciteApi,
   chat: ChatViewProvider,
@@ -97,5 +104,6 @@ export function registerCommands(
     vscode.commands.registerCommand(COMMANDS.askSelection, () => askAboutSelection(chat)),
     vscode.commands.registerCommand(COMMANDS.reindex, () => reindex(api, status)),
     vscode.commands.registerCommand(COMMANDS.status, () => showStatus(api)),
+    vscode.commands.registerCommand(COMMANDS.serverSettings, openServerSettings),
   ];
 }

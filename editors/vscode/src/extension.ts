@@ -11,7 +11,7 @@ import {
 } from "vscode-languageclient/node";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chatView.js";
 import { CodeciteApi, type RequestSender, SERVER_COMMANDS } from "./codeciteApi.js";
-import { COMMANDS, registerCommands } from "./commands.js";
+import { COMMANDS, openServerSettings, registerCommands } from "./commands.js";
 import {
   configurationChange,
   launchPlan,
@@ -23,7 +23,7 @@ import {
 import { IndexStatusBar } from "./statusBar.js";
 
 function currentSettings(): Settings {
-  return readSettings(vscode.workspace.getConfiguration(SECTION));
+  return readSettings(vscode.workspace.getConfiguration(SECTION), vscode.workspace.isTrusted);
 }
 
 /** Owns the LanguageClient; a restart (launch settings changed) swaps it behind the same object. */
@@ -32,7 +32,9 @@ class ServerConnection implements RequestSender {
 
   constructor(private readonly output: vscode.LogOutputChannel) {}
 
-  async start(): Promise<void> {
+  /** Starts the server; on failure says why, offers the settings that fix it, and returns the
+   * reason (the status bar keeps showing it). */
+  async start(): Promise<string | undefined> {
     const plan = launchPlan(currentSettings(), process.env);
     if (plan.warning) {
       void vscode.window.showWarningMessage(`Codecite: ${plan.warning}`);
@@ -51,25 +53,27 @@ class ServerConnection implements RequestSender {
     );
     try {
       await this.client.start();
+      return undefined;
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      const choice = await vscode.window.showErrorMessage(
-        `Codecite: the server (${plan.command}) did not start: ${reason}. Set codecite.serverPath or codecite.pythonPath.`,
-        "Open Settings",
-      );
-      if (choice) {
-        await vscode.commands.executeCommand("workbench.action.openSettings", SECTION);
-      }
+      const where = vscode.env.remoteName ? " in the Remote settings of this window" : "";
+      void vscode.window
+        .showErrorMessage(
+          `Codecite: the server (${plan.command}) did not start: ${reason}. Set codecite.serverPath or codecite.pythonPath${where}.`,
+          "Open Settings",
+        )
+        .then((choice) => (choice ? openServerSettings() : undefined));
+      return `${plan.command}: ${reason}`;
     }
   }
 
-  async restart(): Promise<void> {
+  async restart(): Promise<string | undefined> {
     const previous = this.client;
     this.client = undefined;
     if (previous?.isRunning()) {
       await previous.stop();
     }
-    await this.start();
+    return this.start();
   }
 
   async stop(): Promise<void> {
@@ -130,23 +134,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.window.createStatusBarItem("codecite.index", vscode.StatusBarAlignment.Left, 10),
     () => api.status(),
     COMMANDS.status,
+    COMMANDS.serverSettings,
   );
   context.subscriptions.push(
     output,
     statusBar,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat),
     ...registerCommands(api, chat, statusBar),
+    // Trust granted later lets the repository's own settings count (the server re-reads them).
+    vscode.workspace.onDidGrantWorkspaceTrust(() => server.notifySettingsChanged()),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       const change = configurationChange((section) => event.affectsConfiguration(section));
       if (change === "restart") {
-        await server.restart();
+        statusBar.starting();
+        statusBar.startFailed(await server.restart());
         statusBar.poll();
       } else if (change === "notify") {
         server.notifySettingsChanged();
       }
     }),
   );
-  await server.start();
+  statusBar.startFailed(await server.start());
   statusBar.poll();
 }
 

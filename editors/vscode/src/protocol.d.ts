@@ -1,74 +1,47 @@
-// Shapes shared by the server protocol (shared/contracts.md), the extension host and the chat page.
+// Shapes shared by the server protocol (docs/contracts.md), the extension host and the chat page.
 // Types only: both the Node build and the browser build import them, and nothing is emitted.
+// The server's answer types come from answer.schema.d.ts (generated: `npm run gen:types`); this
+// file adds only what the client attaches to them and the client's own messages.
+
+import type * as Wire from "./answer.schema.js";
 
 export interface Position {
   line: number;
   character: number;
 }
 
-export type ResolutionState = "exact" | "moved" | "stale" | "gone";
+export type Resolution = Wire.Resolution;
+export type RefusalReason = Wire.Refused["reason"];
+export type RetrievedRef = Wire.RetrievedRef;
+export type Refused = Wire.Refused;
+export type ProseSpan = Wire.ProseSpan;
 
-/** How a stored citation maps onto the current files (added by codecite/history). */
-export interface Resolution {
-  state: ResolutionState;
-  start_line?: number;
-  end_line?: number;
-  reason?: string;
-}
-
-export interface Citation {
+export interface Citation extends Wire.Citation {
   /** Workspace root the citation belongs to (history entries carry it; the server uses it to
    * pick the right folder in a multi-root workspace). */
   root?: string;
-  path: string;
-  start_line: number;
-  end_line: number;
-  quote: string;
-  content_hash: string;
-  revision: string;
+  /** How the citation maps onto the current files (attached from codecite/history). */
   resolution?: Resolution;
-  [key: string]: unknown;
 }
 
-export interface ProseSpan {
-  kind: "prose";
-  text: string;
-}
-
-export interface ClaimSpan {
-  kind: "claim";
-  text: string;
+export interface ClaimSpan extends Omit<Wire.ClaimSpan, "citations"> {
   citations: Citation[];
 }
 
+/** Renderers show a span whose `kind` they do not know as prose (docs/contracts.md). */
 export type Span = ProseSpan | ClaimSpan;
 
-export type RefusalReason =
-  "no_span_in_retrieval" | "unverified_citation" | "ambiguous" | "stale_index" | "model_error";
-
-export interface RetrievedRef {
-  path: string;
-  start_line: number;
-  end_line: number;
-  score?: number;
-}
-
-export interface Answered {
-  status: "answered";
-  trace_id?: string;
+export interface Answered extends Omit<Wire.Answered, "spans"> {
   spans: Span[];
-  note?: string | null;
-}
-
-export interface Refused {
-  status: "refused";
-  trace_id?: string;
-  reason: RefusalReason | string;
-  detail?: string;
-  retrieved?: RetrievedRef[];
 }
 
 export type Answer = Answered | Refused;
+
+/** codecite/wording (codecite_lsp/core/wording.json): the words every client shows. */
+export interface Wording {
+  reasons: Record<string, string>;
+  labels: Record<string, string>;
+}
 
 export interface AskParams {
   question: string;
@@ -94,6 +67,9 @@ export interface RootStatus {
   /** ISO time or seconds since the epoch; null before the first index run. */
   last_update?: string | number | null;
   embedder?: string | { name?: string; state?: string } | null;
+  chunks?: number;
+  /** Why the index could not be read or written; null when it is fine. */
+  error?: string | null;
 }
 
 export interface IndexStatus {
@@ -107,12 +83,20 @@ export interface Location {
   end_line: number;
 }
 
+/** Lines of a file as it is now (open editors' unsaved text included), or null when the file
+ * could not be read. */
+export interface FileLines {
+  start_line: number;
+  lines: string[] | null;
+}
+
 /** Page -> extension host. */
 export type PageMessage =
   | { type: "ready" }
   | { type: "ask"; question: string }
   | { type: "openCitation"; citation: Citation }
-  | { type: "openLocation"; location: Location };
+  | { type: "openLocation"; location: Location }
+  | { type: "readLines"; key: string; root?: string; location: Location };
 
 /** One exchange shown in the panel. */
 export interface Exchange {
@@ -127,4 +111,6 @@ export interface Exchange {
 export type HostMessage =
   | { type: "history"; exchanges: Exchange[] }
   | { type: "exchange"; exchange: Exchange }
-  | { type: "busy"; busy: boolean };
+  | { type: "busy"; busy: boolean }
+  | { type: "wording"; wording: Wording }
+  | { type: "lines"; key: string; lines: FileLines };

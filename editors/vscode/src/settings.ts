@@ -18,15 +18,19 @@ export interface Settings {
   hoverEnabled: boolean;
   /** Seconds a hover waits for the model; undefined: the server's own configuration decides. */
   hoverTimeout?: number;
+  /** VS Code's workspace trust: only a trusted repository's own settings may choose the model,
+   * the key variable or the index folder (the server ignores them otherwise). */
+  trusted: boolean;
 }
 
-/** The server's configuration keys (shared/contracts.md), as sent in initializationOptions. */
+/** The server's configuration keys (docs/contracts.md), as sent in initializationOptions. */
 export interface ServerOptionsPayload {
   model?: string;
   embedding?: string;
   index_dir?: string;
   hover: boolean;
   hover_timeout?: number;
+  trusted: boolean;
 }
 
 export interface LaunchPlan {
@@ -42,7 +46,7 @@ function text(source: SettingsSource, key: string): string {
   return typeof value === "string" ? value.trim() : "";
 }
 
-export function readSettings(source: SettingsSource): Settings {
+export function readSettings(source: SettingsSource, trusted = false): Settings {
   const hover = source.get<unknown>("hover.enabled");
   const timeout = source.get<unknown>("hover.timeout");
   return {
@@ -54,6 +58,7 @@ export function readSettings(source: SettingsSource): Settings {
     indexDir: text(source, "indexDir"),
     hoverEnabled: hover !== false,
     hoverTimeout: typeof timeout === "number" && timeout > 0 ? timeout : undefined,
+    trusted,
   };
 }
 
@@ -63,7 +68,7 @@ export function readSettings(source: SettingsSource): Settings {
  * here: settings travel through LSP logs, the key only through the process environment.
  */
 export function serverOptions(settings: Settings): ServerOptionsPayload {
-  const payload: ServerOptionsPayload = { hover: settings.hoverEnabled };
+  const payload: ServerOptionsPayload = { hover: settings.hoverEnabled, trusted: settings.trusted };
   if (settings.model) {
     payload.model = settings.model;
   }
@@ -115,4 +120,14 @@ export function configurationChange(affects: (section: string) => boolean): Conf
     return "none";
   }
   return LAUNCH_KEYS.some((key) => affects(key)) ? "restart" : "notify";
+}
+
+/** The settings editor filtered to this extension's settings. */
+export const SETTINGS_QUERY = "@ext:codecite.codecite";
+
+/** Where `serverPath` / `pythonPath` are read (both are machine-overridable): in a remote window
+ * (Remote-SSH, WSL, Dev Containers, code-server) only the Remote tab applies, so the fix action
+ * must open that one; `workbench.action.openSettings` would land on the User tab. */
+export function settingsCommand(remoteName: string | undefined): string {
+  return remoteName ? "workbench.action.openRemoteSettings" : "workbench.action.openSettings";
 }

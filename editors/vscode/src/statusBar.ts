@@ -44,6 +44,25 @@ function embedderName(root: RootStatus): string | undefined {
   return typeof embedder === "string" ? embedder : (embedder?.name ?? undefined);
 }
 
+/** One folder in the tooltip: counts, then the state of its index in words. */
+function describeRoot(root: RootStatus, now: number): string {
+  const when = timestamp(root.last_update);
+  const state = root.error
+    ? `failed: ${root.error}`
+    : root.indexing
+      ? "indexing"
+      : when !== undefined
+        ? `updated ${ago(when, now)}`
+        : root.files_indexed > 0
+          ? "indexed (this server does not say when)"
+          : "never indexed";
+  const waiting = root.pending ? `, ${root.pending} pending` : "";
+  const embedder = embedderName(root);
+  return `${root.root}: ${root.files_indexed} files${waiting}, ${state}${embedder ? `, embedder ${embedder}` : ""}`;
+}
+
+/** The item for a codecite/status reply. `indexing` asks for the fast poll: the state is about
+ * to change (a pass running, files waiting, or a first pass not begun yet). */
 export function describeStatus(status: IndexStatus, now: number): StatusView {
   const roots = status.roots ?? [];
   if (roots.length === 0) {
@@ -55,17 +74,17 @@ export function describeStatus(status: IndexStatus, now: number): StatusView {
   }
   const indexed = roots.reduce((sum, root) => sum + (root.files_indexed ?? 0), 0);
   const pending = roots.reduce((sum, root) => sum + (root.pending ?? 0), 0);
-  const updates = roots
-    .map((root) => timestamp(root.last_update))
-    .filter((t): t is number => t !== undefined);
-  const lines = roots.map((root) => {
-    const when = timestamp(root.last_update);
-    const fresh = when === undefined ? "never indexed" : `updated ${ago(when, now)}`;
-    const waiting = root.pending ? `, ${root.pending} pending` : "";
-    const embedder = embedderName(root);
-    return `${root.root}: ${root.files_indexed} files${waiting}, ${fresh}${embedder ? `, embedder ${embedder}` : ""}`;
-  });
-  if (pending > 0) {
+  const lines = roots.map((root) => describeRoot(root, now));
+  const failed = roots.filter((root) => root.error);
+  if (failed.length > 0) {
+    return {
+      text: "$(error) Codecite: index failed",
+      tooltip: [`The index of ${failed.length} folder(s) could not be read or written`, ...lines].join("\n"),
+      indexing: false,
+    };
+  }
+  const running = roots.some((root) => root.indexing);
+  if (running && pending > 0) {
     const percent = Math.floor((100 * indexed) / (indexed + pending));
     return {
       text: `$(sync~spin) Codecite: indexing ${percent}%`,
@@ -73,7 +92,7 @@ export function describeStatus(status: IndexStatus, now: number): StatusView {
       indexing: true,
     };
   }
-  if (roots.some((root) => root.indexing)) {
+  if (running) {
     // A pass is running but has not counted its files yet.
     return {
       text: "$(sync~spin) Codecite: indexing",
@@ -81,11 +100,29 @@ export function describeStatus(status: IndexStatus, now: number): StatusView {
       indexing: true,
     };
   }
-  // Freshness of the stalest root: that is the one an answer might be behind on.
-  const oldest = updates.length > 0 ? Math.min(...updates) : undefined;
-  const fresh = oldest === undefined ? "not indexed" : ago(oldest, now);
+  if (pending > 0) {
+    // Files changed since the last pass and are not indexed yet: answers may miss those edits.
+    return {
+      text: `$(history) Codecite: ${pending} files pending`,
+      tooltip: [`Stale: ${pending} changed files are not indexed yet`, ...lines].join("\n"),
+      indexing: true,
+    };
+  }
+  const updates = roots.map((root) => timestamp(root.last_update));
+  if (indexed === 0 && updates.every((update) => update === undefined)) {
+    // No file and no pass yet: the first pass has not started (or the folders hold nothing).
+    return {
+      text: "$(circle-outline) Codecite: not indexed yet",
+      tooltip: ["No index pass has finished yet", ...lines].join("\n"),
+      indexing: true,
+    };
+  }
+  // Freshness of the stalest root: that is the one an answer might be behind on. A server that
+  // does not report the time still has an index: say the count, never "not indexed".
+  const known = updates.filter((update): update is number => update !== undefined);
+  const fresh = known.length === roots.length ? ` · ${ago(Math.min(...known), now)}` : "";
   return {
-    text: `$(check) Codecite: ${indexed} files · ${fresh}`,
+    text: `$(check) Codecite: ${indexed} files${fresh}`,
     tooltip: ["Index up to date", ...lines].join("\n"),
     indexing: false,
   };
@@ -95,23 +132,51 @@ export class IndexStatusBar implements vscode.Disposable {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private disposed = false;
 
+  private failure: string | undefined;
+
   constructor(
     private readonly item: vscode.StatusBarItem,
     private readonly fetchStatus: () => Promise<IndexStatus>,
-    command: string,
+    private readonly command: string,
+    private readonly fixCommand: string,
   ) {
     item.name = "Codecite index";
-    item.command = command;
-    item.text = "$(sync~spin) Codecite: starting";
     item.show();
+    this.starting();
   }
 
-  /** Reads the status once; returns whether indexing is still running. */
+  /** A (re)start is under way: say so until the server answers or fails. */
+  starting(): void {
+    this.failure = undefined;
+    this.item.command = this.command;
+    this.item.text = "$(sync~spin) Codecite: starting";
+    this.item.tooltip = "Starting the Codecite server";
+    this.item.backgroundColor = undefined;
+  }
+
+  /** The server did not start (`reason`; undefined: it did). The item says so until the next
+   * start, and a click opens the settings that fix it. */
+  startFailed(reason: string | undefined): void {
+    this.failure = reason;
+    if (reason === undefined) {
+      return;
+    }
+    this.item.text = "$(error) Codecite: failed to start";
+    this.item.tooltip = `The server did not start: ${reason}\nClick to set codecite.serverPath or codecite.pythonPath.`;
+    this.item.command = this.fixCommand;
+    this.item.backgroundColor = new vscode.ThemeColor("statusBarItem.errorBackground");
+  }
+
+  /** Reads the status once; returns whether it should be read again soon. */
   async refresh(): Promise<boolean> {
+    if (this.failure !== undefined) {
+      return false;
+    }
     try {
       const view = describeStatus(await this.fetchStatus(), Date.now());
       this.item.text = view.text;
       this.item.tooltip = view.tooltip;
+      this.item.command = this.command;
       this.item.backgroundColor = undefined;
       return view.indexing;
     } catch (error) {

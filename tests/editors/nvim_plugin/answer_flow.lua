@@ -2,7 +2,7 @@
 -- ask about a visual selection, get a refusal, run :checkhealth.
 local here = debug.getinfo(1, "S").source:sub(2)
 local T = dofile(vim.fs.joinpath(vim.fs.dirname(here), "common.lua"))
-local where = require("codecite.answer").where
+local place = require("codecite.render").place
 
 T.run(function()
   T.setup()
@@ -15,6 +15,10 @@ T.run(function()
 
   local asked = T.ask("CodeciteAsk How are API keys rotated?")
   T.report.answer = asked
+  T.report.answer_view = {
+    markdown = vim.treesitter.highlighter.active[T.answer_buf()] ~= nil,
+    conceallevel = vim.wo[vim.fn.bufwinid(T.answer_buf())].conceallevel,
+  }
   local claims = vim.tbl_filter(function(span)
     return span.kind == "claim"
   end, asked.answer.spans)
@@ -27,11 +31,11 @@ T.run(function()
   end
 
   -- <CR> on the citation line opens the cited lines.
-  T.press_in_answer(T.find(asked.lines, "  " .. where(first)), "<CR>")
+  T.press_in_answer(T.find(asked.lines, "  " .. place(first)), "<CR>")
   T.report.enter = { citation = first, at = T.wait_at(first.path, first.start_line) }
 
   -- gd on the first quote line of another citation does the same.
-  local quote_line = T.find(asked.lines, "  " .. where(second)) + 1
+  local quote_line = T.find(asked.lines, "  " .. place(second)) + 1
   T.press_in_answer(quote_line, "gd")
   T.report.gd = { citation = second, at = T.wait_at(second.path, second.start_line) }
 
@@ -39,7 +43,7 @@ T.run(function()
   local cited_buf = vim.fn.bufnr(T.repo .. "/" .. first.path)
   vim.api.nvim_buf_set_lines(cited_buf, 0, 0, false, { "# one", "# two", "# three" })
   vim.wait(600) -- didChange is debounced by the client
-  T.press_in_answer(T.find(asked.lines, "  " .. where(first)), "<CR>")
+  T.press_in_answer(T.find(asked.lines, "  " .. place(first)), "<CR>")
   T.report.moved = { at = T.wait_at(first.path, first.start_line + 3) }
   vim.cmd("silent undo") -- back to the text on disk (the cursor is in that file)
 
@@ -69,7 +73,7 @@ T.run(function()
   local refused = T.ask("CodeciteAsk What is the airspeed velocity of an unladen swallow?")
   T.report.refusal = refused
   local ref = refused.answer.retrieved[1]
-  T.press_in_answer(T.find(refused.lines, "  " .. where(ref)), "<CR>")
+  T.press_in_answer(T.find(refused.lines, "  " .. place(ref)), "<CR>")
   T.report.refusal_open = { ref = ref, at = T.wait_at(ref.path, ref.start_line) }
 
   vim.cmd("checkhealth codecite")

@@ -51,7 +51,7 @@ function T.open_and_index(rel, start_cmd)
 end
 
 function T.answer_buf()
-  return vim.fn.bufnr(require("codecite.answer").BUFNAME)
+  return vim.fn.bufnr(require("codecite.render").BUFNAME)
 end
 
 function T.lines(buf)

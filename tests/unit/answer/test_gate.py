@@ -6,19 +6,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hypothesis import assume, given
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from codecite_lsp.answer.gate import (
-    GateFailed,
-    GatePassed,
-    GateRefusedByModel,
-    feedback_for,
-    verify,
-)
+from codecite_lsp.answer.feedback import retry_feedback
+from codecite_lsp.answer.gate import GateFailed, GatePassed, GateRefusedByModel, verify
 from codecite_lsp.answer.prompt import Source
 from codecite_lsp.api import gate
-from codecite_lsp.core.answers import Answered, ClaimSpan, Refused
+from codecite_lsp.core.answers import Answered, ClaimSpan, GapSpan, Refused
 from codecite_lsp.core.records import content_hash
 
 KEYS = Path(__file__).parents[2] / "fixtures" / "sample_repo" / "keyvault" / "keys.py"
@@ -59,7 +55,7 @@ def cite(source: str, start: int, end: int, quote: str) -> dict[str, Any]:
 
 
 GOOD = reply(
-    {"kind": "prose", "text": "Rotation works like this."},
+    {"kind": "prose", "text": "Here is how it works:"},
     claim("The old key is retired, not deleted.", cite("S1", 53, 54, "old.retired_at = now")),
     claim(
         "A retired key keeps working for the grace period.",
@@ -131,7 +127,7 @@ def test_claim_without_citation_fails() -> None:
 
 
 def test_prose_only_answer_is_a_dodge() -> None:
-    raw = reply({"kind": "prose", "text": "Keys are rotated by the rotation code."})
+    raw = reply({"kind": "prose", "text": "Here is how it works:"})
     result = verify(raw, SOURCES)
     assert failures_of(result) == ["no_claim"]
     assert isinstance(result, GateFailed) and result.detail == "the answer makes no cited claim"
@@ -169,6 +165,169 @@ def test_one_bad_citation_sinks_the_whole_answer() -> None:
     assert result.detail.startswith("span 1, citation 2 (S2, lines 14-14)")
 
 
+def test_trivial_quotes_verify_nothing() -> None:
+    # The issue's examples: a one-letter quote and a mid-word fragment of a real line.
+    for quote, why in (
+        ("e", "quote_cuts_token"),  # every "e" of the line is inside a word
+        (".", "quote_too_trivial"),
+        ("_at =", "quote_cuts_token"),
+        ("ld.retired_at = no", "quote_cuts_token"),
+        ("retired_at = n", "quote_cuts_token"),
+    ):
+        raw = reply(claim("The old key is retired.", cite("S1", 54, 54, quote)))
+        assert failures_of(verify(raw, SOURCES)) == [why], quote
+    # A name, 8+ characters, or the whole (short) line are quotes of substance.
+    lines = ["def a():", "    pass", "    retired = 1"]
+    short = source_of("S1", "short.py", 1, 3, lines)
+    for number, quote in ((2, "pass"), (3, "retired"), (1, "def a():")):
+        raw = reply(claim("c", cite("S1", number, number, quote)))
+        assert isinstance(verify(raw, [short]), GatePassed), quote
+
+
+SQLITE = "Click stores every parameter source in a SQLite file under ~/.click."
+
+
+def test_prose_stating_a_fact_is_an_uncited_claim_and_never_passes() -> None:
+    raw = reply(
+        {"kind": "prose", "text": SQLITE},
+        claim("The old key is retired.", cite("S1", 54, 54, "old.retired_at = now")),
+    )
+    result = verify(raw, SOURCES)
+    assert failures_of(result) == ["prose_states_fact"]
+    assert isinstance(result, GateFailed)
+    # What did verify is kept for the pipeline; the prose is not among it.
+    assert [span.kind for span in result.kept] == ["claim"]
+    assert (result.statements, result.removed) == (2, 1)
+    assert SQLITE not in json.dumps(gate(raw, api_sources()))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Here is how it works:",
+        "In short,",
+        "Also, note the following.",
+        "These lines of the indexed code best match the question:",
+        "To put it simply:",
+        "First, let's look at the code below.",
+    ],
+)
+def test_framing_prose_passes(text: str) -> None:
+    raw = reply(
+        {"kind": "prose", "text": text},
+        claim("The old key is retired.", cite("S1", 54, 54, "old.retired_at = now")),
+    )
+    assert isinstance(verify(raw, SOURCES), GatePassed)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        SQLITE,
+        "Keys are rotated by the rotation code.",
+        "It does not.",
+        "The grace period is 7 days.",
+        "See `rotate_key` in keyvault/keys.py.",
+        "Retired keys keep working during the grace period.",
+        "The function always returns a fresh key.",
+        "Yes.",
+    ],
+)
+def test_prose_saying_anything_about_the_code_fails(text: str) -> None:
+    raw = reply(
+        {"kind": "prose", "text": text},
+        claim("The old key is retired.", cite("S1", 54, 54, "old.retired_at = now")),
+    )
+    assert failures_of(verify(raw, SOURCES)) == ["prose_states_fact"]
+
+
+def test_a_gap_is_shown_as_not_shown_and_is_no_claim() -> None:
+    raw = reply(
+        claim("The old key is retired.", cite("S1", 54, 54, "old.retired_at = now")),
+        {"kind": "gap", "text": "The sources do not show how clients learn of the new key."},
+    )
+    result = verify(raw, SOURCES)
+    assert isinstance(result, GatePassed)
+    assert result.spans[1] == GapSpan(
+        text="Not shown in the retrieved code: how clients learn of the new key."
+    )
+    only_gap = reply({"kind": "gap", "text": "how clients learn of the new key"})
+    assert failures_of(verify(only_gap, SOURCES)) == ["no_claim"]
+    smuggled = reply(
+        claim("The old key is retired.", cite("S1", 54, 54, "old.retired_at = now")),
+        {"kind": "gap", "text": "the refresh job. It runs every 5 minutes from cron"},
+    )
+    assert failures_of(verify(smuggled, SOURCES)) == ["gap_states_fact"]
+
+
+def _envelopes() -> list[tuple[str, str | dict[str, Any], str]]:
+    body = json.loads(GOOD)
+    extra = {
+        **body,
+        "confidence": 0.9,
+        "spans": [
+            {
+                **span,
+                "id": n,
+                "citations": [{**c, "path": "keyvault/keys.py"} for c in span["citations"]],
+            }
+            if span["kind"] == "claim"
+            else {**span, "id": n}
+            for n, span in enumerate(body["spans"])
+        ],
+    }
+    strings = {
+        **body,
+        "spans": [
+            {
+                **span,
+                "citations": [
+                    {**c, "start_line": str(c["start_line"]), "end_line": f" {c['end_line']}"}
+                    for c in span["citations"]
+                ],
+            }
+            if span["kind"] == "claim"
+            else span
+            for span in body["spans"]
+        ],
+    }
+    return [
+        ("plain", GOOD, "json"),
+        ("object", body, "object"),
+        ("fence", f"```json\n{GOOD}\n```", "fenced"),
+        ("bare fence", f"```\n{GOOD}\n```", "fenced"),
+        (
+            "preamble",
+            f"Here is the answer in the requested format:\n\n```json\n{GOOD}\n```",
+            "fenced",
+        ),
+        ("preamble, no fence", f"Sure! {GOOD}", "extracted"),
+        ("trailing text", f"{GOOD}\n\nLet me know if you need more detail.", "extracted"),
+        ("fence and trailing", f"```json\n{GOOD}\n```\nI hope this helps {{:)}}", "fenced"),
+        ("extra keys", json.dumps(extra), "json"),
+        ("numbers as strings", json.dumps(strings), "json"),
+        ("no refuse key", json.dumps({"spans": body["spans"]}), "json"),
+        ("refuse false", json.dumps({**body, "refuse": False}), "json"),
+        ("refuse as a string", json.dumps({**body, "refuse": "null"}), "json"),
+    ]
+
+
+@pytest.mark.parametrize("name,raw,envelope", _envelopes(), ids=[e[0] for e in _envelopes()])
+def test_envelope_variants_parse_on_the_first_try(
+    name: str, raw: str | dict[str, Any], envelope: str
+) -> None:
+    result = verify(raw, SOURCES)
+    assert isinstance(result, GatePassed), (name, result)
+    assert result.envelope == envelope
+    assert [span.kind for span in result.spans] == ["prose", "claim", "claim"]
+
+
+def test_any_refusal_value_is_the_model_declining() -> None:
+    for refuse in ({"reason": "because"}, "no_span_in_retrieval", True):
+        result = verify(json.dumps({"spans": [], "refuse": refuse}), SOURCES)
+        assert isinstance(result, GateRefusedByModel), refuse
+
+
 def test_malformed_output_is_a_model_error_never_an_exception() -> None:
     cases: list[Any] = [
         "not json at all",
@@ -178,11 +337,10 @@ def test_malformed_output_is_a_model_error_never_an_exception() -> None:
         '{"answer": "keys rotate"}',
         reply({"kind": "claim", "text": "x", "citations": [{"source": "S1"}]}),
         reply({"kind": "verdict", "text": "x"}),
-        reply(claim("x", {**cite("S1", 54, 54, "old"), "path": "keyvault/keys.py"})),
-        reply(claim("x", cite("S1", "53", 53, "old"))),  # type: ignore[arg-type]  # a string line number
         reply(claim("x", cite("S1", True, 53, "old"))),
+        reply(claim("x", cite("S1", "53a", 53, "old"))),  # type: ignore[arg-type]
+        reply(claim("x", cite("S1", 53, 53, 42))),  # type: ignore[arg-type]  # a number for a quote
         reply(claim("   ", cite("S1", 54, 54, "old.retired_at = now"))),  # empty claim text
-        json.dumps({"spans": [], "refuse": {"reason": "because"}}),
         {"spans": [{"kind": "prose"}]},
     ]
     for raw in cases:
@@ -223,11 +381,32 @@ def test_feedback_names_each_failed_citation_and_why() -> None:
     )
     result = verify(raw, SOURCES)
     assert isinstance(result, GateFailed)
-    text = feedback_for(result.failures)
-    assert "span 2, citation 1 (S4, lines 1-2): 'S4' is not a given source" in text
-    assert "span 3, citation 1 (S1, lines 50-50): the quote is in S1 but not within" in text
-    assert "span 1" not in text  # the good citation is not blamed
+    text = retry_feedback(result.failures, SOURCES)
+    assert "Claim 'b' cites S4 lines 1-2 with the quote 'x': 'S4' is not a given source" in text
+    assert "The given sources are: S1 (keyvault/keys.py), S2 (keyvault/keys.py)" in text
+    assert "Claim 'c' cites S1 lines 50-50" in text and "the quote is in S1 but not within" in text
+    assert "Claim 'a'" not in text  # the good citation is not blamed
     assert "no_span_in_retrieval" in text
+
+
+def test_feedback_shows_the_real_lines_and_the_nearest_verbatim_text() -> None:
+    raw = reply(
+        claim("Retired.", cite("S1", 54, 54, "old.retired_at equals now")),
+        claim("Cut.", cite("S1", 54, 54, "retired_at = n")),
+        claim("Elsewhere.", cite("S1", 50, 50, "old.retired_at = now")),
+    )
+    result = verify(raw, SOURCES)
+    assert isinstance(result, GateFailed)
+    text = retry_feedback(result.failures, SOURCES)
+    assert (
+        "Lines 54-54 of S1 (keyvault/keys.py) really are:\n  54 |     old.retired_at = now" in text
+    )
+    assert "The nearest text in S1 is lines 54-54" in text
+    assert "With whole words the quote would be: 'retired_at = now'" in text
+    assert "The quote is verbatim at lines 54-54 of S1." in text
+    assert text.endswith(
+        "Reply with one JSON object only: no text before or after it, no code fence."
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,21 +481,52 @@ def marked_source(draw: st.DrawFn, label: str = "S1", marker: str = "@") -> Sour
     return Source(label, f"src/{label}.py", start, start + len(lines) - 1, "\n".join(lines))
 
 
+def _boundaries(text: str) -> list[int]:
+    """Offsets in ``text`` that are not inside a word (the gate's token boundaries)."""
+    word = [ch.isalnum() or ch == "_" for ch in text]
+    return [i for i in range(len(text) + 1) if i in (0, len(text)) or not (word[i - 1] and word[i])]
+
+
+@settings(suppress_health_check=[HealthCheck.filter_too_much])
 @given(st.lists(LINE, min_size=1, max_size=25), st.integers(1, 5000), st.data())
-def test_any_quote_cut_from_a_source_verifies(
+def test_any_whole_word_quote_of_substance_cut_from_a_source_verifies(
     body: list[str], start: int, data: st.DataObject
 ) -> None:
     source = Source("S1", "a.py", start, start + len(body) - 1, "\n".join(body) + "\n")
     first = data.draw(st.integers(0, len(body) - 1))
     last = data.draw(st.integers(first, len(body) - 1))
     text = "\n".join(body[first : last + 1])
-    cut_from = data.draw(st.integers(0, len(text)))
-    cut_to = data.draw(st.integers(cut_from, len(text)))
+
+    def solid(a: int, b: int) -> int:
+        return len("".join(text[a:b].split()))
+
+    cuts = _boundaries(text)
+    starts = [cut for cut in cuts if solid(cut, len(text)) >= 8]
+    assume(starts)
+    cut_from = data.draw(st.sampled_from(starts))
+    cut_to = data.draw(st.sampled_from([c for c in cuts if solid(cut_from, c) >= 8]))
     quote = text[cut_from:cut_to]
-    assume(quote.strip())
     raw = reply(claim("c", cite("S1", start + first, start + last, quote)))
     result = verify(raw, [source])
     assert isinstance(result, GatePassed), result
+
+
+@given(marked_source(), st.data())
+def test_a_quote_starting_or_ending_inside_a_word_never_verifies(
+    source: Source, data: st.DataObject
+) -> None:
+    lines = source.text.split("\n")
+    at = data.draw(st.integers(0, len(lines) - 1))
+    line = lines[at]
+    # Inside the marker word "@123@"? No: inside the line number, which is a word of digits.
+    inside = [i for i in range(1, len(line)) if line[i - 1].isalnum() and line[i].isalnum()]
+    assume(inside)
+    cut = data.draw(st.sampled_from(inside))
+    quote = line[cut:] if data.draw(st.booleans()) else line[:cut]
+    assume(quote.strip())
+    number = source.start_line + at
+    result = verify(reply(claim("c", cite("S1", number, number, quote))), [source])
+    assert not isinstance(result, GatePassed)
 
 
 @given(marked_source(), st.data())
@@ -397,5 +607,5 @@ def test_a_declared_empty_last_line_belongs_to_the_source() -> None:
 def test_feedback_for_a_malformed_reply_says_what_was_wrong() -> None:
     result = verify('{"spans": [{"kind": "claim"}]}', SOURCES)
     assert isinstance(result, GateFailed) and result.kind == "model_error"
-    text = feedback_for(result.failures)
+    text = retry_feedback(result.failures, SOURCES)
     assert "the reply has the wrong shape at spans.0.claim.text: Field required" in text

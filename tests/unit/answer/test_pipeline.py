@@ -24,10 +24,11 @@ from answer_helpers import (
 )
 
 from codecite_lsp.answer import llm
-from codecite_lsp.answer.pipeline import MAX_QUESTION_CHARS, Answerer
+from codecite_lsp.answer.pipeline import Answerer
 from codecite_lsp.answer.prompt import Source
 from codecite_lsp.core.answers import Answered, ClaimSpan, Refused
 from codecite_lsp.core.config import Config
+from codecite_lsp.core.limits import MAX_QUESTION_CHARS
 
 # -- answers that pass -------------------------------------------------------------------------
 
@@ -57,6 +58,11 @@ def test_valid_answer_is_answered_with_content_keyed_citation(
     record = last_trace(answerer.config, repo, answer.trace_id)
     assert (record["status"], record["model_calls"], record["retries"]) == ("answered", 1, 0)
     assert [c["ok"] for c in record["attempts"][0]["checks"]] == [True]
+    # Which path the reply took: asked as a JSON schema, found as the whole text.
+    assert (record["attempts"][0]["mode"], record["attempts"][0]["envelope"]) == (
+        "json_schema",
+        "json",
+    )
     assert answerer.history.entries()[-1].answer.trace_id == answer.trace_id
 
 
@@ -71,6 +77,25 @@ def test_extractive_mode_answers_without_litellm(
     assert len(litellm_calls) == 0
 
 
+@pytest.mark.parametrize(
+    "question,missing",
+    [
+        ("How are OAuth refresh tokens stored?", "'OAuth', 'refresh'"),
+        ("How does the client log in with OAuth?", "'OAuth'"),
+    ],
+)
+def test_offline_refusals_say_what_happened(
+    indexed: tuple[Path, Config], litellm_calls: LitellmCalls, question: str, missing: str
+) -> None:
+    # The sample repository has tokens and a client, but no OAuth: nothing to quote.
+    answer = _refused(Answerer(*indexed).ask(question), "no_span_in_retrieval")
+    assert answer.detail == (
+        f"the retrieved code never mentions {missing} (offline answerer: no model was asked)"
+    )
+    assert "the model found" not in answer.detail
+    assert len(litellm_calls) == 0
+
+
 def test_retry_that_fixes_the_answer_sends_the_failures_back(
     indexed: tuple[Path, Config], sources: list[Source], litellm_calls: LitellmCalls
 ) -> None:
@@ -81,8 +106,16 @@ def test_retry_that_fixes_the_answer_sends_the_failures_back(
 
     assert isinstance(answer, Answered), answer
     assert len(litellm_calls) == 2
-    retry_prompt = litellm_calls.calls[1]["messages"][-1]["content"]
-    assert "rejected" in retry_prompt and "does not occur verbatim" in retry_prompt
+    first, retry = litellm_calls.calls[0]["messages"], litellm_calls.calls[1]["messages"]
+    # A conversation: the first request, the rejected reply as the model's turn, then feedback.
+    assert retry[:2] == first
+    assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
+    assert retry[2]["content"] == reply(claim("Retired.", bad))
+    feedback = retry[3]["content"]
+    assert "'the old key is deleted'" in feedback and "does not occur verbatim" in feedback
+    # ...with the lines it pointed at as they really are, and "one JSON object only".
+    assert f"{good['start_line']} |     old.retired_at = now" in feedback
+    assert "one JSON object only" in feedback
     record = last_trace(answerer.config, indexed[0], answer.trace_id)
     assert (record["retries"], record["model_calls"]) == (1, 2)
 
@@ -133,7 +166,12 @@ def test_unknown_label_is_refused_after_one_retry(
     answerer = mocked(indexed, reply(claim("Retired.", bogus)))
     answer = _refused(answerer.ask(QUESTION), "unverified_citation")
 
-    assert "S9" in answer.detail
+    # The user is told in plain words, without the request's labels (S9 means nothing to them).
+    assert answer.detail == (
+        "the answer failed verification after a retry: "
+        "a citation named a source that was not retrieved"
+    )
+    assert "S9" not in answer.detail
     assert answer.retrieved and answer.retrieved[0].path
     assert len(litellm_calls) == 2  # the answer and one stricter retry, no more
     record = last_trace(answerer.config, indexed[0], answer.trace_id)
@@ -165,11 +203,81 @@ def test_unverifiable_answers_are_refused(
     assert answer.detail.startswith("the answer failed verification after a retry")
 
 
+SQLITE = "Click stores every parameter source in a SQLite file under ~/.click."
+
+
+def test_prose_stating_a_fact_is_never_shown(
+    indexed: tuple[Path, Config], sources: list[Source], litellm_calls: LitellmCalls
+) -> None:
+    from codecite_lsp.answer.render import answer_to_markdown, answer_to_text
+
+    good = claim(
+        "The old key is retired.", cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    )
+    answerer = mocked(indexed, reply({"kind": "prose", "text": SQLITE}, good))
+    answer = answerer.ask(QUESTION)
+
+    assert isinstance(answer, Answered), answer
+    assert len(litellm_calls) == 2  # the prose was sent back once as an uncited claim
+    assert (
+        "'Click stores every parameter source" in litellm_calls.calls[1]["messages"][3]["content"]
+    )
+    shown = answer.model_dump_json() + answer_to_text(answer) + answer_to_markdown(answer, str)
+    assert "SQLite" not in shown and "click" not in shown
+    assert [span.kind for span in answer.spans] == ["claim"]
+    assert answer.note == "1 statement could not be verified against the code and was removed."
+
+
+def test_one_failing_claim_of_twelve_is_removed_and_said(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    good = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    claims = [claim(f"Verified statement {n}.", good) for n in range(11)]
+    claims.insert(4, claim("Keys are stored in Vault.", {**good, "quote": "vault.store(key)"}))
+    answerer = mocked(indexed, reply(*claims))
+    answer = answerer.ask(QUESTION)
+
+    assert isinstance(answer, Answered), answer
+    assert [span.text for span in answer.spans] == [f"Verified statement {n}." for n in range(11)]
+    assert "Vault" not in answer.model_dump_json()
+    assert answer.note == "1 statement could not be verified against the code and was removed."
+    record = last_trace(answerer.config, indexed[0], answer.trace_id)
+    assert [a["removed"] for a in record["attempts"]] == [1, 1]
+
+
+def test_an_answer_that_loses_most_of_its_claims_is_refused_in_plain_words(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    good = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    bad = {**good, "quote": "keys.delete(old)"}
+    answer = mocked(
+        indexed, reply(claim("One.", good), claim("Two.", bad), claim("Three.", bad))
+    ).ask(QUESTION)
+
+    answer = _refused(answer, "unverified_citation")
+    where = f"keyvault/keys.py:{good['start_line']}-{good['end_line']}"
+    assert answer.detail == (
+        "2 of 3 statements in the answer could not be verified, too many to show the rest: "
+        f"{where}: the quoted text is not in the file"
+    )
+
+
+def test_a_good_first_reply_part_survives_a_failed_retry(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    good = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    bad = {**good, "quote": "keys.delete(old)"}
+    first = reply(claim("One.", good), claim("Two.", good), claim("Three.", bad))
+    answer = mocked(indexed, first, "litellm.BadRequestError").ask(QUESTION)
+    assert isinstance(answer, Answered), answer
+    assert [span.text for span in answer.spans] == ["One.", "Two."]
+
+
 def test_malformed_json_is_a_model_error(
     indexed: tuple[Path, Config], litellm_calls: LitellmCalls
 ) -> None:
     answer = _refused(mocked(indexed, "Sure! Keys rotate monthly.").ask(QUESTION), "model_error")
-    assert "not JSON" in answer.detail
+    assert answer.detail == "the model's reply was not in the expected form, even after a retry"
     assert len(litellm_calls) == 2
 
 
@@ -305,6 +413,29 @@ def test_structured_output_only_where_litellm_supports_it(litellm_calls: Litellm
     assert formats[1] is None
 
 
+def test_tool_calling_where_litellm_supports_it_but_not_json_schema(
+    litellm_calls: LitellmCalls,
+) -> None:
+    litellm = llm._litellm()
+    model = "azure/gpt-35-turbo"
+    assert litellm.supports_function_calling(model=model)
+    assert not litellm.supports_response_schema(model=model)
+    schema = {"type": "object", "properties": {}, "additionalProperties": False}
+    messages = [{"role": "user", "content": "reply in JSON"}]
+    got = llm.complete(
+        messages, model, timeout=5, retries=0, schema=schema, mock_response='{"spans": []}'
+    )
+    assert got.mode == "tool_call"
+    sent = litellm_calls.calls[0]["kwargs"]
+    assert sent["tools"][0]["function"]["parameters"] == schema
+    assert sent["tool_choice"]["function"]["name"] == sent["tools"][0]["function"]["name"]
+    # The reply is the forced call's arguments when the provider answers with one.
+    call = {"id": "1", "type": "function", "function": {"name": "cited_answer", "arguments": "{}"}}
+    message = litellm.Message(content=None, tool_calls=[call])
+    assert llm._reply_text(message) == "{}"
+    assert llm._reply_text(litellm.Message(content='{"spans": []}')) == '{"spans": []}'
+
+
 # -- rendering ---------------------------------------------------------------------------------
 
 
@@ -318,6 +449,9 @@ def test_rendering_for_terminal_and_hover(
     assert isinstance(answer, Answered), answer
     citation = answer.spans[0].citations[0]  # type: ignore[union-attr]
     where = f"keyvault/keys.py:{citation.start_line}-{citation.end_line}"
+    place = f"keyvault/keys.py:L{citation.start_line}" + (
+        f"-{citation.end_line}" if citation.end_line != citation.start_line else ""
+    )
 
     text = answer_to_text(answer)
     assert text.splitlines() == [
@@ -327,7 +461,7 @@ def test_rendering_for_terminal_and_hover(
     ]
 
     markdown = answer_to_markdown(answer, lambda c: f"file:///repo/{c.path}#L{c.start_line}")
-    assert f"[{where}](file:///repo/keyvault/keys.py#L{citation.start_line})" in markdown
+    assert f"[{place}](file:///repo/keyvault/keys.py#L{citation.start_line})" in markdown
     assert "> old.retired_at = now" in markdown
 
     refused = mocked(indexed, "x", relevance_floor=1.01).ask(QUESTION)
@@ -336,3 +470,19 @@ def test_rendering_for_terminal_and_hover(
         "**No answer.** Nothing in the indexed code answers this question."
     )
     assert f"- `{refused.retrieved[0].path}:" in answer_to_markdown(refused, lambda c: "")
+
+
+def test_a_gap_reaches_the_user_worded_as_not_shown(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    from codecite_lsp.answer.render import answer_to_markdown, answer_to_text
+
+    retire = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    gap = {"kind": "gap", "text": "The sources do not show how clients learn of the new key."}
+    answer = mocked(indexed, reply(claim("The old key is retired.", retire), gap)).ask(QUESTION)
+    assert isinstance(answer, Answered), answer
+    shown = "Not shown in the retrieved code: how clients learn of the new key."
+    assert [(s.kind, s.text) for s in answer.spans][1] == ("gap", shown)
+    assert answer.note is None  # a gap is not a removed statement
+    assert answer_to_text(answer).splitlines()[-1] == shown
+    assert answer_to_markdown(answer, str).endswith(f"_{shown}_")

@@ -16,6 +16,7 @@ from codecite_lsp.answer.prompt import (
     RESPONSE_SCHEMA,
     Source,
     build_messages,
+    retry_messages,
     sources_from_results,
 )
 from codecite_lsp.core.records import Result
@@ -71,18 +72,28 @@ def test_rules_are_stated_plainly() -> None:
         "Never invent a label, path or line number",
         "not instructions",
         '"refuse": null',
+        # prose carries no facts; a gap says what the sources do not show; quotes of substance
+        '"prose" spans are connecting words only',
+        '{"kind": "gap", "text": "how the token is refreshed"}',
+        "Quote whole words",
+        "one JSON object and nothing else",
     ):
         assert needed in rules, needed
 
 
-def test_feedback_and_context_reach_the_model() -> None:
-    text = user_message(
-        build_messages(
-            "q", [ROTATE], feedback="span 2 failed: quote_not_found", context_note="x.py:3"
-        )
-    )
-    assert "span 2 failed: quote_not_found" in text
+def test_context_reaches_the_model() -> None:
+    text = user_message(build_messages("q", [ROTATE], context_note="x.py:3"))
     assert "Editor context: x.py:3" in text
+
+
+def test_the_retry_is_a_conversation() -> None:
+    first = build_messages("q", [ROTATE])
+    again = retry_messages(first, '{"spans": []}', "span failed")
+    assert again[:2] == first
+    assert again[2:] == [
+        {"role": "assistant", "content": '{"spans": []}'},
+        {"role": "user", "content": "span failed"},
+    ]
 
 
 def test_no_sources_still_builds_a_prompt() -> None:
@@ -142,7 +153,7 @@ def walk_objects(schema: Any) -> list[dict[str, Any]]:
 
 def test_schema_is_strict_mode_compatible() -> None:
     objects = walk_objects(RESPONSE_SCHEMA)
-    assert len(objects) == 5  # reply, prose, claim, citation, refusal
+    assert len(objects) == 6  # reply, prose, gap, claim, citation, refusal
     for obj in objects:
         assert obj["additionalProperties"] is False
         assert sorted(obj["required"]) == sorted(obj["properties"])
@@ -165,6 +176,9 @@ CONTRACT_REPLY = {
 
 def test_schema_accepts_the_contract_shapes() -> None:
     jsonschema.validate(CONTRACT_REPLY, RESPONSE_SCHEMA)
+    with_gap = copy.deepcopy(CONTRACT_REPLY)
+    with_gap["spans"].append({"kind": "gap", "text": "how keys are revoked"})
+    jsonschema.validate(with_gap, RESPONSE_SCHEMA)
     jsonschema.validate(
         {"spans": [], "refuse": {"reason": "no_span_in_retrieval"}}, RESPONSE_SCHEMA
     )

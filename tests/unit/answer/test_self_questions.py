@@ -21,13 +21,15 @@ from codecite_lsp.core.answers import Answered, ClaimSpan
 from codecite_lsp.core.config import Config
 
 ROOT = Path(__file__).resolve().parents[3]
-THIS = "tests/test_self_questions.py"
+THIS = "tests/unit/answer/test_self_questions.py"
 
 # question -> the definitions (path, qualified name; "" is the module docstring) holding the answer
 QUESTIONS: dict[str, list[tuple[str, str]]] = {
     "How is a quote checked against a source?": [
         ("codecite_lsp/answer/gate.py", "_check"),
         ("codecite_lsp/answer/gate.py", "verify"),
+        # The MCP tool's checker does the same against a file's current text.
+        ("codecite_lsp/mcp/verify.py", ""),
     ],
     "Where are secret files excluded?": [
         ("codecite_lsp/ingest/secrets.py", "is_secret_path"),

@@ -30,7 +30,13 @@ def test_summary_of_real_requests_and_codecite_stats(tmp_path: Path) -> None:
     sources = sources_for(Answerer(repo, config), QUESTION)
     good = cite(sources, "keyvault/keys.py", "old.retired_at = now")
 
-    answered = mocked(indexed, reply(claim("Retired.", good))).ask(QUESTION)
+    bad = {**good, "quote": "keys.delete(old)"}
+    answered = mocked(
+        indexed,
+        "Here is the answer:\n```json\n"
+        + reply(claim("Retired.", good), claim("Gone.", bad))
+        + "\n```",
+    ).ask(QUESTION)
     unknown = mocked(indexed, reply(claim("Retired.", {**good, "source": "S9"}))).ask(QUESTION)
     floor = mocked(indexed, "litellm.Timeout", relevance_floor=1.01).ask(QUESTION)
     timeout = mocked(indexed, "litellm.Timeout").ask(QUESTION)
@@ -46,10 +52,13 @@ def test_summary_of_real_requests_and_codecite_stats(tmp_path: Path) -> None:
         "no_span_in_retrieval": 1,
         "unverified_citation": 1,
     }
-    assert (summary["citations_checked"], summary["unknown_label_citations"]) == (3, 2)
-    assert summary["unknown_label_rate"] == round(2 / 3, 4)
-    assert summary["retries"] == 1
-    assert summary["model_calls"] == 1 + 2 + 0 + 1
+    assert (summary["citations_checked"], summary["unknown_label_citations"]) == (6, 2)
+    assert summary["unknown_label_rate"] == round(2 / 6, 4)
+    assert summary["retries"] == 2
+    assert summary["model_calls"] == 2 + 2 + 0 + 1
+    # One claim of the first answer never verified: removed; each reply's path is counted.
+    assert summary["statements_removed"] == 1
+    assert summary["reply_paths"] == {"json_schema/fenced": 2, "json_schema/json": 2}
     assert summary["tokens"] > 0
 
     trace_text = (index_dir / "trace.jsonl").read_text()

@@ -435,3 +435,39 @@ def test_a_code_file_holding_a_credential_never_reaches_the_index(repo: Path) ->
     # Lance compresses text on disk, so read every row back rather than grepping the files.
     texts = [c.text for path in files for c in ix.store.chunks_for_path(path)]
     assert texts and not any(token in text or "GITHUB_TOKEN" in text for text in texts)
+
+
+def _vocabulary_tree(repo: Path, words: list[str]) -> None:
+    for i in range(12):
+        body = "".join(
+            f"def {words[(i + j) % len(words)]}_{i}_{j}(value):\n"
+            f'    """{" ".join(words[(i * j + k) % len(words)] for k in range(6))}."""\n'
+            f"    return value\n\n\n"
+            for j in range(12)
+        )
+        (repo / f"module_{i}.py").write_text(body)
+
+
+def test_after_a_checkout_storm_the_embedder_retrains_and_counts_only_live_vectors(
+    tmp_path: Path,
+) -> None:
+    before = ["invoice", "ledger", "payment", "refund", "account", "balance", "credit", "debit"]
+    after = ["sprite", "shader", "texture", "vertex", "render", "camera", "mesh", "pixel"]
+    _vocabulary_tree(tmp_path, before)
+    ix = Indexer(tmp_path, Config(chunk_budget=100))  # one chunk per function; static embedder
+    ix.run()
+    first = ix.status()
+    assert first["embedder"]["state"] == "ready"
+    distinct = len(ix.store.missing_vectors("no-such-embedder", 10**6))  # one vector per text
+    assert first["embedder"]["vectors"] == distinct > 100
+    name = ix._embedder.name if ix._embedder else ""
+
+    for path in tmp_path.glob("module_*.py"):  # another branch: every file differs
+        path.unlink()
+    _vocabulary_tree(tmp_path, after)
+    ix.run()
+
+    status = ix.status()
+    assert ix._embedder is not None and ix._embedder.name != name  # trained on the new corpus
+    distinct = len(ix.store.missing_vectors("no-such-embedder", 10**6))
+    assert status["embedder"]["vectors"] == distinct  # not the old ones too

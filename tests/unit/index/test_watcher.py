@@ -323,3 +323,25 @@ def test_watchdog_warnings_about_folders_watched_again_are_silenced() -> None:
     if _watch_again_warnings("watchdog") == 0:
         pytest.skip("this watchdog no longer warns about folders watched again")
     assert _watch_again_warnings("watcher") == 0
+
+
+def test_a_name_that_is_not_utf8_does_not_sink_the_batch(
+    repo: Path, watch: Callable[..., tuple[Watcher, Recorder]], tmp_path: Path
+) -> None:
+    from codecite_lsp.core.config import Config
+    from codecite_lsp.index.indexer import Indexer
+
+    _, recorder = watch()
+    with open(os.path.join(os.fsencode(repo), b"caf\xe9.py"), "w") as handle:
+        handle.write("def cafe():\n    return 1\n")
+    (repo / "fresh.py").write_text("def fresh_helper():\n    return 2\n")
+    batch = recorder.wait_for({"fresh.py"})
+    assert all(path.isprintable() and path.encode() for path in batch)
+
+    # the indexer, handed the raw name as well (a didSave, an old event), indexes the rest
+    indexer = Indexer(repo, Config(embedding="none"))
+    report = indexer.update_paths(
+        [*batch, os.fsdecode(os.path.join(os.fsencode(repo), b"caf\xe9.py"))]
+    )
+    assert report.files >= 1
+    assert [c.symbol for c in indexer.store.chunks_for_path("fresh.py")] == ["fresh_helper"]

@@ -19,8 +19,8 @@ local function server_version(cmd)
   return output, nil
 end
 
-local function check_server(codecite)
-  local cmd = codecite.server_cmd()
+local function check_server()
+  local cmd = require("codecite.config").server_cmd()
   local exe = cmd[1]
   if vim.fn.executable(exe) ~= 1 then
     health.error(("server command not found: %s"):format(exe), {
@@ -34,26 +34,33 @@ local function check_server(codecite)
   if version then
     health.ok("server version: " .. version)
   else
-    health.warn("could not read the server version: " .. problem,
-      { "Is codecite_lsp installed for this interpreter?" })
+    health.warn(
+      "could not read the server version: " .. problem,
+      { "Is codecite_lsp installed for this interpreter?" }
+    )
   end
 end
 
-local function check_index(codecite)
-  local clients = vim.lsp.get_clients({ name = codecite.NAME })
+local function check_index()
+  local client_mod = require("codecite.client")
+  local clients = vim.lsp.get_clients({ name = client_mod.NAME })
   if #clients == 0 then
-    health.info("no codecite server is running: open a file of a repository (root markers: "
-      .. table.concat(codecite.options.root_markers, ", ") .. ")")
+    local markers = require("codecite.config").options.root_markers
+    health.info(
+      "no codecite server is running: open a file of a repository (root markers: "
+        .. table.concat(markers, ", ")
+        .. ")"
+    )
     return
   end
   for _, client in ipairs(clients) do
-    local reply, err = codecite.request_sync(client, "codecite/status", {}, 5000)
+    local reply, err = client_mod.request_sync(client, "codecite/status", vim.empty_dict(), 5000)
     if not reply then
       health.warn(("server %d did not answer codecite/status: %s"):format(client.id, tostring(err)))
     elseif reply.err then
       health.warn(("codecite/status failed: %s"):format(reply.err.message))
     else
-      for _, line in ipairs(codecite.status_lines(reply.result)) do
+      for _, line in ipairs(require("codecite.render").status_lines(reply.result)) do
         health.ok("index " .. line)
       end
     end
@@ -61,23 +68,24 @@ local function check_index(codecite)
 end
 
 function M.check()
-  local codecite = require("codecite")
   health.start("codecite: Neovim")
   if vim.fn.has("nvim-0.10") == 1 then
     health.ok("Neovim " .. tostring(vim.version()))
   else
     health.error("Neovim 0.10 or newer is required")
   end
-  if codecite.configured then
+  if require("codecite.config").configured then
     health.ok("require('codecite').setup() was called")
   else
-    health.warn("require('codecite').setup() was not called: the server never starts",
-      { "Add require('codecite').setup({}) to your config" })
+    health.warn(
+      "require('codecite').setup() was not called: files do not start the server (:CodeciteStart does)",
+      { "Add require('codecite').setup({}) to your config" }
+    )
   end
   health.start("codecite: server")
-  check_server(codecite)
+  check_server()
   health.start("codecite: index")
-  check_index(codecite)
+  check_index()
 end
 
 return M

@@ -11,6 +11,8 @@ interface Executable {
 
 export class FakeLanguageClient {
   static instances: FakeLanguageClient[] = [];
+  /** Set to make start() fail as a missing interpreter would. */
+  static startError: Error | undefined;
   running = false;
   readonly notifications: Array<{ method: string; params: unknown }> = [];
   readonly requests: Array<{ method: string; params: unknown }> = [];
@@ -25,6 +27,9 @@ export class FakeLanguageClient {
   }
 
   async start(): Promise<void> {
+    if (FakeLanguageClient.startError) {
+      throw FakeLanguageClient.startError;
+    }
     this.running = true;
   }
 

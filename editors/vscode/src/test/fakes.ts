@@ -2,7 +2,7 @@
 
 import type { RequestSender } from "../codeciteApi.js";
 import type { HostMessage } from "../protocol.js";
-import { Uri } from "./vscodeStub.js";
+import { type Uri } from "./vscodeStub.js";
 
 export interface SentRequest {
   method: string;

@@ -1,4 +1,4 @@
-// Answers in the shapes of shared/contracts.md, citing the sample repository's keyvault package.
+// Answers in the shapes of docs/contracts.md, citing the sample repository's keyvault package.
 
 import type { Answer, Citation } from "../protocol.js";
 

@@ -1,6 +1,8 @@
 // A small stand-in for the `vscode` module: just the API surface the glue code touches, recording
 // what it is asked to do. Importing this file first makes `require("vscode")` return it.
 
+// The loader's private `_load` is patched, so this needs the CommonJS module object itself.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 import Module = require("node:module");
 
 export class Uri {
@@ -69,13 +71,21 @@ export const recorded = {
   messages: [] as Message[],
   inputBoxes: [] as Array<Record<string, unknown>>,
   inputReplies: [] as Array<string | undefined>,
+  /** The button the "user" clicks on the next messages shown (undefined: dismissed). */
+  messageReplies: [] as Array<string | undefined>,
+  /** vscode.env.remoteName: set in a remote window (e.g. "ssh-remote", "wsl"). */
+  remoteName: undefined as string | undefined,
+  statusItems: [] as Array<Record<string, unknown>>,
   existingFiles: new Set<string>(),
+  /** Text of files the code opens with workspace.openTextDocument, by path. */
+  documents: new Map<string, string>(),
   workspaceFolders: [] as Array<{ uri: Uri; name: string; index: number }>,
   activeTextEditor: undefined as FakeEditor | undefined,
   settings: {} as Record<string, unknown>,
   handlers: new Map<string, Handler>(),
   viewProviders: new Map<string, unknown>(),
   configurationListeners: [] as Handler[],
+  trustListeners: [] as Handler[],
 };
 
 export function reset(): void {
@@ -84,20 +94,25 @@ export function reset(): void {
   recorded.messages = [];
   recorded.inputBoxes = [];
   recorded.inputReplies = [];
+  recorded.messageReplies = [];
+  recorded.remoteName = undefined;
+  recorded.statusItems = [];
   recorded.existingFiles = new Set();
+  recorded.documents = new Map();
   recorded.workspaceFolders = [];
   recorded.activeTextEditor = undefined;
   recorded.settings = {};
   recorded.handlers = new Map();
   recorded.viewProviders = new Map();
   recorded.configurationListeners = [];
+  recorded.trustListeners = [];
 }
 
 function message(level: Message["level"]) {
-  return async (text: string, options?: unknown): Promise<undefined> => {
+  return async (text: string, options?: unknown): Promise<string | undefined> => {
     const detail = (options as { detail?: string } | undefined)?.detail;
     recorded.messages.push(detail === undefined ? { level, text } : { level, text, detail });
-    return undefined;
+    return recorded.messageReplies.shift();
   };
 }
 
@@ -121,7 +136,9 @@ export const window = {
     return { name, dispose(): void {}, info(): void {}, error(): void {}, appendLine(): void {} };
   },
   createStatusBarItem() {
-    return { text: "", tooltip: "", name: "", command: "", show(): void {}, dispose(): void {} };
+    const item = { text: "", tooltip: "", name: "", command: "", show(): void {}, dispose(): void {} };
+    recorded.statusItems.push(item);
+    return item;
   },
   registerWebviewViewProvider(id: string, provider: unknown) {
     recorded.viewProviders.set(id, provider);
@@ -132,6 +149,14 @@ export const window = {
 export const workspace = {
   get workspaceFolders() {
     return recorded.workspaceFolders;
+  },
+  async openTextDocument(uri: Uri) {
+    const text = recorded.documents.get(uri.path);
+    if (text === undefined) {
+      throw new Error(`cannot open ${uri.path}`);
+    }
+    const lines = text.split("\n");
+    return { lineCount: lines.length, lineAt: (line: number) => ({ text: lines[line] }) };
   },
   fs: {
     async stat(uri: Uri): Promise<object> {
@@ -148,6 +173,11 @@ export const workspace = {
     recorded.configurationListeners.push(listener);
     return disposable;
   },
+  isTrusted: true,
+  onDidGrantWorkspaceTrust(listener: Handler) {
+    recorded.trustListeners.push(listener);
+    return disposable;
+  },
 };
 
 export const commands = {
@@ -161,7 +191,13 @@ export const commands = {
   },
 };
 
-const stub = { Uri, Position, Range, ThemeColor, StatusBarAlignment, window, workspace, commands };
+export const env = {
+  get remoteName(): string | undefined {
+    return recorded.remoteName;
+  },
+};
+
+const stub = { Uri, Position, Range, ThemeColor, StatusBarAlignment, window, workspace, commands, env };
 
 /** Modules replaced for the code under test: `vscode` always, others by the tests that need it. */
 export const replacedModules = new Map<string, unknown>([["vscode", stub]]);

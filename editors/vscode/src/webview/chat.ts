@@ -1,20 +1,24 @@
 // The chat panel page. It runs inside the webview (or any browser page that defines
 // `acquireVsCodeApi`), talks to the extension host only through postMessage, and builds every
-// node with textContent: answer text comes from a model and from repository files, so it is
-// never parsed as HTML.
+// node with createElement/textContent: answer text comes from a model and from repository files,
+// so it is never parsed as HTML (markdown.ts renders its Markdown the same way).
+// An answer reads as blocks: prose paragraphs, and each claim followed by its citation chips and
+// the quoted lines (read from the file when the user expands them).
 
 import type {
-  Answer,
   Answered,
   Citation,
   ClaimSpan,
   Exchange,
+  FileLines,
   HostMessage,
   Location,
   PageMessage,
   Refused,
   Resolution,
+  Wording,
 } from "../protocol.js";
+import { blocks, inline } from "./markdown.js";
 
 interface VsCodeApi {
   postMessage(message: PageMessage): void;
@@ -24,25 +28,33 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 type Post = (message: PageMessage) => void;
 
-const REFUSAL_TEXT: Record<string, string> = {
-  no_span_in_retrieval: "The indexed code does not seem to answer this.",
-  unverified_citation:
-    "An answer was drafted, but its quotes could not be found word for word in the code, so it was withheld.",
-  ambiguous: "The question fits several different places in the code. Name the file or symbol you mean.",
-  stale_index: "The index is out of date for the files involved. Reindex, then ask again.",
-  model_error: "The model could not be reached or gave an unusable reply.",
-};
-
-function refusalText(reason: string): string {
-  return REFUSAL_TEXT[reason] ?? "No answer could be verified against the code.";
+/** What the page needs to draw an exchange besides the exchange itself. */
+interface Context {
+  post: Post;
+  wording: Wording | undefined;
+  /** Quoted lines read from the files, by citation key (absent: not read yet). */
+  lines: Map<string, FileLines>;
+  /** Claims whose quoted lines the user opened (kept across re-renders). */
+  expanded: Set<string>;
 }
 
-function locationLabel(location: Location): string {
+/** `path:L10-14`, `path:L10` for one line: the same form as hover and Neovim. */
+function place(location: Location): string {
   const lines =
     location.start_line === location.end_line
-      ? `${location.start_line}`
-      : `${location.start_line}-${location.end_line}`;
+      ? `L${location.start_line}`
+      : `L${location.start_line}-${location.end_line}`;
   return `${location.path}:${lines}`;
+}
+
+function refusalText(reason: string, wording: Wording | undefined): string {
+  if (!wording) {
+    return "No answer.";
+  }
+  // Only known reasons pick a sentence: a reply's own text is never the headline.
+  return Object.hasOwn(wording.reasons, reason)
+    ? wording.reasons[reason]
+    : (wording.labels.unknown_reason ?? "No answer.");
 }
 
 const BADGES: Record<string, string> = { moved: "moved", stale: "changed", gone: "gone" };
@@ -65,24 +77,25 @@ function element<K extends keyof HTMLElementTagNameMap>(
 /** Where a citation points now: a moved citation shows its new lines. */
 function currentLocation(citation: Citation): Location {
   const resolution = citation.resolution;
-  if (resolution?.state === "moved" && resolution.start_line && resolution.end_line) {
+  if (resolution?.state === "moved") {
     return { path: citation.path, start_line: resolution.start_line, end_line: resolution.end_line };
   }
-  return citation;
+  return { path: citation.path, start_line: citation.start_line, end_line: citation.end_line };
 }
 
 function resolutionTooltip(citation: Citation, resolution: Resolution): string {
   if (resolution.state === "moved") {
     return `Moved since the answer: was lines ${citation.start_line}-${citation.end_line}.`;
   }
-  return resolution.reason ?? `This citation is ${resolution.state}.`;
+  return resolution.state === "exact" ? "Unchanged." : resolution.reason;
 }
 
 function citationChip(citation: Citation, post: Post): HTMLButtonElement {
-  const chip = element("button", "chip", locationLabel(currentLocation(citation)));
+  const label = place(currentLocation(citation));
+  const chip = element("button", "chip", label);
   chip.type = "button";
-  // The tooltip shows the quoted lines themselves, so a reader can check without opening the file.
-  chip.title = citation.quote;
+  chip.title = `Open ${label}`;
+  chip.setAttribute("aria-label", `Open ${label}`);
   chip.dataset.path = citation.path;
   const resolution = citation.resolution;
   const badge = resolution ? BADGES[resolution.state] : undefined;
@@ -96,47 +109,114 @@ function citationChip(citation: Citation, post: Post): HTMLButtonElement {
   return chip;
 }
 
-function claim(span: ClaimSpan, post: Post): HTMLElement {
-  const node = element("span", "claim");
-  node.append(element("span", "claim-text", span.text));
-  const chips = element("span", "chips");
-  for (const citation of span.citations) {
-    chips.append(citationChip(citation, post));
+/** One citation's quoted lines: read from the file (as it is now) once the user expands them;
+ * the verified quote stands in while reading, or when the file cannot be read. */
+function quoteBlock(citation: Citation, key: string, context: Context): HTMLElement {
+  const location = currentLocation(citation);
+  const block = element("figure", "quote");
+  block.append(element("figcaption", "quote-head", place(location)));
+  const read = context.lines.get(key);
+  const pre = element("pre", "quote-lines");
+  if (read?.lines) {
+    pre.dataset.source = "file";
+    read.lines.forEach((text, index) => {
+      const row = element("span", "line");
+      row.append(
+        element("span", "line-number", String(read.start_line + index)),
+        element("span", "line-text", text),
+      );
+      pre.append(row);
+    });
+  } else {
+    pre.dataset.source = "answer";
+    pre.append(element("span", "line-text", citation.quote));
+    if (read) {
+      block.append(element("p", "quote-note", "The file could not be read; this is the quote as verified."));
+    }
   }
-  node.append(chips);
+  block.append(pre);
+  return block;
+}
+
+function claim(span: ClaimSpan, key: string, context: Context): HTMLElement {
+  const node = element("div", "claim");
+  const text = element("div", "claim-text");
+  text.append(...inline(span.text));
+  const chips = element("div", "chips");
+  for (const citation of span.citations) {
+    chips.append(citationChip(citation, context.post));
+  }
+  const quotes = element("details", "quotes");
+  const summary = element("summary", undefined, "Quoted lines");
+  quotes.append(summary);
+  quotes.open = context.expanded.has(key);
+  const fill = (): void => {
+    quotes.replaceChildren(summary);
+    span.citations.forEach((citation, index) => {
+      const citationKey = `${key}.${index}`;
+      if (!context.lines.has(citationKey)) {
+        const root = citation.root ? { root: citation.root } : {};
+        context.post({ type: "readLines", key: citationKey, ...root, location: currentLocation(citation) });
+      }
+      quotes.append(quoteBlock(citation, citationKey, context));
+    });
+  };
+  if (quotes.open) {
+    fill();
+  }
+  quotes.addEventListener("toggle", () => {
+    if (quotes.open) {
+      context.expanded.add(key);
+      fill();
+    } else {
+      context.expanded.delete(key);
+    }
+  });
+  node.append(text, chips, quotes);
   return node;
 }
 
-function answered(answer: Answered, post: Post): HTMLElement {
+/** Prose with no word in it (the ". " between two claims) is not a block of its own. */
+function worthShowing(text: string): boolean {
+  return /[\p{L}\p{N}]/u.test(text);
+}
+
+function answered(answer: Answered, id: string, context: Context): HTMLElement {
   const body = element("div", "answer");
   if (answer.note) {
     body.append(element("p", "note", answer.note));
   }
-  const text = element("p", "answer-text");
-  for (const span of answer.spans) {
-    text.append(span.kind === "claim" ? claim(span, post) : element("span", "prose", span.text));
-  }
-  body.append(text);
+  answer.spans.forEach((span, index) => {
+    if (span.kind === "claim" && Array.isArray(span.citations)) {
+      body.append(claim(span, `${id}.${index}`, context));
+    } else if (typeof span.text === "string" && worthShowing(span.text)) {
+      // Prose, or a kind this version does not know yet: plain prose (docs/contracts.md).
+      const prose = element("div", "prose");
+      prose.append(...blocks(span.text));
+      body.append(prose);
+    }
+  });
   return body;
 }
 
-function refused(answer: Refused, post: Post): HTMLElement {
+function refused(answer: Refused, context: Context): HTMLElement {
   const body = element("div", "refusal");
-  body.append(element("p", "refusal-title", refusalText(answer.reason)));
+  body.append(element("p", "refusal-title", refusalText(answer.reason, context.wording)));
   if (answer.detail) {
     body.append(element("p", "refusal-detail", answer.detail));
   }
   const retrieved = answer.retrieved ?? [];
   if (retrieved.length > 0) {
-    body.append(element("p", "refusal-lead", "Closest places found:"));
+    const closest = context.wording?.labels.closest ?? "Closest places in the repository";
+    body.append(element("p", "refusal-lead", `${closest}:`));
     const list = element("ul", "retrieved");
     for (const ref of retrieved) {
       const location: Location = { path: ref.path, start_line: ref.start_line, end_line: ref.end_line };
       const item = element("li");
-      const link = element("button", "location", locationLabel(location));
+      const link = element("button", "location", place(location));
       link.type = "button";
-      link.title = `Open ${locationLabel(location)}`;
-      link.addEventListener("click", () => post({ type: "openLocation", location }));
+      link.title = `Open ${place(location)}`;
+      link.addEventListener("click", () => context.post({ type: "openLocation", location }));
       item.append(link);
       list.append(item);
     }
@@ -145,16 +225,16 @@ function refused(answer: Refused, post: Post): HTMLElement {
   return body;
 }
 
-function renderAnswer(answer: Answer, post: Post): HTMLElement {
-  return answer.status === "answered" ? answered(answer, post) : refused(answer, post);
-}
-
-function renderExchange(exchange: Exchange, post: Post): HTMLElement {
+function renderExchange(exchange: Exchange, context: Context): HTMLElement {
   const node = element("article", "exchange");
   node.dataset.id = exchange.id;
   node.append(element("div", "question", exchange.question));
   if (exchange.answer) {
-    node.append(renderAnswer(exchange.answer, post));
+    node.append(
+      exchange.answer.status === "answered"
+        ? answered(exchange.answer, exchange.id, context)
+        : refused(exchange.answer, context),
+    );
   } else if (exchange.error) {
     node.append(element("p", "error", exchange.error));
   } else {
@@ -166,13 +246,15 @@ function renderExchange(exchange: Exchange, post: Post): HTMLElement {
 /** The page: a conversation log and a question box, driven by messages from the host. */
 class ChatPage {
   private exchanges: Exchange[] = [];
+  private readonly context: Context;
 
   constructor(
     private readonly log: HTMLElement,
     form: HTMLFormElement,
     private readonly input: HTMLTextAreaElement,
-    private readonly post: Post,
+    post: Post,
   ) {
+    this.context = { post, wording: undefined, lines: new Map(), expanded: new Set() };
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.submit();
@@ -185,11 +267,21 @@ class ChatPage {
       }
     });
     window.addEventListener("message", (event: MessageEvent<HostMessage>) => this.handle(event.data));
-    this.render();
+    this.render(false);
     post({ type: "ready" });
   }
 
   handle(message: HostMessage): void {
+    if (message.type === "wording") {
+      this.context.wording = message.wording;
+      this.render(false);
+      return;
+    }
+    if (message.type === "lines") {
+      this.context.lines.set(message.key, message.lines);
+      this.render(false); // the user is reading an older answer: stay where they are
+      return;
+    }
     if (message.type === "history") {
       const live = this.exchanges.filter((exchange) => !exchange.fromHistory);
       this.exchanges = [...message.exchanges, ...live];
@@ -201,7 +293,7 @@ class ChatPage {
         this.exchanges.push(message.exchange);
       }
     }
-    this.render();
+    this.render(true);
   }
 
   private submit(): void {
@@ -210,21 +302,26 @@ class ChatPage {
       return;
     }
     this.input.value = "";
-    this.post({ type: "ask", question });
+    this.context.post({ type: "ask", question });
   }
 
-  private render(): void {
+  private render(toEnd: boolean): void {
     if (this.exchanges.length === 0) {
       const empty = element("div", "empty");
       empty.append(
         element("p", "empty-title", "Ask about this repository"),
-        element("p", undefined, "Every answer cites the lines it rests on; hover a citation to read them."),
+        element(
+          "p",
+          undefined,
+          "Every answer cites the lines it rests on; open a claim's quoted lines to read them.",
+        ),
       );
       this.log.replaceChildren(empty);
       return;
     }
-    this.log.replaceChildren(...this.exchanges.map((exchange) => renderExchange(exchange, this.post)));
-    this.log.scrollTop = this.log.scrollHeight;
+    const scrolled = this.log.scrollTop;
+    this.log.replaceChildren(...this.exchanges.map((exchange) => renderExchange(exchange, this.context)));
+    this.log.scrollTop = toEnd ? this.log.scrollHeight : scrolled;
   }
 }
 

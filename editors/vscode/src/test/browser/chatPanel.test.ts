@@ -7,13 +7,25 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, beforeEach, test } from "node:test";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
-import type { Answer, Citation, Exchange, HostMessage, PageMessage } from "../../protocol.js";
+import type {
+  Answer,
+  Citation,
+  Exchange,
+  HostMessage,
+  PageMessage,
+  Refused,
+  Wording,
+} from "../../protocol.js";
 import { chatPageHtml } from "../../webviewHtml.js";
 import { ANSWERED, CITATION, REFUSED } from "../fixtures.js";
 
 const EXTENSION_ROOT = resolve(__dirname, "..", "..", "..");
 const REPO_ROOT = resolve(EXTENSION_ROOT, "..", "..");
 const ORIGIN = "https://webview.codecite.test";
+// The wording the server sends (codecite/wording) is the repository's one data file.
+const WORDING: Wording = JSON.parse(
+  readFileSync(resolve(REPO_ROOT, "codecite_lsp", "core", "wording.json"), "utf8"),
+);
 const CHROMIUM = process.env.CODECITE_CHROMIUM ?? "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
   "--headless",
@@ -26,10 +38,14 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
-const FILES: Record<string, { path: string; type: string }> = {
-  "/chat.js": { path: join(EXTENSION_ROOT, "out", "web", "chat.js"), type: "text/javascript" },
-  "/chat.css": { path: join(EXTENSION_ROOT, "media", "chat.css"), type: "text/css" },
-};
+/** The page's script and the modules it imports (out/web/*.js), and its stylesheet. */
+function served(pathname: string): { path: string; type: string } | undefined {
+  if (pathname === "/chat.css") {
+    return { path: join(EXTENSION_ROOT, "media", "chat.css"), type: "text/css" };
+  }
+  const module = /^\/([\w-]+\.js)$/.exec(pathname)?.[1];
+  return module ? { path: join(EXTENSION_ROOT, "out", "web", module), type: "text/javascript" } : undefined;
+}
 
 // Browser-side code is kept as source text: this file is compiled for Node, without DOM types.
 // The fake bridge keeps what the page posts for the test to read; so are CSP violations.
@@ -51,7 +67,7 @@ before(async () => {
     executablePath: CHROMIUM,
     headless: true,
     args: CHROMIUM_ARGS,
-    viewport: { width: 400, height: 720 },
+    viewport: { width: 300, height: 760 }, // a default-width VS Code sidebar
     deviceScaleFactor: 2,
   });
   // Everything is served from memory: the page never touches the network.
@@ -69,7 +85,7 @@ before(async () => {
       });
       return route.fulfill({ contentType: "text/html", body: html });
     }
-    const file = FILES[url.pathname];
+    const file = served(url.pathname);
     return file ? route.fulfill({ contentType: file.type, body: readFileSync(file.path) }) : route.abort();
   });
   await context.addInitScript({ content: FAKE_BRIDGE });
@@ -84,6 +100,7 @@ beforeEach(async () => {
   page = context.pages()[0] ?? (await context.newPage());
   await page.goto(`${ORIGIN}/panel.html`);
   await page.waitForFunction("window.__posted.length > 0");
+  await fromHost({ type: "wording", wording: WORDING });
 });
 
 function posted(): Promise<PageMessage[]> {
@@ -109,28 +126,104 @@ test("the page loads under its CSP and says it is ready", async () => {
   assert.equal(background, "rgb(49, 49, 49)");
 });
 
-test("an answered reply renders claims with citation chips that open the citation", async () => {
+test("an answer reads as blocks: prose, then each claim followed by its chips", async () => {
   await fromHost(exchange("a1", "How are API keys rotated?", ANSWERED));
-  const chip = page.locator(".chip");
-  assert.equal(await chip.count(), 1);
-  assert.equal(await chip.textContent(), "keyvault/keys.py:47-51");
-  assert.equal(await chip.getAttribute("title"), CITATION.quote);
+  assert.equal(await page.locator(".answer .prose").textContent(), "Keys are rotated by");
+  const claim = page.locator(".answer .claim");
+  assert.deepEqual(await claim.evaluate((node) => [...node.children].map((child) => child.className)), [
+    "claim-text",
+    "chips",
+    "quotes",
+  ]);
   assert.equal(
-    await page.locator(".answer-text").textContent(),
-    "Keys are rotated by rotate_key, which issues a new key and retires the old onekeyvault/keys.py:47-51",
+    await claim.locator(".claim-text").textContent(),
+    "rotate_key, which issues a new key and retires the old one",
   );
+  const chip = claim.locator(".chip");
+  assert.equal(await chip.count(), 1);
+  assert.equal(await chip.textContent(), "keyvault/keys.py:L47-51");
+  assert.equal(await chip.getAttribute("aria-label"), "Open keyvault/keys.py:L47-51");
   await chip.click();
   assert.deepEqual((await posted()).at(-1), { type: "openCitation", citation: CITATION });
 });
 
+test("expanding a claim shows the cited lines read from the file, with line numbers", async () => {
+  await fromHost(exchange("a2", "How are API keys rotated?", ANSWERED));
+  await page.locator(".claim .quotes summary").click();
+  const request = (await posted()).at(-1);
+  assert.deepEqual(request, {
+    type: "readLines",
+    key: "a2.1.0",
+    location: { path: "keyvault/keys.py", start_line: 47, end_line: 51 },
+  });
+  // Until the host answers, the verified quote stands in.
+  assert.equal(await page.locator(".quote-lines").getAttribute("data-source"), "answer");
+  const fileLines = ["def rotate_key(store, client, now=None):", '    """Rotate a client\'s API key."""'];
+  await fromHost({ type: "lines", key: "a2.1.0", lines: { start_line: 47, lines: fileLines } });
+  const quote = page.locator(".quote");
+  assert.equal(await quote.locator(".quote-head").textContent(), "keyvault/keys.py:L47-51");
+  assert.equal(await quote.locator(".quote-lines").getAttribute("data-source"), "file");
+  assert.deepEqual(await quote.locator(".line-number").allTextContents(), ["47", "48"]);
+  assert.deepEqual(await quote.locator(".line-text").allTextContents(), fileLines);
+  assert.equal(
+    await page.locator(".claim .quotes").evaluate((node) => (node as { open?: boolean }).open),
+    true,
+  );
+  // A file that cannot be read: the quote, and a word saying so.
+  await fromHost({ type: "lines", key: "a2.1.0", lines: { start_line: 47, lines: null } });
+  assert.equal(await page.locator(".quote-lines").textContent(), CITATION.quote);
+  assert.match((await page.locator(".quote-note").textContent()) ?? "", /could not be read/);
+});
+
+test("Markdown and reST in answer text render as formatting, never as HTML or live links", async () => {
+  const text =
+    "Use `rotate_key` or :meth:`~keyvault.store.KeyStore.retire`; **never** reuse a key.\n\n" +
+    "- first [docs](command:workbench.action.terminal.new)\n- second ![x](https://example.com/x.png)\n\n" +
+    "```python\nrotate_key(store, 'a')\n```";
+  await fromHost(
+    exchange("m1", "Markdown?", {
+      status: "answered",
+      spans: [
+        { kind: "prose", text },
+        { kind: "claim", text: "The `grace` period is *one day*.", citations: [CITATION] },
+      ],
+    }),
+  );
+  const prose = page.locator(".prose");
+  assert.deepEqual(await prose.locator("p code").allTextContents(), ["rotate_key", "retire"]);
+  assert.equal(await prose.locator("strong").textContent(), "never");
+  assert.deepEqual(await prose.locator("li").allTextContents(), ["first docs", "second !x"]);
+  assert.equal(await prose.locator("pre code").textContent(), "rotate_key(store, 'a')");
+  assert.equal(await page.locator(".claim-text code").textContent(), "grace");
+  assert.equal(await page.locator(".claim-text em").textContent(), "one day");
+  assert.equal(await page.locator("a, img").count(), 0);
+  assert.ok(!(await page.locator(".answer").textContent())?.includes("`"));
+});
+
+test("a span kind this version does not know reads as prose", async () => {
+  const gap = { kind: "gap", text: "The sources do not show how keys are stored at rest." };
+  const answer = {
+    status: "answered",
+    spans: [gap, ANSWERED.status === "answered" ? ANSWERED.spans[1] : gap],
+  };
+  await fromHost(exchange("g1", "Storage?", answer as Answer));
+  assert.equal(await page.locator(".prose").textContent(), gap.text);
+  assert.equal(await page.locator(".claim").count(), 1);
+});
+
 test("a refused reply explains the reason in plain words and lists the closest places", async () => {
   await fromHost(exchange("r1", "How is billing computed?", REFUSED));
+  assert.equal(await page.locator(".refusal-title").textContent(), WORDING.reasons.no_span_in_retrieval);
   assert.equal(
     await page.locator(".refusal-title").textContent(),
-    "The indexed code does not seem to answer this.",
+    "Nothing in the indexed code answers this question.",
   );
+  assert.equal(await page.locator(".refusal-lead").textContent(), "Closest places in the repository:");
   const places = page.locator(".retrieved .location");
-  assert.deepEqual(await places.allTextContents(), ["keyvault/ratelimit.py:1-20", "docs/operations.md:5-9"]);
+  assert.deepEqual(await places.allTextContents(), [
+    "keyvault/ratelimit.py:L1-20",
+    "docs/operations.md:L5-9",
+  ]);
   await places.nth(1).click();
   assert.deepEqual((await posted()).at(-1), {
     type: "openLocation",
@@ -168,10 +261,17 @@ test("history shows moved, changed and gone citations with badges", async () => 
         kind: "claim",
         text: "Rotation retires the old key.",
         citations: [
-          resolved({ state: "exact", start_line: 47, end_line: 51 }),
-          resolved({ state: "moved", start_line: 60, end_line: 64 }),
-          resolved({ state: "stale", reason: "the quoted lines were edited" }),
-          resolved({ state: "gone", reason: "keyvault/keys.py was deleted" }),
+          resolved({ state: "exact", path: CITATION.path, start_line: 47, end_line: 51 }),
+          resolved({
+            state: "moved",
+            path: CITATION.path,
+            start_line: 60,
+            end_line: 64,
+            old_start_line: 47,
+            old_end_line: 51,
+          }),
+          resolved({ state: "stale", path: CITATION.path, reason: "the quoted lines were edited" }),
+          resolved({ state: "gone", path: CITATION.path, reason: "keyvault/keys.py was deleted" }),
         ],
       },
     ],
@@ -182,10 +282,10 @@ test("history shows moved, changed and gone citations with badges", async () => 
   });
   const chips = page.locator(".chip");
   assert.deepEqual(await chips.allTextContents(), [
-    "keyvault/keys.py:47-51",
-    "keyvault/keys.py:60-64moved",
-    "keyvault/keys.py:47-51changed",
-    "keyvault/keys.py:47-51gone",
+    "keyvault/keys.py:L47-51",
+    "keyvault/keys.py:L60-64moved",
+    "keyvault/keys.py:L47-51changed",
+    "keyvault/keys.py:L47-51gone",
   ]);
   assert.equal(
     await chips.nth(1).locator(".badge").getAttribute("title"),
@@ -215,9 +315,9 @@ test("hostile answer text stays inert text", async () => {
   await fromHost(
     exchange("x2", "refuse", {
       status: "refused",
-      reason: HOSTILE,
+      reason: HOSTILE as Refused["reason"],
       detail: HOSTILE,
-      retrieved: [{ path: HOSTILE, start_line: 1, end_line: 2 }],
+      retrieved: [{ path: HOSTILE, start_line: 1, end_line: 2, score: 0.1 }],
     }),
   );
   await page.waitForTimeout(300);
@@ -228,7 +328,9 @@ test("hostile answer text stays inert text", async () => {
   // Nothing even tried to run: a handler that reached the DOM would be a CSP violation.
   assert.deepEqual(await page.evaluate<string[]>("window.__violations"), []);
   assert.ok((await page.locator(".prose").textContent())?.includes(`<img src=x onerror=`));
-  assert.equal(await page.locator(".chip").getAttribute("title"), HOSTILE);
+  await page.locator(".claim .quotes summary").click();
+  assert.equal(await page.locator(".quote-lines").textContent(), HOSTILE);
+  assert.equal(await page.locator("img").count(), 0);
   // An unknown reason is never echoed as the headline; the detail is shown as text.
   assert.equal(
     await page.locator(".refusal-title").textContent(),
@@ -238,7 +340,17 @@ test("hostile answer text stays inert text", async () => {
 });
 
 test("screenshot of the panel (test-artifacts/chat-panel.png)", async () => {
-  const moved: Citation = { ...CITATION, resolution: { state: "moved", start_line: 52, end_line: 56 } };
+  const moved: Citation = {
+    ...CITATION,
+    resolution: {
+      state: "moved",
+      path: CITATION.path,
+      start_line: 52,
+      end_line: 56,
+      old_start_line: 47,
+      old_end_line: 51,
+    },
+  };
   const history: Exchange[] = [
     {
       id: "h1",
@@ -247,16 +359,16 @@ test("screenshot of the panel (test-artifacts/chat-panel.png)", async () => {
       answer: {
         status: "answered",
         spans: [
-          { kind: "prose", text: "Rotation is done by " },
+          { kind: "prose", text: "Rotation happens in `keyvault/keys.py`, in two steps:" },
           {
             kind: "claim",
-            text: "rotate_key, which issues a fresh key and marks the old one retired",
+            text: "`rotate_key` issues a fresh key and marks the old one **retired**.",
             citations: [moved],
           },
           { kind: "prose", text: ". " },
           {
             kind: "claim",
-            text: "A retired key keeps working for a one-day grace period",
+            text: "A retired key keeps working for a one-day grace period (:data:`GRACE_PERIOD_SECONDS`).",
             citations: [
               {
                 ...CITATION,
@@ -275,6 +387,18 @@ test("screenshot of the panel (test-artifacts/chat-panel.png)", async () => {
   await fromHost(exchange("r1", "How is billing computed?", REFUSED));
   await fromHost(exchange("p1", "Where are rate limits configured?"));
   await page.locator("#question").fill("What happens when a key expires?");
+  await page.locator(".claim .quotes summary").first().click();
+  await fromHost({
+    type: "lines",
+    key: "h1.1.0",
+    lines: {
+      start_line: 52,
+      lines: [
+        "def rotate_key(store: KeyStore, client: str, now: float | None = None) -> ApiKey:",
+        '    """Rotate a client\'s API key: issue a new key and retire the old one.',
+      ],
+    },
+  });
   await page.locator(".chip").first().hover();
   const target = resolve(REPO_ROOT, "test-artifacts", "chat-panel.png");
   mkdirSync(resolve(REPO_ROOT, "test-artifacts"), { recursive: true });

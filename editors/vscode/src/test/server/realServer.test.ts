@@ -111,6 +111,14 @@ test("codecite/status reports the indexed root in the shape the status bar reads
   assert.equal(typeof root.last_update, "number");
 });
 
+test("codecite/wording is the repository's wording file, the words the CLI and hover use", async () => {
+  const wordingFile = resolve(FIXTURE, "..", "..", "..", "codecite_lsp", "core", "wording.json");
+  const expected = JSON.parse(readFileSync(wordingFile, "utf8"));
+  const wording = await api.wording();
+  assert.deepEqual(wording.reasons, expected.reasons);
+  assert.deepEqual(wording.labels, expected.labels);
+});
+
 test("codecite/ask answers with claims citing quoted lines of the repository", async () => {
   const answer = await api.ask({ question: "How are API keys rotated?" });
   assert.equal(answer.status, "answered", JSON.stringify(answer));

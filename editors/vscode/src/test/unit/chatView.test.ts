@@ -38,7 +38,14 @@ test("the panel page only runs its own nonce'd script", () => {
 });
 
 test("a ready page receives the history, oldest first, with each citation's resolution", async () => {
-  const moved = { state: "moved" as const, start_line: 50, end_line: 54 };
+  const moved = {
+    state: "moved" as const,
+    path: CITATION.path,
+    start_line: 50,
+    end_line: 54,
+    old_start_line: 47,
+    old_end_line: 51,
+  };
   // The server's codecite/history shape: newest first, resolutions listed beside the answer.
   const transport = new FakeTransport({
     "codecite/history": () => ({
@@ -62,9 +69,8 @@ test("a ready page receives the history, oldest first, with each citation's reso
   });
   const { view } = open(transport);
   await view.fromPage({ type: "ready" });
-  assert.deepEqual(transport.sent, [{ method: "codecite/history", params: { limit: 50 } }]);
-  assert.equal(view.posted.length, 1);
-  const history = view.posted[0];
+  assert.deepEqual(transport.sent.at(-1), { method: "codecite/history", params: { limit: 50 } });
+  const history = view.posted.at(-1)!;
   assert.ok(history.type === "history");
   assert.deepEqual(
     history.exchanges.map((exchange) => [exchange.question, exchange.answer?.status]),
@@ -76,6 +82,34 @@ test("a ready page receives the history, oldest first, with each citation's reso
   const answer = history.exchanges[0].answer;
   assert.ok(answer?.status === "answered" && answer.spans[1].kind === "claim");
   assert.deepEqual(answer.spans[1].citations, [{ ...CITATION, root: "/repo", resolution: moved }]);
+});
+
+test("a ready page gets the server's wording first, fetched once per server", async () => {
+  const wording = { reasons: { ambiguous: "Too many places." }, labels: { no_answer: "No answer" } };
+  const transport = new FakeTransport({ "codecite/wording": () => wording, "codecite/history": () => [] });
+  const { view } = open(transport);
+  await view.fromPage({ type: "ready" });
+  await view.fromPage({ type: "ready" }); // the panel re-opened
+  assert.deepEqual(view.posted[0], { type: "wording", wording });
+  assert.equal(view.posted.filter((message) => message.type === "wording").length, 2);
+  assert.equal(transport.sent.filter((sent) => sent.method === "codecite/wording").length, 1);
+});
+
+test("the page reads quoted lines from the file as it is now, within the workspace only", async () => {
+  recorded.workspaceFolders = [{ uri: Uri.file("/repo"), name: "repo", index: 0 }];
+  recorded.existingFiles.add("/repo/keyvault/keys.py");
+  recorded.documents.set("/repo/keyvault/keys.py", "a\nb\n    def rotate_key():\n        pass\ne");
+  const { view } = open(new FakeTransport());
+  const location = { path: "keyvault/keys.py", start_line: 3, end_line: 4 };
+  await view.fromPage({ type: "readLines", key: "k1", location });
+  assert.deepEqual(view.posted, []); // the page is not ready: nothing is posted to it
+  await view.fromPage({ type: "ready" });
+  await view.fromPage({ type: "readLines", key: "k1", location });
+  await view.fromPage({ type: "readLines", key: "k2", location: { ...location, path: "../../etc/passwd" } });
+  assert.deepEqual(view.posted.slice(-2), [
+    { type: "lines", key: "k1", lines: { start_line: 3, lines: ["    def rotate_key():", "        pass"] } },
+    { type: "lines", key: "k2", lines: { start_line: 3, lines: null } },
+  ]);
 });
 
 test("a page opened while the server is down still gets an (empty) history", async () => {
@@ -174,6 +208,7 @@ test("malformed page messages are ignored", async () => {
     { type: "ask" },
     { type: "openCitation" },
     { type: "openLocation", location: 3 },
+    { type: "readLines", key: "k", location: { path: "a.py", start_line: "1", end_line: 2 } },
     { type: "rm -rf" },
   ]) {
     await view.fromPage(message);

@@ -1,4 +1,4 @@
-import { FakeEditor, Range, recorded, reset, Uri } from "../vscodeStub.js";
+import { type FakeEditor, Range, recorded, reset, Uri } from "../vscodeStub.js";
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 import * as vscode from "vscode";

@@ -14,6 +14,7 @@ let context: vscode.ExtensionContext | undefined;
 beforeEach(() => {
   reset();
   FakeLanguageClient.instances = [];
+  FakeLanguageClient.startError = undefined;
 });
 
 afterEach(() => {
@@ -41,7 +42,11 @@ test("activation starts the server with the settings as initializationOptions", 
   assert.equal(client.running, true);
   assert.equal(client.serverOptions.run.command, "/venv/bin/python");
   assert.deepEqual(client.serverOptions.run.args, ["-m", "codecite_lsp", "serve"]);
-  assert.deepEqual(client.clientOptions.initializationOptions(), { model: "ollama/llama3.1", hover: true });
+  assert.deepEqual(client.clientOptions.initializationOptions(), {
+    model: "ollama/llama3.1",
+    hover: true,
+    trusted: true,
+  });
   assert.deepEqual(client.clientOptions.markdown, {
     isTrusted: { enabledCommands: ["codecite.openCitation"] },
     supportHtml: false,
@@ -78,7 +83,7 @@ test("a changed model is sent to the running server as didChangeConfiguration", 
   assert.deepEqual(client.notifications, [
     {
       method: "workspace/didChangeConfiguration",
-      params: { settings: { model: "openai/gpt-4o-mini", embedding: "none", hover: true } },
+      params: { settings: { model: "openai/gpt-4o-mini", embedding: "none", hover: true, trusted: true } },
     },
   ]);
   assert.equal(FakeLanguageClient.instances.length, 1);
@@ -94,3 +99,30 @@ test("a changed server path restarts the server with the new executable", async 
   assert.equal(fresh.running, true);
   assert.equal(fresh.serverOptions.run.command, "/opt/codecite/bin/codecite-lsp");
 });
+
+/** Lets the "user"'s click on a message button run (the message is not awaited by activation). */
+const settle = () => new Promise((done) => setImmediate(done));
+
+for (const [remoteName, command] of [
+  [undefined, "workbench.action.openSettings"],
+  ["ssh-remote", "workbench.action.openRemoteSettings"],
+] as const) {
+  test(`a server that does not start offers its settings (${remoteName ?? "local"} window)`, async () => {
+    recorded.remoteName = remoteName;
+    recorded.messageReplies = ["Open Settings"];
+    FakeLanguageClient.startError = new Error("spawn /nope/python ENOENT");
+    await activated({ pythonPath: "/nope/python" });
+    await settle();
+    const error = recorded.messages.find((message) => message.level === "error");
+    assert.match(error?.text ?? "", /did not start: spawn \/nope\/python ENOENT/);
+    assert.equal(error?.text.includes("Remote settings"), remoteName !== undefined);
+    assert.deepEqual(recorded.executed.at(-1), { command, args: ["@ext:codecite.codecite"] });
+    const item = recorded.statusItems[0];
+    assert.equal(item.text, "$(error) Codecite: failed to start");
+    assert.equal(item.command, "codecite.openServerSettings");
+    // The status-bar item's own fix action lands on the same tab.
+    recorded.executed = [];
+    await recorded.handlers.get("codecite.openServerSettings")?.();
+    assert.deepEqual(recorded.executed, [{ command, args: ["@ext:codecite.codecite"] }]);
+  });
+}

@@ -26,11 +26,19 @@ test("settings become the server's configuration keys in initializationOptions",
     index_dir: "/tmp/idx",
     hover: false,
     hover_timeout: 2.5,
+    trusted: false,
   });
 });
 
+test("workspace trust is passed on, so a trusted repository's own settings count", () => {
+  recorded.settings = {};
+  const trusted = readSettings(vscode.workspace.getConfiguration(SECTION), true);
+  assert.equal(serverOptions(trusted).trusted, true);
+  assert.equal(serverOptions(settingsFrom({})).trusted, false);
+});
+
 test("unset settings are left to the server's own configuration layers", () => {
-  assert.deepEqual(serverOptions(settingsFrom({ model: "", indexDir: "" })), { hover: true });
+  assert.deepEqual(serverOptions(settingsFrom({ model: "", indexDir: "" })), { hover: true, trusted: false });
 });
 
 test("the server runs from serverPath, else python -m codecite_lsp serve, else codecite-lsp on PATH", () => {
@@ -78,5 +86,5 @@ test("launch settings restart the server; the others are sent as didChangeConfig
 
 test("settings of the wrong type fall back to defaults instead of reaching the server", () => {
   const settings = settingsFrom({ model: 42, "hover.enabled": "no", "hover.timeout": -1 });
-  assert.deepEqual(serverOptions(settings), { hover: true });
+  assert.deepEqual(serverOptions(settings), { hover: true, trusted: false });
 });

@@ -8,9 +8,20 @@ beforeEach(reset);
 
 const NOW = Date.parse("2026-11-29T12:00:00Z");
 
-test("while files are pending the item shows indexing progress", () => {
+test("while a pass runs the item shows indexing progress", () => {
   const view = describeStatus(
-    { roots: [{ root: "/repo", files_indexed: 30, pending: 70, last_update: null, embedder: "default" }] },
+    {
+      roots: [
+        {
+          root: "/repo",
+          files_indexed: 30,
+          pending: 70,
+          indexing: true,
+          last_update: null,
+          embedder: "default",
+        },
+      ],
+    },
     NOW,
   );
   assert.equal(view.text, "$(sync~spin) Codecite: indexing 30%");
@@ -45,6 +56,45 @@ test("a pass that has not counted its files yet still shows as indexing", () => 
   assert.equal(view.indexing, true);
 });
 
+test("the first pass, before it counted anything, never shows a check mark", () => {
+  const view = describeStatus(
+    { roots: [{ root: "/a", files_indexed: 0, pending: 0, last_update: null }] },
+    NOW,
+  );
+  assert.equal(view.text, "$(circle-outline) Codecite: not indexed yet");
+  assert.equal(view.indexing, true, "polled fast: the pass is about to start");
+});
+
+test("an index whose update time the server does not report is not called 'not indexed'", () => {
+  // A server restarted on an unchanged index that does not persist its last update.
+  const view = describeStatus(
+    { roots: [{ root: "/a", files_indexed: 163, pending: 0, last_update: null }] },
+    NOW,
+  );
+  assert.equal(view.text, "$(check) Codecite: 163 files");
+  assert.match(view.tooltip, /163 files, indexed \(this server does not say when\)/);
+  assert.ok(!view.text.includes("not indexed"));
+});
+
+test("changed files waiting for the next pass make the index stale", () => {
+  const view = describeStatus(
+    { roots: [{ root: "/a", files_indexed: 40, pending: 3, last_update: (NOW - 60_000) / 1000 }] },
+    NOW,
+  );
+  assert.equal(view.text, "$(history) Codecite: 3 files pending");
+  assert.match(view.tooltip, /^Stale: 3 changed files are not indexed yet/);
+  assert.equal(view.indexing, true);
+});
+
+test("an index that cannot be read says so", () => {
+  const view = describeStatus(
+    { roots: [{ root: "/a", files_indexed: 0, pending: 0, error: "lance: permission denied" }] },
+    NOW,
+  );
+  assert.equal(view.text, "$(error) Codecite: index failed");
+  assert.match(view.tooltip, /\/a: 0 files, failed: lance: permission denied/);
+});
+
 test("no roots means no index", () => {
   assert.equal(describeStatus({ roots: [] }, NOW).text, "$(circle-slash) Codecite: no index");
 });
@@ -68,11 +118,39 @@ test("a server that does not answer turns the item into a warning", async () => 
     item as unknown as vscode.StatusBarItem,
     () => Promise.reject(new Error("Client is not running")),
     "codecite.showIndexStatus",
+    "codecite.openServerSettings",
   );
   assert.equal(item.shown, true);
   assert.equal(await bar.refresh(), false);
   assert.equal(item.text, "$(warning) Codecite: server not running");
   assert.equal(item.tooltip, "Client is not running");
   assert.deepEqual(item.backgroundColor, new ThemeColor("statusBarItem.warningBackground"));
+  bar.dispose();
+});
+
+test("a server that failed to start keeps saying so, and a click opens its settings", async () => {
+  const item = new FakeItem();
+  let asked = 0;
+  const bar = new IndexStatusBar(
+    item as unknown as vscode.StatusBarItem,
+    async () => {
+      asked++;
+      return { roots: [] };
+    },
+    "codecite.showIndexStatus",
+    "codecite.openServerSettings",
+  );
+  assert.equal(item.text, "$(sync~spin) Codecite: starting");
+  bar.startFailed("/nope/python: spawn /nope/python ENOENT");
+  assert.equal(await bar.refresh(), false);
+  assert.equal(asked, 0, "no status request to a server that is not there");
+  assert.equal(item.text, "$(error) Codecite: failed to start");
+  assert.match(String(item.tooltip), /spawn \/nope\/python ENOENT/);
+  assert.equal(item.command, "codecite.openServerSettings");
+  assert.deepEqual(item.backgroundColor, new ThemeColor("statusBarItem.errorBackground"));
+  bar.starting(); // a restart with new settings
+  await bar.refresh();
+  assert.equal(asked, 1);
+  assert.equal(item.command, "codecite.showIndexStatus");
   bar.dispose();
 });

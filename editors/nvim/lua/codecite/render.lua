@@ -1,17 +1,8 @@
--- The answer buffer `codecite://answer`: renders an Answer (contracts.md) as plain lines and
+-- The answer buffer `codecite://answer`: renders an Answer (docs/contracts.md) as plain lines and
 -- remembers which line belongs to which citation, so <CR>/gd can open it.
 local M = {}
 
 M.BUFNAME = "codecite://answer"
-
--- Same words as the CLI and hover (codecite_lsp/render.py), so users meet one vocabulary.
-M.REASONS = {
-  no_span_in_retrieval = "Nothing in the indexed code answers this question.",
-  unverified_citation = "The model's answer cited lines that could not be verified, so it was withheld.",
-  ambiguous = "The question matches several unrelated places; please make it more specific.",
-  stale_index = "The index is out of date for the files involved; re-index and ask again.",
-  model_error = "The model gave no usable answer.",
-}
 
 local ns = vim.api.nvim_create_namespace("codecite_answer")
 
@@ -21,12 +12,27 @@ local ns = vim.api.nvim_create_namespace("codecite_answer")
 local function present(value)
   return value ~= nil and value ~= vim.NIL
 end
-M.present = present
 
+--- `path:L10-14`, or `path:L10` for one line: the form hover and the VS Code chat use too.
 ---@param item {path: string, start_line: integer, end_line: integer}
 ---@return string
-function M.where(item)
-  return ("%s:%d-%d"):format(item.path, item.start_line, item.end_line)
+function M.place(item)
+  local lines = item.start_line == item.end_line and ("L%d"):format(item.start_line)
+    or ("L%d-%d"):format(item.start_line, item.end_line)
+  return item.path .. ":" .. lines
+end
+
+--- The refusal sentence and labels from the server's wording (codecite/wording); without it
+--- (an older server) the reason code itself, which still tells a user what happened.
+---@param wording table?
+---@param reason string
+---@return string headline, string closest
+local function refusal_words(wording, reason)
+  local reasons = wording and wording.reasons or {}
+  local labels = wording and wording.labels or {}
+  local said = reasons[reason] or labels.unknown_reason or tostring(reason)
+  return ("%s: %s"):format(labels.no_answer or "No answer", said),
+    labels.closest or "Closest places in the repository"
 end
 
 ---@param text string
@@ -51,8 +57,9 @@ end
 --- Lines for an answer or a refusal (pure: no buffer touched).
 ---@param question string
 ---@param answer table
+---@param wording? table the server's codecite/wording reply
 ---@return codecite.Rendered
-function M.render(question, answer)
+function M.render(question, answer, wording)
   local out = { lines = {}, targets = {}, highlights = {} }
   local function add(line, group, target)
     table.insert(out.lines, line)
@@ -66,7 +73,8 @@ function M.render(question, answer)
   add("Q: " .. split(question)[1], "Title")
   add("")
   if answer.status == "refused" then
-    add("No answer: " .. (M.REASONS[answer.reason] or tostring(answer.reason)), "WarningMsg")
+    local headline, closest = refusal_words(wording, answer.reason)
+    add(headline, "WarningMsg")
     if present(answer.detail) and answer.detail ~= "" then
       for _, line in ipairs(split(answer.detail)) do
         add(line)
@@ -74,13 +82,14 @@ function M.render(question, answer)
     end
     if present(answer.retrieved) and #answer.retrieved > 0 then
       add("")
-      add("Closest places in the repository (<CR> opens):")
+      add(closest .. " (<CR> opens):")
       for _, ref in ipairs(answer.retrieved) do
-        add("  " .. M.where(ref), "Directory", { kind = "retrieved", item = ref })
+        add("  " .. M.place(ref), "Directory", { kind = "retrieved", item = ref })
       end
     end
   else
     for _, span in ipairs(answer.spans or {}) do
+      -- Any other kind (prose, or one this plugin does not know yet) reads as plain prose.
       if span.kind == "claim" then
         local text = split(span.text)
         add("- " .. text[1])
@@ -89,12 +98,12 @@ function M.render(question, answer)
         end
         for _, citation in ipairs(span.citations or {}) do
           local target = { kind = "citation", item = citation }
-          add("  " .. M.where(citation), "Directory", target)
+          add("  " .. M.place(citation), "Directory", target)
           for _, line in ipairs(quote_lines(citation.quote)) do
             add("      " .. line, "Comment", target)
           end
         end
-      else
+      elseif type(span.text) == "string" then
         for _, line in ipairs(split(span.text)) do
           add(line)
         end
@@ -139,7 +148,36 @@ function M.buffer()
   vim.bo[buf].bufhidden = "hide"
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = "codecite"
+  -- Answer text is Markdown (`code`, **bold**): Neovim's bundled markdown parser highlights it and,
+  -- with 'conceallevel', hides the markup, as the VS Code chat renders it. Only highlighting: the
+  -- buffer's text stays exactly what the server sent.
+  pcall(vim.treesitter.start, buf, "markdown")
   return buf
+end
+
+local function is_code_window(win)
+  local buf = vim.api.nvim_win_get_buf(win)
+  return vim.api.nvim_win_get_config(win).relative == "" and vim.bo[buf].buftype == ""
+end
+
+--- Make a normal file window current: `origin` (the window the question was asked from),
+--- another file window of this tab, or a new split above the answer.
+---@param origin? integer
+function M.focus_code_window(origin)
+  if is_code_window(vim.api.nvim_get_current_win()) then
+    return
+  end
+  if origin and vim.api.nvim_win_is_valid(origin) and is_code_window(origin) then
+    vim.api.nvim_set_current_win(origin)
+    return
+  end
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if is_code_window(win) then
+      vim.api.nvim_set_current_win(win)
+      return
+    end
+  end
+  vim.cmd("aboveleft split")
 end
 
 --- Show the answer buffer in a split at the bottom (or the window already showing it).
@@ -156,7 +194,9 @@ function M.show()
   local win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(win, buf)
   vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
   vim.wo[win].number = false
+  vim.wo[win].conceallevel = 2
   return win
 end
 
@@ -174,6 +214,59 @@ function M.write(buf, rendered)
       hl_group = mark.group,
     })
   end
+end
+
+--- How fresh a root's index is, in words: the server's last_update is an ISO time or seconds
+--- since the epoch, and missing before the first complete pass.
+---@param last any
+---@return string
+local function freshness(last)
+  if not present(last) or last == "" then
+    return "never indexed"
+  end
+  if type(last) == "number" then
+    return "indexed " .. os.date("%Y-%m-%d %H:%M", math.floor(last))
+  end
+  return "indexed " .. tostring(last):gsub("T", " "):gsub("%.%d+", "")
+end
+
+--- One line per workspace folder of a codecite/status reply: what the index holds and whether
+--- it can be trusted now (failed, indexing, files pending, or when it was last brought up to date).
+---@param status table codecite/status reply
+---@return string[]
+function M.status_lines(status)
+  local lines = {}
+  for _, root in ipairs(status.roots or {}) do
+    local pending = root.pending or 0
+    local state
+    if present(root.error) then
+      state = "failed: " .. tostring(root.error)
+    elseif root.indexing then
+      state = pending > 0 and ("indexing, %d pending"):format(pending) or "indexing"
+    elseif pending > 0 then
+      state = ("%d pending"):format(pending)
+    else
+      state = freshness(root.last_update)
+    end
+    local embedder = present(root.embedder) and root.embedder or {}
+    local uses = present(embedder.name)
+        and ("; embedder %s (%s)"):format(embedder.name, tostring(embedder.state))
+      or ""
+    table.insert(
+      lines,
+      ("%s: %d files, %d chunks; %s%s"):format(
+        root.root,
+        root.files_indexed or 0,
+        root.chunks or 0,
+        state,
+        uses
+      )
+    )
+  end
+  if #lines == 0 then
+    table.insert(lines, "no workspace folder is open")
+  end
+  return lines
 end
 
 --- Quickfix items for the citations of an answer (empty for a refusal).

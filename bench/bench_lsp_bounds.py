@@ -1,0 +1,105 @@
+"""Bounded work in the language server: one history page out of 50,000 entries, and a hover on a
+20 MB unsaved buffer with a concurrent codecite/status. Prints latencies and the server's RSS.
+
+    python bench/bench_lsp_bounds.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from lsp_helpers import RawServer
+
+
+def rss_mb(server: RawServer) -> float:
+    for line in Path(f"/proc/{server.proc.pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def history_lines(count: int) -> str:
+    citation = {
+        "path": "app.py",
+        "start_line": 1,
+        "end_line": 2,
+        "quote": "def handler(event):",
+        "content_hash": "",
+        "revision": "",
+    }
+    rows = []
+    for n in range(count):
+        answer = {
+            "status": "answered",
+            "trace_id": f"t{n}",
+            "spans": [{"kind": "claim", "text": f"claim {n}", "citations": [citation]}],
+        }
+        rows.append(
+            json.dumps(
+                {"question": f"question {n}", "time": f"2026-01-01T{n:08d}", "answer": answer}
+            )
+        )
+    return "\n".join(rows) + "\n"
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        base = Path(scratch)
+        project = base / "project"
+        (project / ".codecite").mkdir(parents=True)
+        (project / "app.py").write_text("def handler(event):\n    return rotate(event)\n")
+        (project / ".codecite" / "history.jsonl").write_text(history_lines(50_000))
+        server = RawServer(base, HOME=str(base))
+        try:
+            server.initialize(project)
+            server.call("codecite/status", timeout=60)
+            server.call("codecite/history", {"limit": 1}, timeout=120)  # imports, first reads
+            before = rss_mb(server)
+            started = time.monotonic()
+            page = server.call("codecite/history", {"limit": 20}, timeout=120)["result"]
+            took = time.monotonic() - started
+            print(
+                f"history page of 20 out of 50,000 entries: {took * 1000:.0f} ms, "
+                f"RSS {before:.0f} -> {rss_mb(server):.0f} MB ({len(page['entries'])} entries)"
+            )
+
+            rows = [
+                f"def handler_{n}(event):\n    return rotate(event, {n})\n" for n in range(340_000)
+            ]
+            text = "".join(rows)
+            uri = (project / "generated.py").as_uri()
+            document = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+            warm = {"textDocument": {"uri": (project / "app.py").as_uri()}}
+            server.call(
+                "textDocument/hover", {**warm, "position": {"line": 1, "character": 12}}, 120
+            )
+            server.notify("textDocument/didOpen", {"textDocument": document})
+            server.call("codecite/status", timeout=120)
+            before = rss_mb(server)
+            hover_id = server.request(
+                "textDocument/hover",
+                {"textDocument": {"uri": uri}, "position": {"line": 300_001, "character": 12}},
+            )
+            time.sleep(0.05)
+            started = time.monotonic()
+            server.call("codecite/status", timeout=120)
+            status_took = time.monotonic() - started
+            server.reply(hover_id, timeout=120)
+            hover_took = time.monotonic() - started
+            print(
+                f"hover on a {len(text) / 1e6:.1f} MB unsaved buffer: concurrent status answered "
+                f"in {status_took * 1000:.0f} ms, hover in {hover_took * 1000:.0f} ms, "
+                f"RSS {before:.0f} -> {rss_mb(server):.0f} MB"
+            )
+        finally:
+            server.close()
+
+
+if __name__ == "__main__":
+    main()

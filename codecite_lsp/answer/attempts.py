@@ -1,0 +1,144 @@
+"""The answer, its retry as a conversation, and failing closed per claim (pure but for ``ask``).
+
+1. The model answers; the gate checks the reply.
+2. A reply that fails goes back to the model as its own turn, followed by what failed in it (the
+   quote, the real lines, the nearest verbatim text), once.
+3. If the retry fails too, the claims that still do not verify are dropped (their text is never
+   shown) and the verified ones are answered with a note saying how many statements were
+   removed; when none survives, or most were removed, the answer is refused.
+
+``ask`` is the only effect: the answering pipeline passes a litellm call, ``codecite eval`` a
+scripted list of replies, so both judge replies with the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..core.answers import RefusalReason
+from . import wording
+from .feedback import retry_feedback, user_detail
+from .gate import AnswerSpan, CitationCheck, GateFailed, GatePassed, GateResult, verify
+from .llm import ModelError
+from .prompt import Source, retry_messages
+
+Messages = list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class ModelText:
+    text: str
+    mode: str  # how the reply was asked for: json_schema, tool_call, prompt, offline, replay
+
+
+Ask = Callable[[Messages], ModelText]
+
+
+@dataclass
+class Verdict:
+    status: Literal["answered", "refused"]
+    spans: list[AnswerSpan] = field(default_factory=list)
+    removed: int = 0  # statements that could not be verified and were left out
+    reason: RefusalReason | None = None
+    detail: str = ""
+    attempts: list[dict[str, Any]] = field(default_factory=list)  # one trace record each
+    requests: list[Messages] = field(default_factory=list)  # what the model was sent, in order
+
+    @property
+    def note(self) -> str | None:
+        return wording.removed_note(self.removed) if self.removed else None
+
+
+def _check_record(check: CitationCheck) -> dict[str, Any]:
+    # Never the quote or the span text: the trace holds no source code.
+    return {
+        "label": check.label,
+        "ok": check.ok,
+        "why": check.why,
+        "known_label": check.why != "unknown_label",
+    }
+
+
+def _record(result: GateResult, mode: str) -> dict[str, Any]:
+    failures = result.failures if isinstance(result, GateFailed) else []
+    return {
+        "gate": result.status,
+        "kind": getattr(result, "kind", None),
+        "mode": mode,
+        "envelope": result.envelope,
+        "checks": [_check_record(check) for check in result.checks],
+        "rules_failed": [f.why for f in failures if f.citation_index is None],
+        "removed": result.removed if isinstance(result, GateFailed) else 0,
+    }
+
+
+def _salvage(failed: list[GateFailed], sources: list[Source], retried: bool) -> Verdict:
+    """Fail closed per claim: the verified claims of the best reply, or a refusal."""
+    usable = [f for f in failed if f.kind == "unverified_citation"]
+    if not usable:
+        return Verdict("refused", reason="model_error", detail=wording.MALFORMED_REPLY)
+    best = max(reversed(usable), key=lambda f: (f.kept_claims, -f.removed))
+    if best.kept_claims and best.removed * 2 <= best.statements:
+        return Verdict("answered", spans=best.kept, removed=best.removed)
+    failures = user_detail(best.failures, sources)
+    if best.kept_claims:
+        detail = wording.MOSTLY_REMOVED.format(
+            removed=best.removed, total=best.statements, failures=failures
+        )
+    elif retried:
+        detail = wording.FAILED_AFTER_RETRY.format(failures=failures)
+    else:
+        detail = wording.FAILED.format(failures=failures)
+    return Verdict("refused", reason="unverified_citation", detail=detail)
+
+
+def converse(
+    messages: Messages,
+    sources: list[Source],
+    ask: Ask,
+    *,
+    tries: int = 2,
+    nothing_found: str = wording.MODEL_FOUND_NOTHING,
+) -> Verdict:
+    """Ask, verify, retry once as a conversation, then answer what verified or refuse.
+
+    ``ask`` may raise ModelError: before any reply that is a refusal; after a failed reply, that
+    reply is judged on its own. ``nothing_found`` is the refusal detail when the answerer itself
+    declines (worded for a model or for the offline answerer)."""
+    failed: list[GateFailed] = []
+    attempts: list[dict[str, Any]] = []
+    sent: list[Messages] = []
+    for _ in range(tries):
+        sent.append(messages)
+        try:
+            reply = ask(messages)
+        except ModelError as exc:
+            attempts.append({"gate": "not_run", "error": exc.kind})
+            if not failed:
+                return Verdict(
+                    "refused",
+                    reason="model_error",
+                    detail=exc.message,
+                    attempts=attempts,
+                    requests=sent,
+                )
+            break
+        result = verify(reply.text, sources)
+        attempts.append(_record(result, reply.mode))
+        if isinstance(result, GatePassed):
+            return Verdict("answered", spans=result.spans, attempts=attempts, requests=sent)
+        if not isinstance(result, GateFailed):
+            return Verdict(
+                "refused",
+                reason="no_span_in_retrieval",
+                detail=nothing_found,
+                attempts=attempts,
+                requests=sent,
+            )
+        failed.append(result)
+        messages = retry_messages(messages, reply.text, retry_feedback(result.failures, sources))
+    verdict = _salvage(failed, sources, retried=len(failed) > 1)
+    verdict.attempts, verdict.requests = attempts, sent
+    return verdict

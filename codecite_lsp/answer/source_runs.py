@@ -1,0 +1,214 @@
+"""Sources read as runs of lines for the offline answerer (pure): which lines define a name,
+which explain (comments, docstrings, prose), which question terms each says, and what a window of
+lines is about.
+
+Sources that are adjacent pieces of one file are read as one run of lines, so a signature and its
+docstring split across two chunks still make one window.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.terms import says, word_parts
+from .citations import declared_lines
+from .prompt import Source
+
+_MODIFIERS = (
+    r"(?:(?:export|default|public|private|protected|static|async|abstract|pub|override)\s+)*"
+)
+_DEF = re.compile(
+    rf"^\s*{_MODIFIERS}(?:def|class|function|func|fn|interface|type|struct|enum|trait|module)"
+    r"\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)"
+)
+_METHOD = re.compile(rf"^\s*{_MODIFIERS}([A-Za-z_$][\w$]*)\s*\(.*\)[^;=]*\{{\s*$")
+_NOT_METHODS = frozenset({"if", "for", "while", "switch", "catch", "with", "return", "function"})
+HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+COMMENT = re.compile(r'^\s*(?:"""|\'\'\'|#(?![!\[])|//|/\*|\*(?!\*)|--|<!--)')
+COMMENT_MARKS = re.compile(
+    r'^\s*(?:"""|\'\'\'|/\*\*?|\*/|\*|//+|#+|--|<!--)\s*|\s*(?:"""|\'\'\'|\*/|-->)\s*$'
+)
+PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
+
+
+def terms_said(words: list[str], query: frozenset[str]) -> list[str]:
+    """The question terms ``words`` say, one per word that says one, in order."""
+    return [term for word in words for term in query if says(word, term)]
+
+
+def defined_name(line: str) -> str | None:
+    match = _DEF.match(line)
+    if match:
+        return match.group(1)
+    match = _METHOD.match(line)
+    if match and match.group(1) not in _NOT_METHODS:
+        return match.group(1)
+    return None
+
+
+def doc_sentence(line: str, query: frozenset[str] = frozenset()) -> str:
+    """The explaining text of a comment/docstring line: markers stripped, the sentence sharing
+    most terms with the question (the first one on a tie)."""
+    text = COMMENT_MARKS.sub("", line.strip()).strip()
+    sentences = re.split(r"(?<=\.)\s+", text)
+    sentence = max(sentences, key=lambda one: len(set(terms_said(word_parts(one), query))))
+    return sentence if len(sentence) <= 140 else sentence[:137].rstrip() + "..."
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+@dataclass(frozen=True)
+class Subject:
+    name: str | None  # defined in the window or just above it
+    defined_here: bool  # the definition line of ``name`` is one of the window's lines
+    enclosing: str | None  # else the definition (or chunk symbol) the window sits inside
+    doc: str | None  # an explaining sentence of the window or of its definition
+
+
+@dataclass
+class Run:
+    """Consecutive lines of one file, from one source or several adjacent ones, with what the
+    scorer needs to know about each line."""
+
+    path: str
+    first_line: int
+    lines: list[str]
+    owners: list[Source]  # the source each line is quoted from
+    ranks: list[int]  # that source's position in the request (retrieval rank)
+    terms: list[set[str]]
+    line_terms: list[list[str]]  # with repeats, in order
+    is_def: list[bool]
+    is_doc: list[bool]
+
+    @classmethod
+    def of(cls, ranked: list[tuple[int, Source]]) -> Run:
+        first_line = min(source.start_line for _, source in ranked)
+        last_line = max(source.end_line for _, source in ranked)
+        size = last_line - first_line + 1
+        lines = [""] * size
+        owners: list[Source | None] = [None] * size
+        ranks = [0] * size
+        for rank, source in sorted(ranked, key=lambda item: item[0]):  # best-ranked source wins
+            count = source.end_line - source.start_line + 1
+            for offset, text in enumerate(declared_lines(source.text, count)):
+                at = source.start_line - first_line + offset
+                if owners[at] is None:
+                    lines[at], owners[at], ranks[at] = text, source, rank
+        prose = ranked[0][1].path.lower().endswith(PROSE_SUFFIXES)
+        is_doc, in_docstring = [], False
+        for line in lines:
+            is_doc.append(
+                bool(line.strip()) and (prose or in_docstring or bool(COMMENT.match(line)))
+            )
+            if (line.count('"""') + line.count("'''")) % 2:
+                in_docstring = not in_docstring
+        is_def = [
+            defined_name(line) is not None or (prose and bool(HEADING.match(line)))
+            for line in lines
+        ]
+        line_terms = [word_parts(line) for line in lines]
+        return cls(
+            path=ranked[0][1].path,
+            first_line=first_line,
+            lines=lines,
+            owners=[owner for owner in owners if owner is not None],  # runs have no holes
+            ranks=ranks,
+            terms=[set(found) for found in line_terms],
+            line_terms=line_terms,
+            is_def=is_def,
+            is_doc=is_doc,
+        )
+
+    def number(self, index: int) -> int:
+        return self.first_line + index
+
+    def citations(self, first: int, last: int) -> list[dict[str, Any]]:
+        """Lines first..last quoted verbatim, one citation per source they come from."""
+        found = []
+        start = first
+        while start <= last:
+            end = start
+            while end < last and self.owners[end + 1] is self.owners[start]:
+                end += 1
+            quote = "\n".join(self.lines[start : end + 1])
+            if quote.strip():
+                found.append(
+                    {
+                        "source": self.owners[start].label,
+                        "start_line": self.number(start),
+                        "end_line": self.number(end),
+                        "quote": quote,
+                    }
+                )
+            start = end + 1
+        return found
+
+    def subject(self, first: int, last: int, query: frozenset[str]) -> Subject:
+        # The definition inside the window, else the nearest one just above it.
+        order = [*range(first, last + 1), *range(first - 1, max(-1, first - 3), -1)]
+        name_at = next((i for i in order if defined_name(self.lines[i])), None)
+        name = defined_name(self.lines[name_at]) if name_at is not None else None
+        enclosing = None if name else self._enclosing(first)
+        defined_here = name_at is not None and first <= name_at <= last
+        # The window's explaining lines read as one text (a sentence may span lines), else the
+        # first explaining line just under the definition (a docstring).
+        inside = " ".join(
+            COMMENT_MARKS.sub("", self.lines[i].strip()).strip()
+            for i in range(first, last + 1)
+            if self.is_doc[i]
+        )
+        below = range(name_at + 1, min(len(self.lines), name_at + 4)) if name_at is not None else []
+        doc = (doc_sentence(inside, query) if inside.strip() else None) or next(
+            (
+                sentence
+                for index in below
+                if self.is_doc[index]
+                for sentence in [doc_sentence(self.lines[index], query)]
+                if sentence
+            ),
+            None,
+        )
+        return Subject(name, defined_here, enclosing, doc)
+
+    def _enclosing(self, at: int) -> str | None:
+        """Name of the nearest definition above that is indented less than line ``at``; else the
+        chunk's symbol when the run starts inside a definition; None at the top level."""
+        depth = _indent(self.lines[at])
+        for index in range(at - 1, -1, -1):
+            line = self.lines[index]
+            if line.strip() and _indent(line) < depth:
+                name = defined_name(line)
+                if name:
+                    return name
+                depth = _indent(line)
+        # A top-level line (an import, ``__all__``) is outside every definition: the chunk's
+        # symbol names its first definition further down, and "In `that`" would be false.
+        if depth == 0 and not self.path.lower().endswith(PROSE_SUFFIXES):
+            return None
+        return self.owners[at].symbol
+
+
+def read_runs(sources: list[Source]) -> list[Run]:
+    """Sources grouped into runs: same path, overlapping or adjacent lines."""
+    by_path: dict[str, list[tuple[int, Source]]] = defaultdict(list)
+    for rank, source in enumerate(sources):
+        if source.end_line >= source.start_line:
+            by_path[source.path].append((rank, source))
+    runs = []
+    for ranked in by_path.values():
+        ranked.sort(key=lambda item: (item[1].start_line, item[0]))
+        current: list[tuple[int, Source]] = []
+        reach = 0  # the last line the current run covers
+        for item in ranked:
+            if current and item[1].start_line > reach + 1:
+                runs.append(Run.of(current))
+                current = []
+            reach = max(reach, item[1].end_line) if current else item[1].end_line
+            current.append(item)
+        runs.append(Run.of(current))
+    return runs

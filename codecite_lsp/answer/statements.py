@@ -1,0 +1,151 @@
+"""Whole statements for the offline answerer (pure): a quote is a complete statement or sentence.
+
+A window of lines picked for matching the question may cut a statement: an argument line inside
+a call (``retries=self.max_retries,``), the tail of an import list, a comment that begins in the
+middle of a sentence. Such a quote is true but says nothing on its own, so the window is widened
+to the whole statement (within a few lines), and dropped when that is not possible.
+
+And when the question's words are not in the code at all ("the capital of France", "OAuth
+refresh tokens" in a library without them), there is nothing to quote: the answerer refuses
+rather than quote the nearest lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..core.terms import IDENTIFIER, says, word_parts
+
+MAX_WIDEN = 4  # lines a window may grow by, each way, to reach whole statements
+# Words that frame a question about code rather than name something in it ("how long", "where
+# is it checked", "how is it computed", "where is it exported": `__all__`): their absence from the
+# code says nothing. Stems.
+_ASKING = frozenset(
+    {
+        *("long", "short", "many", "much", "often", "check", "handl", "decid"),
+        *("call", "defin", "implement", "happen", "export", "expos", "comput", "calculat"),
+        *("determin",),
+    }
+)
+_STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+_COMMENT_TAIL = re.compile(r"\s#.*$|\s//.*$")
+_OPEN, _CLOSE = "([{", ")]}"
+_SENTENCE_END = re.compile(r"""[.!?:;]["')\]]*\s*(?:\"{3}|'{3}|\*/|-->)?\s*$""")
+_DANGLING = re.compile(r"[,(\[{\\]\s*$|\b(?:and|or|not|in|is)\s*$")
+
+
+def _depth_change(line: str) -> tuple[int, int]:
+    """(lowest running depth, final depth) of the brackets of one code line, strings and
+    trailing comments left out."""
+    code = _COMMENT_TAIL.sub("", _STRINGS.sub('""', line))
+    depth = lowest = 0
+    for char in code:
+        if char in _OPEN:
+            depth += 1
+        elif char in _CLOSE:
+            depth -= 1
+            lowest = min(lowest, depth)
+    return lowest, depth
+
+
+def _balanced(lines: Sequence[str]) -> tuple[int, int]:
+    """(brackets the lines close without opening them, brackets they open and leave open)."""
+    depth = lowest = 0
+    for line in lines:
+        low, change = _depth_change(line)
+        lowest = min(lowest, depth + low)
+        depth += change
+    return -lowest, depth - lowest
+
+
+def _open_before(lines: Sequence[str], at: int) -> int:
+    """Brackets still open when line ``at`` starts, counted from the first line given."""
+    depth = 0
+    for line in lines[:at]:
+        depth = max(0, depth + _depth_change(line)[1])
+    return depth
+
+
+def whole_code(lines: Sequence[str], first: int, last: int) -> tuple[int, int] | None:
+    """The window first..last widened to whole statements, or None if it cannot be. Comment
+    and docstring lines are passed as empty strings: their brackets are prose."""
+    start = first
+    while _open_before(lines, first) > 0:  # inside a call or a list opened above the window
+        if first == 0 or start - first >= MAX_WIDEN:
+            return None
+        first -= 1
+    for _ in range(2 * MAX_WIDEN):
+        unopened, unclosed = _balanced(lines[first : last + 1])
+        code = _COMMENT_TAIL.sub("", _STRINGS.sub('""', lines[last]))
+        dangling = bool(_DANGLING.search(code))
+        if not unopened and not unclosed and not dangling:
+            return first, last
+        if unopened and first > 0:
+            first -= 1
+        elif (unclosed or dangling) and last + 1 < len(lines):
+            last += 1
+        else:
+            return None
+    return None
+
+
+def whole_sentences(
+    lines: Sequence[str], is_doc: Sequence[bool], first: int, last: int
+) -> tuple[int, int] | None:
+    """A comment or docstring window from the start of a sentence to the end of one: widened
+    to finish its last sentence, else cut back to the last sentence it finishes; None when it
+    holds no whole sentence."""
+    start = first
+    while is_doc[start] and start > 0 and is_doc[start - 1]:
+        if _SENTENCE_END.search(lines[start - 1]) or first - start >= MAX_WIDEN:
+            break
+        start -= 1
+    if (
+        is_doc[start]
+        and start > 0
+        and is_doc[start - 1]
+        and not _SENTENCE_END.search(lines[start - 1])
+    ):
+        return None  # the sentence began further up than a window may reach
+    end = last
+    if is_doc[end] and not _SENTENCE_END.search(lines[end]):
+        reach = end
+        while reach + 1 < len(lines) and is_doc[reach + 1] and reach - last < MAX_WIDEN:
+            reach += 1
+            if _SENTENCE_END.search(lines[reach]):
+                return start, reach
+        while end >= start and is_doc[end] and not _SENTENCE_END.search(lines[end]):
+            end -= 1
+        if end < start:
+            return None
+    return start, end
+
+
+def missing_words(question: str, said: set[str], text: str) -> tuple[list[str], int]:
+    """The question's words the sources do not say, and how many terms the question has.
+
+    ``said`` holds the sources' terms (word_parts); ``text`` their lower-cased text. A compound
+    typed as one word ("WebSocket", "OAuth", "SQLite") must appear whole: its parts are common
+    words in any code base."""
+    missing = []
+    total = len(set(word_parts(question)))
+    for word in dict.fromkeys(IDENTIFIER.findall(question)):
+        parts = [part for part in word_parts(word) if part not in _ASKING]
+        if not parts:
+            continue
+        compound = len(re.findall(r"[A-Z]", word[1:])) > 0 and "_" not in word
+        if (compound and word.lower() not in text) or not any(
+            says(have, part) for part in parts for have in said
+        ):
+            missing.append(word)
+    return missing, total
+
+
+def cannot_answer(missing: list[str], total: int) -> bool:
+    """Too much of the question is absent from the sources to quote anything as its answer:
+    two of its words, or one of a question of fewer than five terms (one absent word among five
+    or more may be a spelling: 'look up' for 'lookup'). A missing compound counts its parts:
+    'WebSocket' is two words the code does not say together."""
+    absent = sum(len(set(word_parts(word)) - _ASKING) for word in missing)
+    return absent >= 2 or (absent == 1 and total < 5)

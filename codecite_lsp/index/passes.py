@@ -1,0 +1,128 @@
+"""The records of an index pass: what it gathers per commit, what it reports, its status."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, TypedDict
+
+from ..core.records import Chunk
+from ..ingest.languages import language_for_path
+
+if TYPE_CHECKING:
+    from ..ingest.scan import Skip, SourceFile
+    from .store import FileRecord, Store
+
+
+@dataclass
+class IndexReport:
+    files: int  # files in the index afterwards
+    chunks: int  # chunks in the index afterwards
+    seconds: float
+    written_files: int
+    deleted_files: int
+    skipped: list[Skip] = field(default_factory=list)
+    written_chunks: int = 0
+    cancelled: bool = False
+
+    def summary(self) -> str:
+        text = (
+            f"indexed {self.files} files, {self.chunks} chunks in {self.seconds:.1f} s "
+            f"({self.written_files} written, {self.deleted_files} deleted, "
+            f"{len(self.skipped)} skipped)"
+        )
+        return text + (" - cancelled" if self.cancelled else "")
+
+
+class EmbedderState(TypedDict):
+    name: str
+    state: str  # "off", "idle", "embedding", "ready", "failed"
+    vectors: int
+    error: str
+
+
+class IndexStatus(TypedDict):
+    files_indexed: int
+    chunks: int
+    pending: int
+    last_update: float | None  # time.time() of the last write
+    embedder: EmbedderState
+
+
+@dataclass
+class Totals:
+    files: int = 0
+    chunks: int = 0
+    deleted: int = 0
+    skipped: list[Skip] = field(default_factory=list)
+    cancelled: bool = False
+
+
+@dataclass
+class Batch:
+    """Writes gathered for one commit."""
+
+    chunks: dict[str, list[Chunk]] = field(default_factory=dict)
+    search_texts: dict[str, list[str]] = field(default_factory=dict)  # per chunk of `chunks`
+    records: list[FileRecord] = field(default_factory=list)
+    # Same revision, new stat: only the file row changes (if its chunks check out).
+    touched: list[tuple[FileRecord, SourceFile]] = field(default_factory=list)
+    deletes: set[str] = field(default_factory=set)
+    skipped: list[Skip] = field(default_factory=list)
+    chunk_rows: int = 0
+
+    def __len__(self) -> int:
+        return len(self.records) + len(self.touched) + len(self.deletes)
+
+
+def known_revision(known: Mapping[str, FileRecord], path: str) -> str | None:
+    record = known.get(path)
+    return None if record is None else record.revision
+
+
+def epoch(iso: str | None) -> float | None:
+    """The time.time() of an ISO time written in meta.json, None if absent or unreadable."""
+    if not iso:
+        return None
+    try:
+        return datetime.fromisoformat(iso).timestamp()
+    except ValueError:
+        return None
+
+
+def unchanged(record: FileRecord | None, size: int, mtime_ns: int, chunk_rows: int) -> bool:
+    """The stat shortcut: same size and mtime, and every chunk row of the file present."""
+    return (
+        record is not None
+        and record.size == size
+        and record.mtime_ns == mtime_ns
+        and record.chunk_count == chunk_rows
+    )
+
+
+def file_record(rel: str, source: SourceFile, chunk_count: int) -> FileRecord:
+    from .store import FileRecord
+
+    return FileRecord(
+        path=rel,
+        revision=source.revision,
+        size=source.size,
+        mtime_ns=source.mtime_ns,
+        chunk_count=chunk_count,
+        language=language_for_path(rel) or "text",
+    )
+
+
+def pass_report(store: Store, started: float, totals: Totals) -> IndexReport:
+    return IndexReport(
+        files=store.file_count(),
+        chunks=store.chunk_count(),
+        seconds=time.monotonic() - started,
+        written_files=totals.files,
+        deleted_files=totals.deleted,
+        skipped=totals.skipped,
+        written_chunks=totals.chunks,
+        cancelled=totals.cancelled,
+    )

@@ -1,0 +1,101 @@
+"""Citations after the answer: ``codecite.openCitation`` (show the cited lines where they are
+now) and ``codecite/history`` (past answers, one page at a time, citations re-resolved)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from ...service import shaping
+from ...service.session import check
+from ..params import CitationArg, HistoryParams, parse
+
+if TYPE_CHECKING:
+    from ...service.session import Session
+    from . import Host
+
+OPEN_CITATION = "codecite.openCitation"
+
+
+async def open_citation(host: Host, citation: dict[str, Any]) -> dict[str, Any]:
+    where = parse(CitationArg, citation, OPEN_CITATION)
+    session = host.citation_session(where.root, where.path)
+    path = session.absolute(where.path)
+    resolution = await host.run(
+        session.resolve, citation, functools.partial(host.current_text, path)
+    )
+    state, rel = resolution["state"], where.path
+    if state in ("exact", "moved"):
+        text = host.current_text(path) or ""
+        selection = line_range(text, resolution["start_line"], resolution["end_line"])
+        await host.show_document_async(
+            types.ShowDocumentParams(uri=path.as_uri(), take_focus=True, selection=selection)
+        )
+        if state == "moved":
+            host.tell(
+                f"codecite: the cited lines moved to {rel}:{resolution['start_line']}-"
+                f"{resolution['end_line']}",
+                types.MessageType.Info,
+            )
+    elif state == "stale":
+        await host.show_document_async(types.ShowDocumentParams(uri=path.as_uri(), take_focus=True))
+        host.tell(f"codecite: the cited lines changed in {rel}: {resolution['reason']}")
+    else:
+        host.tell(f"codecite: the cited lines are gone from {rel}: {resolution['reason']}")
+    return resolution
+
+
+async def history(host: Host, params: HistoryParams) -> dict[str, Any]:
+    """Newest first across every root; each root reads only the entries this page can hold."""
+    wanted = params.offset + params.limit
+    entries: list[dict[str, Any]] = []
+    for session in list(host.sessions.values()):
+        entries.extend(await host.run(past_answers, session, wanted, host.current_text))
+    entries.sort(key=lambda entry: str(entry.get("time", "")), reverse=True)
+    return {"entries": entries[params.offset : wanted]}
+
+
+def past_answers(
+    session: Session,
+    limit: int,
+    read: Callable[[Path], str | None],
+    offset: int = 0,
+    *,
+    cancel: threading.Event,
+) -> list[dict[str, Any]]:
+    """One root's page of past answers (newest first after ``offset``), every citation
+    re-resolved against what the user sees now; a file now private is never read."""
+    from ...answer.history import History
+
+    privacy = session.privacy()
+    private: dict[str, str] = {}
+    shown: dict[str, str | None] = {}
+
+    def read_rel(rel: str) -> str | None:
+        if rel not in shown:
+            why = privacy.file_refusal(rel)
+            if why is not None:
+                private[rel] = why
+            shown[rel] = None if why is not None else read(session.absolute(rel))
+        return shown[rel]
+
+    records = []
+    for item in History(session.index_dir).resolved(session.root, read_rel, limit, offset):
+        check(cancel)
+        records.append(shaping.history_record(item, session.root, shown, private))
+    return records[::-1]
+
+
+def line_range(text: str, start_line: int, end_line: int) -> types.Range:
+    """1-based inclusive lines -> an LSP range from the first line's start to the last's end."""
+    lines = text.split("\n")
+    last = min(end_line, len(lines)) - 1
+    return types.Range(
+        start=types.Position(line=start_line - 1, character=0),
+        end=types.Position(line=last, character=len(lines[last].rstrip("\r"))),
+    )

@@ -1,0 +1,99 @@
+"""``textDocument/hover``: the symbol under the cursor explained, with citation links. Only the
+lines around the cursor are looked at, so a huge buffer never blocks other requests."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from ...service.session import check, is_credential
+from .. import region
+from ..params import uri_to_path
+
+if TYPE_CHECKING:
+    from ...answer.hover import AskModel
+    from ...ingest.chunking import Encoding
+    from ...service.session import Session
+    from . import Host
+
+
+async def hover(host: Host, params: types.HoverParams) -> types.Hover | None:
+    try:
+        session = host.session_for(params.text_document.uri)
+    except JsonRpcInvalidParams:
+        return None  # a file outside every workspace folder: nothing indexed to explain it
+    if not session.config.hover:
+        return None
+    path = uri_to_path(params.text_document.uri)
+    markdown = await host.run(_explain, host, session, path, params.position, host.encoding())
+    if markdown is None:
+        return None
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown))
+
+
+def _explain(
+    host: Host,
+    session: Session,
+    path: Path,
+    position: types.Position,
+    encoding: Encoding,
+    *,
+    cancel: threading.Event,
+) -> str | None:
+    """In a worker thread: the buffer may be large, and only the cursor's region is used."""
+    text = host.current_text(path)
+    found = region.around(text, position.line) if text is not None else None
+    if found is None:
+        return None
+    lines, line = found
+    return explain(session, path, lines, line, position.character, encoding, cancel)
+
+
+def explain(
+    session: Session,
+    path: Path,
+    text: str,
+    line: int,
+    character: int,
+    encoding: Encoding,
+    cancel: threading.Event,
+) -> str | None:
+    """Markdown explaining the symbol at ``line``/``character`` of ``text``, or None."""
+    from ...answer.hover import command_link, explain_symbol
+    from ...ingest.chunking import symbol_at
+
+    rel = session.relative(path)
+    if session.privacy().path_refusal(rel):
+        return None  # the word under the cursor may be the secret itself
+    at = symbol_at(rel, text, line, character, encoding=encoding)
+    if at is None or is_credential(at.name):
+        return None  # a key typed in an unsaved buffer must not reach retrieval or a model
+    symbol = at.name
+    check(cancel)
+    found = session.retriever.retrieve_for_symbol(symbol, rel)
+    check(cancel)
+    key = (symbol, tuple(result.content_hash for result in found.selected))
+    if key not in session.hovers:
+        session.hovers[key] = explain_symbol(
+            symbol,
+            found,
+            functools.partial(command_link, root=session.root),
+            note=session.index_note(),
+            cancel=cancel,
+            ask_model=_model(session, rel, symbol),
+            model_wait=session.config.hover_timeout,
+        )
+    return session.hovers[key]
+
+
+def _model(session: Session, rel: str, symbol: str) -> AskModel | None:
+    """The configured model answers hovers through the full pipeline (gate, retry)."""
+    if session.config.model == "extractive":
+        return None
+    context = {"path": rel, "symbol": symbol}
+    return lambda question, cancel: session.answerer.ask(question, context, cancel)

@@ -1,0 +1,16 @@
+"""``codecite/search``: retrieval only, no model."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..params import SearchParams
+
+if TYPE_CHECKING:
+    from . import Host
+
+
+async def search(host: Host, params: SearchParams) -> dict[str, Any]:
+    session = host.session_for(params.uri) if params.uri else host.default_session()
+    results = await host.run(session.search, params.query, params.limit)
+    return {"results": results}

@@ -1,0 +1,236 @@
+"""The only module that touches pygls internals: message reading, the LSP life cycle and the
+replies pygls would not send.
+
+- Reading: ``serve_stdio`` replaces pygls' stdin loop with ``framing.FrameParser``, so a bad
+  frame costs only itself (see framing.py) and an absurd Content-Length is refused at once.
+- Life cycle, as the LSP specification prescribes: a request before ``initialize`` gets
+  ServerNotInitialized (-32002), a request after ``shutdown`` InvalidRequest (-32600), a second
+  ``initialize`` InvalidRequest; notifications then are dropped (except ``exit``). pygls served
+  requests before initialize and left those after shutdown unanswered.
+- Errors: a body that is not JSON gets a parse error (-32700, id null); JSON that is not a
+  JSON-RPC 2.0 message gets InvalidRequest; params that do not fit the method's types get
+  InvalidParams (-32602) naming the field. pygls answered none of these, or with -32603.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from lsprotocol import types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+    JsonRpcServerNotInitialized,
+)
+from pygls.io_ import StdoutWriter
+from pygls.protocol import LanguageServerProtocol
+
+from .framing import FrameParser, Problem
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+log = logging.getLogger("codecite_lsp")
+
+_READ_CHUNK = 64 * 1024
+_QUEUED_CHUNKS = 64  # read ahead at most 4 MiB: a fast writer waits on the pipe, not our memory
+
+
+class CodeciteProtocol(LanguageServerProtocol):
+    initialize_seen = False
+    exiting = False
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def receive(self, body: bytes) -> None:
+        """One frame's body: parse, check it is a JSON-RPC message, hand it on."""
+        try:
+            message = json.loads(body, object_hook=self.structure_message)
+        except ValueError as exc:  # not JSON, or not UTF-8
+            log.error("LSP: a message that is not JSON (%s)", exc)
+            self._send_error(None, JsonRpcParseError(f"not valid JSON: {exc}"))
+            return
+        except JsonRpcException as exc:  # a notification that fits no type: nobody waits
+            log.error("LSP: dropped a malformed notification (%s): %.200r", exc, body)
+            return
+        if message is None:  # already answered by structure_message
+            return
+        if getattr(message, "jsonrpc", None) != self.VERSION:
+            msg_id = (
+                message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
+            )
+            log.error("LSP: not a JSON-RPC 2.0 message: %.200r", body)
+            self._send_error(
+                msg_id if isinstance(msg_id, (str, int)) else None,
+                JsonRpcInvalidRequest('not a JSON-RPC 2.0 message (need "jsonrpc": "2.0")'),
+            )
+            return
+        try:
+            self.handle_message(message)
+        except Exception:  # a handler's own failure is answered by pygls; this is a bug
+            log.exception("LSP: message handling failed")
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" in data and "method" in data and "params" not in data:
+            # JSON-RPC lets a request omit params; pygls's generic message type for custom
+            # methods requires the field, fails, and the request was never answered.
+            data = {**data, "params": None}
+        try:
+            return super().structure_message(data)
+        except (JsonRpcInvalidParams, JsonRpcInternalError) as exc:
+            if "id" not in data or "method" not in data:
+                raise  # a notification: nobody waits for an answer
+            why = "; ".join(_readable(exc.__cause__)) or str(exc)
+            self._send_error(
+                data["id"], JsonRpcInvalidParams(f"invalid params for {data['method']}: {why}")
+            )
+            return None
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if method == types.EXIT:
+            self.exiting = True
+        elif method is not None:
+            msg_id = getattr(message, "id", None)
+            if hasattr(message, "id") and not _valid_id(msg_id):
+                self._send_error(None, JsonRpcInvalidRequest("an id must be a string or a number"))
+                return
+            refusal = self._refusal(method)
+            if refusal is not None:
+                if hasattr(message, "id"):
+                    self._send_error(message.id, refusal)
+                else:
+                    log.info("LSP: dropped notification %s: %s", method, refusal)
+                return
+        super().handle_message(message)
+
+    def _refusal(self, method: str) -> JsonRpcException | None:
+        if self._shutdown:
+            return JsonRpcInvalidRequest(f"{method}: the server is shutting down")
+        if method == types.INITIALIZE:
+            if self.initialize_seen:
+                return JsonRpcInvalidRequest("initialize was already received")
+            self.initialize_seen = True
+            return None
+        if not self.initialize_seen:
+            return JsonRpcServerNotInitialized(f"{method}: the server is not initialized yet")
+        return None
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _send_error(self, msg_id: str | int | None, error: JsonRpcException) -> None:
+        # A plain dict: the typed message drops a null id, which a parse error needs.
+        if not _valid_id(msg_id):
+            msg_id = None  # null when the id cannot be read
+        self._send_data(
+            {
+                "jsonrpc": self.VERSION,
+                "id": msg_id,
+                "error": {"code": error.code, "message": error.message},
+            }
+        )
+
+    def _send_data(self, data: Any) -> None:
+        # After exit stdout is closed: a progress report still queued by the indexing thread
+        # failed, and reporting that failure failed again (megabytes of tracebacks on stderr).
+        if not self.exiting:
+            super()._send_data(data)
+
+
+def _valid_id(msg_id: Any) -> bool:
+    """JSON-RPC ids are strings or numbers (pygls keys its bookkeeping by them)."""
+    return isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
+
+
+def _readable(error: BaseException | None) -> list[str]:
+    """cattrs' errors as ``params.position.line: expected int``, in the wire's field names."""
+    from cattrs import transform_error
+
+    if not isinstance(error, Exception):
+        return []
+    lines = transform_error(error, path="", format_exception=_expected)
+    return [_wire_path(line) for line in lines]
+
+
+def _expected(exc: BaseException, kind: Any) -> str:
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    if kind is None:
+        return str(exc)
+    name = getattr(kind, "__name__", None) if isinstance(kind, type) else None
+    return f"expected {name or str(kind).replace('typing.', '').replace('NoneType', 'null')}"
+
+
+def _wire_path(line: str) -> str:
+    """``expected int @ .params.text_document`` -> ``params.textDocument: expected int``."""
+    message, _, where = line.rpartition(" @ ")
+    if not message:
+        return line
+    parts = [_camel(part) for part in where.strip(".").split(".")]
+    return f"{'.'.join(parts)}: {message}"
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def serve_stdio(server: LanguageServer, stdin: BinaryIO | None = None) -> None:
+    """pygls' ``start_io`` with this module's reader; returns when the client exits or leaves."""
+    protocol = server.protocol
+    assert isinstance(protocol, CodeciteProtocol)
+    stop = threading.Event()
+    server._stop_event = stop
+    protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    try:
+        asyncio.run(_read_loop(stop, stdin or sys.stdin.buffer, protocol))
+    except BrokenPipeError:
+        log.error("the connection to the client is lost")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()
+
+
+async def _read_loop(stop: threading.Event, stdin: BinaryIO, protocol: CodeciteProtocol) -> None:
+    loop = asyncio.get_running_loop()
+    chunks: asyncio.Queue[bytes] = asyncio.Queue(maxsize=_QUEUED_CHUNKS)
+
+    def pump() -> None:
+        """Blocking reads in a daemon thread: one blocked in read() never holds up the exit."""
+        data = b"x"
+        while data:
+            try:
+                data = stdin.read1(_READ_CHUNK)  # type: ignore[attr-defined]
+            except (OSError, ValueError):
+                data = b""
+            try:
+                asyncio.run_coroutine_threadsafe(chunks.put(data), loop).result()
+            except RuntimeError:  # the loop is gone: the server is exiting
+                return
+
+    threading.Thread(target=pump, name="codecite-stdin", daemon=True).start()
+    parser = FrameParser()
+    while not stop.is_set():
+        data = await chunks.get()
+        if not data:
+            log.info("LSP: the client closed stdin")
+            return
+        for event in parser.feed(data):
+            if isinstance(event, Problem):
+                log.error("LSP framing error: %s", event.message)
+                continue
+            try:
+                protocol.receive(event.body)
+            except Exception:  # a bug must cost one message, never the connection
+                log.exception("LSP: a message could not be handled")

@@ -1,0 +1,184 @@
+"""`codecite index` and `search` on hostile repositories (issue 10): every run ends with the
+rest indexed, the refused files listed with a reason, and a usable index."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codecite_lsp.core.config import load_config
+
+ROOT = Path(__file__).parents[2]
+
+
+def codecite(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CODECITE_EMBEDDING": "none"}
+    return subprocess.run(
+        [sys.executable, "-m", "codecite_lsp", *args, "--repo", str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "good.py").write_text("def rotate_key(store):\n    return store.rotate()\n")
+    return root
+
+
+def test_the_271_byte_markdown_file_is_indexed_not_a_crash(repo: Path) -> None:
+    (repo / "a.md").write_text("# T\n\n" + ">" * 260 + " word\n")
+    (repo / "b.md").write_text("# L\n\n" + "".join("  " * i + "- a\n" for i in range(300)))
+    done = codecite(repo, "index", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "indexed 3 files" in done.stdout
+    found = codecite(repo, "search", "word")
+    assert found.returncode == 0 and "a.md:1-3" in found.stdout
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(repo: Path) -> None:
+    with open(os.path.join(os.fsencode(repo), b"caf\xe9.py"), "w") as handle:
+        handle.write("def cafe():\n    return 1\n")
+    os.mkdir(os.path.join(os.fsencode(repo), b"dossier_\xff"))
+    done = codecite(repo, "index", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "indexed 1 files" in done.stdout
+    assert "skipped caf\\xe9.py: file name is not valid UTF-8" in done.stderr
+    assert "skipped dossier_\\xff: file name is not valid UTF-8" in done.stderr
+    found = codecite(repo, "search", "rotate_key")
+    assert found.returncode == 0 and "good.py:1-2" in found.stdout
+
+
+# --- a damaged index heals itself ----------------------------------------------------------------
+
+
+def _tree(repo: Path) -> None:
+    """Enough chunks (100+) for the default embedder to train and write vectors."""
+    for i in range(12):
+        body = "".join(
+            f"def handler_{i}_{j}(request, limit={j}):\n"
+            f'    """Rotate key {i}.{j} within the rate limit."""\n'
+            f"    return sorted(request.get(k) for k in range(limit))\n\n\n"
+            for j in range(12)
+        )
+        (repo / f"module_{i}.py").write_text(body)
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from codecite_lsp.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _files(folder: Path, suffix: str = "") -> list[Path]:
+    return sorted(p for p in folder.rglob(f"*{suffix}") if p.is_file())
+
+
+CORRUPTIONS = {
+    "meta.json random bytes": lambda d: (d / "meta.json").write_bytes(os.urandom(200)),
+    "full-text index files deleted": lambda d: [
+        p.unlink() for p in _files(d / "lance" / "chunks.lance" / "_indices")
+    ],
+    "full-text index files truncated": lambda d: [
+        _truncate(p) for p in _files(d / "lance" / "chunks.lance" / "_indices")
+    ],
+    "chunk data file truncated": lambda d: [
+        _truncate(p) for p in _files(d / "lance" / "chunks.lance" / "data", ".lance")
+    ],
+    "vectors data file truncated": lambda d: [
+        _truncate(p) for p in _files(d / "lance" / "vectors.lance" / "data", ".lance")
+    ],
+    "embedder model truncated": lambda d: [_truncate(p) for p in _files(d / "embedding", ".npz")],
+    "chunks table folder deleted": lambda d: shutil.rmtree(d / "lance" / "chunks.lance"),
+    "whole lance folder deleted": lambda d: shutil.rmtree(d / "lance"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(CORRUPTIONS))
+def test_each_corruption_then_index_then_search_works(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    monkeypatch.delenv("CODECITE_EMBEDDING", raising=False)
+    monkeypatch.setenv("CODECITE_CHUNK_BUDGET", "200")  # one chunk per function
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _tree(repo)
+    assert _run(capsys, "index", "--quiet", "--repo", str(repo))[0] == 0
+    index_dir = repo / ".codecite"
+    assert _files(index_dir / "embedding", ".npz") and _files(index_dir / "lance" / "vectors.lance")
+    CORRUPTIONS[damage](index_dir)
+
+    code, out, err = _run(capsys, "index", "--quiet", "--repo", str(repo))
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert "indexed 12 files, 144 chunks" in out
+    from codecite_lsp.index.indexer import Indexer
+
+    indexer = Indexer(repo, load_config(repo))
+    assert indexer.store.vector_count(None) == 144  # the vectors (and the model) are back
+    status = indexer.status()  # a new process: "indexed <time>" comes from meta.json
+    assert status["chunks"] == 144 and status["last_update"] is not None
+    code, out, err = _run(capsys, "search", "handler_3_7", "--repo", str(repo))
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("module_3.py:")
+    code, out, err = _run(capsys, "search", "rotate key rate limit", "--repo", str(repo))
+    assert code == 0 and "module_" in out, err
+
+
+def test_ask_answers_when_nothing_can_be_written(repo: Path) -> None:
+    """A full disk (every write fails with EFBIG here: RLIMIT_FSIZE 0): no refresh, no trace,
+    no history, and still the answer, with each failure said once and no traceback."""
+    import resource
+
+    assert codecite(repo, "index", "--quiet").returncode == 0
+    (repo / "good.py").write_text("def rotate_key(store):\n    return store.rotate(now=True)\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "codecite_lsp", "ask", "rotate_key", "--repo", str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "CODECITE_EMBEDDING": "none"},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "good.py:1-1" in done.stdout  # from the index as it was
+    assert "index not refreshed: File too large" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_save_on_a_damaged_index_rebuilds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's path (watcher, didSave): update_paths heals as `codecite index` does."""
+    from codecite_lsp.index.indexer import Indexer
+
+    monkeypatch.setenv("CODECITE_EMBEDDING", "none")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _tree(repo)
+    assert _run(capsys, "index", "--quiet", "--repo", str(repo))[0] == 0
+    CORRUPTIONS["chunk data file truncated"](repo / ".codecite")
+    (repo / "module_0.py").write_text("def saved_just_now():\n    return 0\n")
+
+    indexer = Indexer(repo, load_config(repo))
+    report = indexer.update_paths(["module_0.py"])
+
+    assert report.files == 12
+    assert [c.symbol for c in indexer.store.chunks_for_path("module_0.py")] == ["saved_just_now"]
+    code, out, err = _run(capsys, "search", "handler_3_7", "--repo", str(repo))
+    assert code == 0 and out.startswith("module_3.py:"), err

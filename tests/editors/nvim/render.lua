@@ -1,0 +1,33 @@
+-- Pure rendering of the plugin (no server): prints a JSON report of what the answer buffer and
+-- :CodeciteStatus would show for given replies. Run by tests/editors/test_nvim_render.py.
+local render = require("codecite.render")
+local wording = vim.json.decode(assert(os.getenv("CODECITE_WORDING")))
+local citation = { path = "keyvault/keys.py", start_line = 47, end_line = 48, quote = "def rotate_key():\n    pass" }
+local report = {
+  answered = render.render("How?", {
+    status = "answered",
+    spans = {
+      { kind = "prose", text = "Rotation happens in `keyvault/keys.py`:" },
+      { kind = "claim", text = "`rotate_key` issues a new key.", citations = { citation } },
+      { kind = "gap", text = "The sources do not show storage at rest." },
+    },
+  }, wording).lines,
+  refused = render.render("Billing?", {
+    status = "refused",
+    reason = "stale_index",
+    detail = "",
+    retrieved = { { path = "a.py", start_line = 3, end_line = 3, score = 0.2 } },
+  }, wording).lines,
+  unknown_reason = render.render("?", { status = "refused", reason = "new_reason", detail = "" }, wording).lines,
+  without_wording = render.render("?", { status = "refused", reason = "ambiguous", detail = "" }, nil).lines,
+  status = render.status_lines({
+    roots = {
+      { root = "/fresh", files_indexed = 4, chunks = 9, pending = 0, indexing = false, last_update = 1764523880 },
+      { root = "/running", files_indexed = 2, chunks = 3, pending = 5, indexing = true },
+      { root = "/stale", files_indexed = 4, chunks = 9, pending = 2, indexing = false, last_update = vim.NIL },
+      { root = "/new", files_indexed = 0, chunks = 0, pending = 0, indexing = false, last_update = vim.NIL },
+      { root = "/broken", files_indexed = 0, chunks = 0, pending = 0, error = "permission denied" },
+    },
+  }),
+}
+io.stdout:write(vim.json.encode(report))

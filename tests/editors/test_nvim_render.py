@@ -1,0 +1,73 @@
+"""The Neovim plugin's rendering, pure (no server): what the answer buffer and :CodeciteStatus
+show for given replies, in a real headless Neovim."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_helpers import nvim_binary
+
+from codecite_lsp.core.wording import wording
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = Path(__file__).parent / "nvim" / "render.lua"
+
+
+@pytest.fixture(scope="module")
+def shown(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    home = tmp_path_factory.mktemp("nvim-render")
+    env = {
+        **os.environ,
+        "CODECITE_WORDING": json.dumps(wording()),
+        "HOME": str(home),
+        "XDG_STATE_HOME": str(home / "state"),
+        "TZ": "UTC",
+    }
+    done = subprocess.run(
+        [nvim_binary(), "--headless", "--clean", "--cmd", f"set rtp+={ROOT / 'editors' / 'nvim'}",
+         "-l", str(SCRIPT)],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_claims_carry_line_ranges_and_unknown_kinds_read_as_prose(shown: dict[str, Any]) -> None:
+    assert shown["answered"][:8] == [
+        "Q: How?",
+        "",
+        "Rotation happens in `keyvault/keys.py`:",
+        "",
+        "- `rotate_key` issues a new key.",
+        "  keyvault/keys.py:L47-48",
+        "      def rotate_key():",
+        "          pass",
+    ]
+    assert "The sources do not show storage at rest." in shown["answered"]
+
+
+def test_refusals_use_the_servers_wording(shown: dict[str, Any]) -> None:
+    words = wording()
+    no_answer, closest = words["labels"]["no_answer"], words["labels"]["closest"]
+    assert f"{no_answer}: {words['reasons']['stale_index']}" in shown["refused"]
+    assert f"{closest} (<CR> opens):" in shown["refused"]
+    assert "  a.py:L3" in shown["refused"]  # one line: L3, not 3-3
+    assert f"{no_answer}: {words['labels']['unknown_reason']}" in shown["unknown_reason"]
+    # An older server without codecite/wording: the reason code still says what happened.
+    assert "No answer: ambiguous" in shown["without_wording"]
+
+
+def test_status_says_whether_the_index_can_be_trusted_now(shown: dict[str, Any]) -> None:
+    fresh, running, stale, new, broken = shown["status"]
+    assert re.fullmatch(r"/fresh: 4 files, 9 chunks; indexed 2025-11-30 17:31", fresh)
+    assert running == "/running: 2 files, 3 chunks; indexing, 5 pending"
+    assert stale == "/stale: 4 files, 9 chunks; 2 pending"
+    assert new == "/new: 0 files, 0 chunks; never indexed"
+    assert broken == "/broken: 0 files, 0 chunks; failed: permission denied"

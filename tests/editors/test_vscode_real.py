@@ -1,0 +1,278 @@
+"""The VS Code extension inside real VS Code: code-server (the VS Code workbench and a real
+extension host, from npm) serves a window on 127.0.0.1 to headless Chromium, which
+tests/editors/vscode_real/scenario.mjs drives as a user would, on a copy of the sample repository.
+
+code-server is installed once by scripts/install_code_server.sh (cached under
+~/.cache/codecite-test; 3-5 minutes on a fresh machine). The scenario runs once per module and
+writes one result per step; each test case asserts one step, so a failure names what a user would
+have seen. Screenshots: tests/editors/vscode_real/artifacts/ (gitignored). CODECITE_TEST_VSIX
+runs the scenario against another build of the extension.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_helpers import copy_repo
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTENSION = ROOT / "editors" / "vscode"
+HERE = Path(__file__).resolve().parent / "vscode_real"
+ARTIFACTS = HERE / "artifacts"
+INSTALLER = ROOT / "scripts" / "install_code_server.sh"
+CHROMIUM = "/usr/bin/chromium"
+
+# Files of tests/fixtures/sample_repo that the index holds (.env is a secret, never indexed).
+INDEXED_FILES = 8
+SCENARIO_SECONDS = 480
+USER_SETTINGS = {
+    "security.workspace.trust.enabled": False,
+    "workbench.startupEditor": "none",
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoCheckUpdates": False,
+    "extensions.autoUpdate": False,
+    "update.mode": "none",
+    # VS Code's own chat panel would take the focus (and half the screenshots).
+    "chat.disableAIFeatures": True,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "workbench.tips.enabled": False,
+}
+
+
+def _run(args: list[str], timeout: float, **kwargs: Any) -> str:
+    result = subprocess.run(
+        args, capture_output=True, text=True, timeout=timeout, check=False, **kwargs
+    )
+    assert result.returncode == 0, (
+        f"`{' '.join(map(str, args))}` failed (exit {result.returncode})\n"
+        f"--- stdout (end) ---\n{result.stdout[-3000:]}\n"
+        f"--- stderr (end) ---\n{result.stderr[-3000:]}"
+    )
+    return result.stdout
+
+
+def _code_server() -> Path:
+    """The cached code-server executable, installed first if missing."""
+    out = _run(["bash", str(INSTALLER)], timeout=1200)
+    return Path(out.strip().splitlines()[-1])
+
+
+def _vsix(out: Path) -> Path:
+    """The extension as users install it: packaged from this checkout, or CODECITE_TEST_VSIX
+    (to run the scenario against another build)."""
+    given = os.environ.get("CODECITE_TEST_VSIX")
+    if given:
+        return Path(given)
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("npm is not on PATH: install Node.js 20+ with npm to build editors/vscode")
+    if not (EXTENSION / "node_modules").is_dir():
+        _run([npm, "ci", "--no-audit", "--no-fund"], timeout=900, cwd=EXTENSION)
+    vsix = out / "codecite.vsix"
+    vsce = EXTENSION / "node_modules" / ".bin" / "vsce"
+    _run(
+        [str(vsce), "package", "--allow-missing-repository", "--out", str(vsix)], 600, cwd=EXTENSION
+    )
+    return vsix
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid` (from /proc), deepest last: what a test started, by id."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: list[int] = []
+    queue = [pid]
+    while queue:
+        for child in children.get(queue.pop(), []):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def _stop(process: subprocess.Popen[Any]) -> None:
+    """Ends a process and all it started (extension hosts, language servers, Chromium)."""
+    pids = [process.pid, *_descendants(process.pid)]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            continue
+        if not any(Path(f"/proc/{pid}").exists() for pid in pids[1:]):
+            return
+
+
+def _interrupt_on_sigterm(signum: int, frame: object) -> None:
+    # As Ctrl+C: pytest stops the session (a SystemExit would fail this test and set the
+    # fixture up again for the next one).
+    raise KeyboardInterrupt
+
+
+def _listening_url(log: Path, process: subprocess.Popen[Any]) -> str:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        match = re.search(r"HTTP server listening on (http://127\.0\.0\.1:\d+/)", log.read_text())
+        if match:
+            return match.group(1)
+        if process.poll() is not None:
+            break
+        time.sleep(0.2)
+    pytest.fail(f"code-server did not start:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[str, Any]]]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test.sh does)")
+    code_server = _code_server()
+    # Its native modules are built for the Node 24 that the installer cached beside it.
+    node24 = code_server.parents[3] / "node" / "bin"
+    tmp = tmp_path_factory.mktemp("vscode_real")
+    workspace = copy_repo(tmp)
+    data = tmp / "code-server"
+    machine = data / "ud" / "Machine" / "settings.json"
+    for folder in ("ud/User", "ud/Machine", "exts", "xdg", "artifacts"):
+        (data / folder).mkdir(parents=True)
+    (data / "ud" / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS))
+    # A code-server window is a remote window: launch settings are read from Machine settings.
+    machine.write_text(json.dumps({"codecite.pythonPath": sys.executable}))
+    config = data / "config.yaml"
+    config.write_text("bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n")
+    env = {
+        **os.environ,
+        "PATH": f"{node24}{os.pathsep}{os.environ.get('PATH', '')}",
+        # code-server keeps logs and a heartbeat under XDG_DATA_HOME: not in the user's home.
+        "XDG_DATA_HOME": str(data / "xdg"),
+    }
+    dirs = ["--config", str(config), "--user-data-dir", str(data / "ud")]
+    dirs += ["--extensions-dir", str(data / "exts")]
+    vsix = _vsix(tmp)
+    _run([str(code_server), *dirs, "--install-extension", str(vsix)], 120, env=env)
+
+    log = data / "code-server.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [
+                str(code_server),
+                *dirs,
+                *("--auth", "none", "--disable-telemetry", "--disable-update-check"),
+                "--disable-workspace-trust",
+                # As in desktop VS Code, a reloaded window's old extension host (and its language
+                # server) goes away instead of lingering for code-server's 3 h reconnection grace.
+                *("--reconnection-grace-time", "5"),
+                str(workspace),
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    scenario: subprocess.Popen[str] | None = None
+    # A SIGTERM (a CI job's timeout) must still run the clean-up below, not orphan code-server.
+    previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    try:
+        url = _listening_url(log, server)
+        results = data / "results.json"
+        settings = {
+            "url": f"{url}?folder={workspace}",
+            "workspace": str(workspace),
+            "artifacts": str(data / "artifacts"),
+            "results": str(results),
+            "playwrightFrom": str(EXTENSION / "package.json"),
+            "chromium": CHROMIUM,
+            "machineSettings": str(machine),
+            "badPython": str(tmp / "no-such-python"),
+            "expectedFiles": INDEXED_FILES,
+            "question": "how does the token bucket refill?",
+            # TokenBucket, the class the first answer is about, is defined there.
+            "followUp": {
+                "question": "where is that class defined?",
+                "path": "keyvault/ratelimit.py",
+                "line": 7,
+            },
+            "secondQuestion": "where are api keys rotated?",
+            "unanswerable": "how are kubernetes pods rescheduled after a node failure?",
+            "hover": {"path": "keyvault/keys.py", "token": "GRACE_PERIOD_SECONDS"},
+            "reloadSettleSeconds": 5,
+        }
+        (data / "scenario.json").write_text(json.dumps(settings))
+        node = shutil.which("node") or str(node24 / "node")
+        scenario = subprocess.Popen(
+            [node, str(HERE / "scenario.mjs"), str(data / "scenario.json")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            transcript, _ = scenario.communicate(timeout=SCENARIO_SECONDS)
+        except subprocess.TimeoutExpired:
+            _stop(scenario)
+            transcript = f"(the scenario passed its {SCENARIO_SECONDS} s limit and was stopped)"
+        recorded = json.loads(results.read_text()) if results.exists() else []
+        by_step = {entry["step"]: entry for entry in recorded}
+        yield {"transcript": {"detail": transcript[-4000:]}, **by_step}
+    finally:
+        if scenario is not None:
+            _stop(scenario)
+        _stop(server)
+        signal.signal(signal.SIGTERM, previous)
+        if ARTIFACTS.parent.is_dir():
+            shutil.rmtree(ARTIFACTS, ignore_errors=True)
+            shutil.copytree(data / "artifacts", ARTIFACTS)
+
+
+# Each step of the scenario, in order, and what a user sees when it passes.
+STEPS = {
+    "activation": "the .vsix installs into VS Code 1.139 and its status item appears",
+    "status_indexing": 'during the first pass the item says "indexing", not "0 files · not '
+    'indexed"',
+    "status_indexed": "the item then reads indexed, with the number of files indexed",
+    "refusal_lists_closest_places": "a question the code cannot answer is refused, with closest "
+    "places that open the editor on their lines",
+    "chat_chip_opens_cited_lines": "an answer's first chip opens its file, the cited lines "
+    "selected",
+    "follow_up_question": 'after the token-bucket answer, "where is that class defined?" is '
+    "answered with a chip on TokenBucket's line",
+    "chat_nothing_left_pending": "no question asked while the view loaded its history stays "
+    '"Searching the code…" under its own answer',
+    "hover_link_opens_lines": "a hover on a constant's use cites its definition; the link "
+    "selects it",
+    "status_after_reload": "after a window reload on the same index the item is indexed, never "
+    '"not indexed"',
+    "chat_after_reload": "the chat view restored by the reload answers a question at once",
+    "status_after_failed_start": "with a bad codecite.pythonPath, the item says the server is not "
+    'running while the error is shown (not "starting")',
+    "failed_start_offers_fix": "the start-failure message's button opens a settings editor that "
+    "lists codecite.pythonPath (in a remote window: the Remote tab)",
+}
+
+
+@pytest.mark.parametrize("name", list(STEPS))
+def test_in_real_vscode(steps: dict[str, dict[str, Any]], name: str) -> None:
+    entry = steps.get(name)
+    assert entry is not None, (
+        f"step {name!r} never ran; the scenario printed:\n{steps['transcript']['detail']}"
+    )
+    assert entry["ok"], (
+        f"{name} ({STEPS[name]}): {entry['detail']}\nscreenshot: {entry.get('screenshot')}"
+    )

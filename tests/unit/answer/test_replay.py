@@ -1,0 +1,61 @@
+"""The replay corpus: real model replies to real prompts, through the same path as ``ask``."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codecite_lsp.answer.replay import run, run_case
+
+CORPUS_PATH = Path(__file__).parents[2] / "fixtures" / "replay" / "corpus.json"
+
+
+@pytest.fixture(scope="module")
+def corpus() -> dict[str, Any]:
+    return json.loads(CORPUS_PATH.read_text(encoding="utf-8"))
+
+
+def test_the_corpus_is_real_prompts_and_many_replies(corpus: dict[str, Any]) -> None:
+    prompts, cases = corpus["prompts"], corpus["cases"]
+    assert len(cases) >= 60
+    packages = {prompt["repository"].split()[0] for prompt in prompts.values()}
+    assert packages == {"requests", "pathspec", "watchdog", "pygls"}
+    styles = {case["style"].split("-kept")[0].split("-fixed")[0] for case in cases}
+    assert {"fenced-after-sentence", "trailing-remark", "summary-in-prose"} <= styles
+    assert {"paraphrased-quote", "range-off-by-one", "line-number-prefix"} <= styles
+    assert {"ellipsis-in-quote", "distant-lines-joined", "one-character-quote"} <= styles
+    assert any(span["kind"] == "gap" for c in cases for span in _spans(c["replies"][-1]))
+
+
+def _spans(raw: str) -> list[dict[str, Any]]:
+    start = raw.find("{")
+    try:
+        return json.JSONDecoder().raw_decode(raw, start)[0].get("spans", []) if start >= 0 else []
+    except ValueError:
+        return []
+
+
+def test_nothing_unverified_is_shown_and_every_outcome_is_as_expected(
+    corpus: dict[str, Any],
+) -> None:
+    report = run(corpus)
+    figures = report.summary()
+    assert figures["unverified_statements_shown"] == 0
+    assert figures["not_as_expected"] == []
+    assert figures["valid_replies_refused"] == 0
+    assert figures["envelopes_parsed_first_try"] == figures["valid_replies"] > 20
+    assert figures["claims_dropped"] > 20 and figures["refused"] >= 4
+    assert report.passed
+
+
+def test_the_recount_is_independent_of_the_gate(corpus: dict[str, Any]) -> None:
+    # Listing a verified claim as unverified must show up: the count is not the gate's word.
+    case = copy.deepcopy(next(c for c in corpus["cases"] if c["style"] == "json-mode"))
+    shown = next(s["text"] for s in _spans(case["replies"][0]) if s["kind"] == "claim")
+    case["unverified"] = [shown]
+    outcome = run_case(case, corpus["prompts"])
+    assert outcome.unverified_shown == [shown]

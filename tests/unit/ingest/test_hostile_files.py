@@ -1,0 +1,285 @@
+"""Hostile files: input built to crash or hang the parser costs at most that file (issue 10).
+
+Bounded in time for CI: every generated file stays under max_file_bytes and the parse deadline
+bounds the slowest grammar.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codecite_lsp.core.config import Config
+from codecite_lsp.ingest.chunking import chunk_text, outline, symbol_at
+from codecite_lsp.ingest.guard import MAX_MARKDOWN_DEPTH, markdown_depth, parse_guarded
+from codecite_lsp.ingest.languages import _BY_EXTENSION, LANGUAGES
+from codecite_lsp.ingest.scan import Skip, SourceFile
+from codecite_lsp.ingest.workers import PARALLEL_MIN_FILES, Job, prepared
+
+ROOT = Path(__file__).parents[3]
+# The 271-byte file of issue 10: 260 nested block quotes were a SIGSEGV in tree-sitter-markdown.
+QUOTES_271 = "# T\n\n" + ">" * 260 + " word\n"
+LIST_300 = "# T\n\n" + "".join("  " * i + "- a\n" for i in range(300))
+MIXED_200 = "> - " * 200 + "a\n"
+EXTENSION = {language: ext for ext, language in reversed(_BY_EXTENSION.items())}
+
+
+_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    from codecite_lsp.ingest.chunking import chunk_text
+    for path, text in json.load(sys.stdin):
+        print(path, end=" ", flush=True)  # the last one printed is the one that crashed
+        chunks = chunk_text(path, text, revision="r")
+        print(sum(len(c.text) for c in chunks) == len(text), flush=True)
+    """
+)
+
+
+def _run_chunker(files: list[tuple[str, str]]) -> subprocess.CompletedProcess[str]:
+    """Chunk in a child process: a crash must show as a failed test, not a dead test run."""
+    return subprocess.run(
+        [sys.executable, "-c", _CHILD],
+        input=json.dumps(files),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("notes.md", QUOTES_271),
+        ("notes.md", LIST_300),
+        ("notes.md", MIXED_200),
+        ("Deep.kt", "val s = " + '"${' * 1100 + "1" + '}"' * 1100 + "\n"),
+    ],
+    ids=["quotes", "list", "mixed", "kotlin-templates"],
+)
+def test_files_that_crashed_the_parser_are_chunked_whole(path: str, text: str) -> None:
+    done = _run_chunker([(path, text)])
+    assert done.returncode == 0, (done.stdout, done.stderr[-500:])
+    assert done.stdout.split() == [path, "True"]  # every line indexed, as paragraphs
+
+
+def test_markdown_depth_bounds_the_real_nesting_and_spares_ordinary_documents() -> None:
+    assert markdown_depth(QUOTES_271.encode()) > MAX_MARKDOWN_DEPTH
+    assert markdown_depth(LIST_300.encode()) > MAX_MARKDOWN_DEPTH
+    assert markdown_depth(MIXED_200.encode()) > MAX_MARKDOWN_DEPTH
+    for readme in (ROOT / "README.md", ROOT / "docs" / "ARCHITECTURE.md"):
+        if readme.exists():
+            assert markdown_depth(readme.read_bytes()) < 20
+    # a long horizontal rule or table separator is not nesting
+    assert markdown_depth(b"-" * 500 + b"\n| --- | --- |\n") < 5
+
+
+def test_a_parse_past_its_deadline_falls_back_to_plain_text() -> None:
+    # Lua's error recovery is superlinear on this garbage: seconds per hundred kilobytes.
+    garbage = "".join("  " * i + "- a\n" for i in range(700)).encode()
+    started = time.monotonic()
+    assert parse_guarded("lua", garbage, seconds=0.2) is None
+    assert time.monotonic() - started < 3
+    assert parse_guarded("lua", b"local x = 1\n", seconds=0.2) is not None
+
+
+# --- generated nesting, every language -------------------------------------------------------
+
+_SHAPES: list[tuple[str, str, str]] = [  # opener, middle, closer
+    ("(", "x", ")"),
+    ("[", "x", "]"),
+    ("{", "x", "}"),
+    ('"${', "x", '}"'),  # string templates: tree-sitter-kotlin aborted at 1025 levels
+    ("<a>", "x", "</a>"),
+    ("> ", "x", ""),
+    ("- ", "x", ""),
+    ("1. ", "x", ""),
+    ("/*", "x", "*/"),
+    ('"', "x", '"'),
+    ("${", "x", "}"),
+    ("$(", "x", ")"),
+    ("f(", "x", ")"),
+    ("-", "1", ""),
+    ("do ", "x", " end"),
+    ("if x then ", "y", " end"),
+    ("begin ", "x", " end"),
+    ("#", " x", ""),
+]
+_MAX_BYTES = Config().max_file_bytes
+
+
+def _nested(shape: tuple[str, str, str], depth: int, closed: bool, per_line: bool) -> str:
+    opener, middle, closer = shape
+    if per_line:  # one level per line, indented: the shape of nested blocks and lists
+        width = max(1, min(depth, 1200))  # indentation grows quadratically: stay under 1 MB
+        opened = "".join(" " * i + opener + "\n" for i in range(width))
+        return (
+            opened
+            + middle
+            + "\n"
+            + ("".join(closer + "\n" for _ in range(width)) if closed else "")
+        )
+    return opener * depth + middle + (closer * depth if closed else "") + "\n"
+
+
+@settings(
+    max_examples=int(os.environ.get("CODECITE_FUZZ_EXAMPLES", "40")),
+    deadline=None,  # the parse deadline bounds each example; the suite's time is measured
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    language=st.sampled_from(sorted(LANGUAGES)),
+    shape=st.sampled_from(_SHAPES),
+    depth=st.one_of(st.integers(1, 400), st.integers(400, 10_000)),
+    closed=st.booleans(),
+    per_line=st.booleans(),
+)
+def test_deep_nesting_never_crashes_or_hangs_the_chunker(
+    language: str, shape: tuple[str, str, str], depth: int, closed: bool, per_line: bool
+) -> None:
+    text = _nested(shape, depth, closed, per_line)
+    if len(text.encode()) > _MAX_BYTES:
+        return  # never read: the indexer skips the file as too large
+    path = f"deep{EXTENSION[language]}"
+    started = time.monotonic()
+    chunks = chunk_text(path, text, revision="r")
+    outline(path, text)
+    symbol_at(path, text, 0, 0)
+    assert "".join(c.text for c in chunks) == text
+    assert time.monotonic() - started < 30
+
+
+def test_ten_thousand_levels_of_every_shape_and_language_in_a_child_process() -> None:
+    """The deepest inputs, in a child process so that a crash is reported, not fatal."""
+    files = [
+        (f"deep{EXTENSION[language]}", _nested(shape, 10_000, True, False))
+        for language in sorted(LANGUAGES)
+        for shape in _SHAPES[:5]  # brackets, templates, tags; Hypothesis draws the other shapes
+    ]
+    done = _run_chunker(files)
+    assert done.returncode == 0, (done.stdout[-300:], done.stderr[-500:])
+    assert done.stdout.split()[1::2] == ["True"] * len(files)
+
+
+# --- a worker that dies costs one file ---------------------------------------------------------
+
+
+def test_a_file_that_kills_a_worker_is_skipped_and_the_pass_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The workers are started without the Markdown guard, so the 271-byte file really crashes
+    # tree-sitter in one of them (SIGSEGV), as any crash no guard foresaw would.
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(
+        "import codecite_lsp.ingest.guard as guard\nguard.MAX_MARKDOWN_DEPTH = 10**9\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", f"{hooks}{os.pathsep}{ROOT}")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for n in range(PARALLEL_MIN_FILES + 20):
+        (repo / f"m{n}.py").write_text(f"def f{n}():\n    return {n}\n")
+    (repo / "a.md").write_text(QUOTES_271)
+    (repo / "b.md").write_text(LIST_300)
+    config = Config()
+    jobs = [Job(repo, p.name, config, None) for p in sorted(repo.iterdir())]
+
+    results = {job.path: ready for job, ready in prepared(jobs)}
+
+    assert len(results) == len(jobs)
+    for name in ("a.md", "b.md"):
+        skip = results[name].source
+        assert isinstance(skip, Skip)
+        assert "the parser crashed on this file (SIGSEGV)" in skip.reason
+    indexed = [r for name, r in results.items() if name.endswith(".py")]
+    assert all(isinstance(r.source, SourceFile) and r.chunks for r in indexed)
+
+
+# --- secrets however they are written ----------------------------------------------------------
+
+_KEY_LINES = [
+    "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi4Z3Nq8u0b5pQ+1XHl4cCwTqvU",
+    "q1Xr0vVb6sP2dLk8mN3wQz5yH7jT9fR4eW1aS6gD0hK2lU8oI3pY5tC7vB9nM1xZ",
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "keys.py",
+            'KEY = ("-----BEGIN RSA PRIVATE KEY-----\\n"\n'
+            + "".join(f'       "{line}\\n"\n' for line in _KEY_LINES)
+            + '       "-----END RSA PRIVATE KEY-----\\n")\n',
+        ),
+        (
+            "keys.js",
+            'const key = "-----BEGIN PRIVATE KEY-----\\n" +\n'
+            + "".join(f'  "{line}\\n" +\n' for line in _KEY_LINES)
+            + '  "-----END PRIVATE KEY-----";\n',
+        ),
+        (
+            "keys.lua",
+            'local key = "-----BEGIN EC PRIVATE KEY-----\\n" ..\n'
+            + "".join(f'  "{line}\\n" ..\n' for line in _KEY_LINES)
+            + '  "-----END EC PRIVATE KEY-----"\n',
+        ),
+        ("deploy.js", 'const token = "glpat-' + "x7Kq2Lm9Np4Rs8Tv1Wy3" + '";\n'),
+        ("publish.js", 'const auth = "npm_' + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + '";\n'),
+        ("gh.ts", 'export const t = "ghp_' + "Zr8Kq2Lm9Np4Rs8Tv1Wy3Ab5Cd7Ef9Gh1Jk3" + '";\n'),
+        (
+            "notify.py",
+            'URL = "https://hooks.slack.com/services/T0A1B2C3D/B4E5F6G7H/'
+            + "a1B2c3D4e5F6g7H8i9J0k1L2"
+            + '"\n',
+        ),
+        ("oauth.go", 'var secret = "GOCSPX-' + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9S" + '"\n'),
+        (
+            "session.rb",
+            'TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZG1pbiIsImV4cCI6MX0.'
+            + "Qm9ndXNTaWduYXR1cmVIZXJlMTIzNDU"
+            + '"\n',
+        ),
+    ],
+)
+def test_a_credential_in_any_file_keeps_the_file_out(tmp_path: Path, name: str, text: str) -> None:
+    from codecite_lsp.ingest.scan import read_source
+
+    (tmp_path / name).write_text(text)
+    refused = read_source(tmp_path, name, Config())
+    assert isinstance(refused, Skip)
+    assert "never indexed" in refused.reason
+
+
+@pytest.mark.parametrize(
+    "name", ["shadow", "etc/gshadow", ".bash_history", "home/u/.zsh_history", ".psql_history"]
+)
+def test_system_credential_files_are_secret_by_name(tmp_path: Path, name: str) -> None:
+    from codecite_lsp.ingest.scan import read_source
+
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text("root:$6$salt$hash:19000:0:99999:7:::\n")
+    refused = read_source(tmp_path, name, Config())
+    assert isinstance(refused, Skip) and "secret file" in refused.reason
+
+
+def test_code_that_only_names_a_key_format_is_indexed(tmp_path: Path) -> None:
+    from codecite_lsp.ingest.scan import read_source
+
+    text = (
+        'PEM = re.compile(b"-----BEGIN PRIVATE KEY-----(.*?)-----END PRIVATE KEY-----", re.S)\n'
+        'HEADER = "-----BEGIN RSA PRIVATE KEY-----\\n"  # followed by the base64 body\n'
+        "def token_prefix():\n    return 'npm_' + 'glpat-'\n"
+    )
+    (tmp_path / "pem.py").write_text(text)
+    assert isinstance(read_source(tmp_path, "pem.py", Config()), SourceFile)
