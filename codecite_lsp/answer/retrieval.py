@@ -1,12 +1,15 @@
-"""Retrieval: keyword + vector candidates fused by reciprocal rank fusion, then, for questions,
-a cheap rerank, a relevance floor and a token-budgeted selection of chunks for the prompt.
+"""Retrieval: keyword + vector candidates fused by reciprocal rank fusion, the definitions the
+query names, code first; then, for questions, the code those lead to, a cheap rerank, a
+relevance floor and the prompt's sources (:mod:`.selection`).
 
 Scores:
-- ``search``: ``Result.score`` is the fused RRF score divided by its best possible value, in
-  (0, 1]; 1.0 means ranked first by every retriever that ran (keyword always, and vectors when
-  present), so a chunk only the vectors found scores at most 1/3 however alone it is. When the query
-  holds identifiers (``rotate_key``, ``rotateKey``, ``ident_42``), the score is the mean of that
-  and the share of those identifiers the chunk holds verbatim (still in [0, 1]).
+- ``search``: ``Result.score`` starts as the fused RRF score divided by its best possible value
+  (1.0: ranked first by every retriever that ran; a chunk only the vectors found starts at most at
+  1/3). A chunk defining a name the query gives starts at least where the keyword search's first
+  would (a plain word that names a definition lifts it by ``NAMED_LIFT``). When the query holds
+  identifiers, the score is the mean of that and the share of them the chunk holds verbatim; it
+  is scaled by ``SUPPORTING_WEIGHT`` for docs, tests, changelogs, examples and configuration not
+  asked for, and gains ``FILE_SHARE`` of the best other candidate of its file. Capped to (0, 1].
 - ``retrieve``: ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the
   floor (config.relevance_floor) is applied to it.
 """
@@ -14,26 +17,35 @@ Scores:
 from __future__ import annotations
 
 import logging
-import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.records import Chunk, Result, content_hash
-from ..core.terms import is_test_path, says, word_parts
+from ..core.records import Chunk, Result
+from ..core.terms import asked_roles, is_test_path, role, says, word_parts
 from ..index.embedding import Embedder, EmbeddingError, StaticEmbedder, make_embedder
+from ..ingest.chunking import headers
 
 if TYPE_CHECKING:
     from ..core.config import Config
     from ..index.store import Store
 
+from .names import exact_share, identifiers, named_in, whole_word
+from .selection import (
+    dedup_overlapping,
+    line_range,
+    merge_adjacent,
+    overlaps,
+    result_from_chunk,
+    select_sources,
+)
+
 log = logging.getLogger(__name__)
 
 RRF_K = 60  # the usual constant of Cormack et al.: dampens the weight of the very first ranks
-CHARS_PER_TOKEN = 4
 # The vector ranking's weight in the fusion (keyword: 1.0). bench/eval_retrieval.py: 0.5 and
 # 1.0 are within noise; 0.5 keeps a keyword hit ahead of a chunk that is merely similar.
 VECTOR_WEIGHT = 0.5
@@ -41,9 +53,26 @@ VECTOR_WEIGHT = 0.5
 # words the index never saw land around 0.15 (hashed vectors) against 0.3-0.7 for related code.
 MIN_SIMILARITY = 0.2
 
-# Keywords that introduce a named definition in the languages we chunk.
-_DEFINING = "def|class|function|fn|func|interface|struct|enum|trait|type|const|let|var|module"
-_IDENTIFIER_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# Code first: a chunk that is not code (docs, tests, changelogs, examples, configuration) has
+# its search score scaled by this unless the question asks for that kind of file by name.
+SUPPORTING_WEIGHT = {"test": 0.35, "doc": 0.35, "changelog": 0.2, "example": 0.45, "config": 0.45}
+
+# A chunk defining a plain word of the query ("retry": `def retry`) has its score scaled by this.
+NAMED_LIFT = 1.3
+
+# Evidence of the whole file: a chunk gains this share of the best other candidate of its file.
+FILE_SHARE = 0.2
+
+# The search score's share in the question path's rerank (it carries code-first, named
+# definitions and file evidence, which word coverage alone does not see).
+SEARCH_WEIGHT = 0.25
+# A chunk naming its symbol in this many first lines starts that definition (with decorators
+# and leading comments): it needs no signature from above.
+HEAD_LINES = 8
+# The share of its best caller's evidence a called definition inherits (question path).
+CALLEE_SHARE = 0.85
+# Chunks followed from the question's names (callers) and from the best chunks (callees).
+FOLLOW_LIMIT = 6
 
 
 @dataclass(frozen=True)
@@ -76,118 +105,47 @@ def rrf(
     return scores
 
 
-def _overlaps(a: Result | Chunk, b: Result | Chunk) -> bool:
-    return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
-
-
-def dedup_overlapping(results: Iterable[Result]) -> list[Result]:
-    """Keep the first (best) of results that share lines of one file."""
-    kept: list[Result] = []
-    for result in results:
-        if not any(_overlaps(result, other) for other in kept):
-            kept.append(result)
-    return kept
-
-
-def result_from_chunk(chunk: Chunk, score: float) -> Result:
-    return Result(
-        path=chunk.path,
-        start_line=chunk.start_line,
-        end_line=chunk.end_line,
-        symbol=chunk.symbol,
-        score=score,
-        content_hash=chunk.content_hash,
-        text=chunk.text,
-        language=chunk.language,
-        kind=chunk.kind,
-        start_byte=chunk.start_byte,
-        end_byte=chunk.end_byte,
-        revision=chunk.revision,
-    )
-
-
-def _lines(result: Result) -> list[str]:
-    lines = result.text.split("\n")
-    if len(lines) == result.end_line - result.start_line + 2 and lines[-1] == "":
-        lines.pop()  # the chunk's text ends with its last line's newline
-    return lines
-
-
-def merge_adjacent(results: Sequence[Result]) -> list[Result]:
-    """Merge overlapping or adjacent chunks of one file (same revision) into one source whose
-    text is exactly the union of their lines; order follows each group's best member."""
-    merged: list[Result] = []
-    for result in results:
-        for i, kept in enumerate(merged):
-            touching = (
-                kept.path == result.path
-                and kept.revision == result.revision
-                and result.start_line <= kept.end_line + 1
-                and kept.start_line <= result.end_line + 1
-            )
-            if touching:
-                merged[i] = _merge_two(kept, result)
-                break
-        else:
-            merged.append(result)
-    return merged
-
-
-def _merge_two(a: Result, b: Result) -> Result:
-    by_line = dict(enumerate(_lines(b), start=b.start_line))
-    by_line.update(enumerate(_lines(a), start=a.start_line))
-    start, end = min(a.start_line, b.start_line), max(a.end_line, b.end_line)
-    text = "\n".join(by_line[n] for n in range(start, end + 1))
-    if a.text.endswith("\n") and b.text.endswith("\n"):
-        text += "\n"
-    return replace(
-        a,
-        start_line=start,
-        end_line=end,
-        text=text,
-        content_hash=content_hash(text),
-        start_byte=min(a.start_byte, b.start_byte),
-        end_byte=max(a.end_byte, b.end_byte),
-        score=max(a.score, b.score),
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # Reranking signals
 
 
-def _identifiers(question: str) -> set[str]:
-    """Identifier-looking words of a question (snake_case, camelCase, dotted, or with digits):
-    the user named something in the code, so an exact occurrence is strong evidence."""
-    found = set()
-    for word in _IDENTIFIER_LIKE.findall(question):
-        for name in word.split("."):
-            shaped = "_" in name.strip("_") or any(c.isdigit() for c in name)
-            camel = any(c.isupper() for c in name[1:]) and any(c.islower() for c in name)
-            if shaped or camel:
-                found.add(name)
-    return found
+def search_depth(limit: int) -> int:
+    """Candidates taken from each ranking: fusion and the code-first weights need a deep pool."""
+    return max(limit * 3, 50)
 
 
-def _whole_word(name: str, text: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
+def _role_weight(chunk: Chunk | Result, asked: frozenset[str], exact: float | None = None) -> float:
+    """Code first, unless asked for; for a query of identifiers alone, a chunk holding them is
+    demoted half as much (the name a user looks up may live in a test or a doc only)."""
+    kind = role(chunk.path, chunk.language)
+    if kind == "code" or kind in asked:
+        return 1.0
+    weight = SUPPORTING_WEIGHT[kind]
+    return weight + (1.0 - weight) * (exact or 0.0) / 2
 
 
-def _exact_share(names: set[str], text: str) -> float | None:
-    """Share of the identifiers the user typed that occur whole in the text (None: none typed)."""
-    if not names:
-        return None
-    return sum(_whole_word(name, text) for name in names) / len(names)
+def _with_file_evidence(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
+    """A chunk whose file holds another good candidate is more likely the place: it gains
+    FILE_SHARE of the best other candidate's score in its file (not capped: callers cap)."""
+    best_two: dict[str, list[float]] = {}
+    for key, value in scores.items():
+        top = best_two.setdefault(chunks[key].path, [])
+        top.append(value)
+        top.sort(reverse=True)
+        del top[2:]
+    lifted = {}
+    for key, value in scores.items():
+        top = best_two[chunks[key].path]
+        # a file's best chunk gains from its runner-up, every other chunk from the best
+        other = top[0] if value < top[0] else (top[1] if len(top) > 1 else 0.0)
+        lifted[key] = value + FILE_SHARE * other
+    return lifted
 
 
 def _search_score(fused: float, exact: float | None) -> float:
     """An identifier the user typed outweighs rank fusion: a chunk merely similar to one that
     holds ``rotate_key`` verbatim must not come first because both retrievers half-liked it."""
     return fused if exact is None else (fused + exact) / 2
-
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 @dataclass(frozen=True)
@@ -249,7 +207,7 @@ class Retriever:
             return []
         if isinstance(self.embedder, StaticEmbedder):
             self.embedder.refresh()  # the indexer may have (re)trained it since we opened
-        depth = max(limit * 2, 20)  # fusion needs more than `limit` from each side
+        depth = search_depth(limit)
         keyword = self.store.keyword_search(query, depth)
         vector = self._vector_ranking(query, depth)
         lists = [(keyword, 1.0), (vector, self.vector_weight)]
@@ -260,13 +218,30 @@ class Retriever:
         fused = rrf([r for r, _ in rankings], weights=[w for _, w in rankings])
         # The keyword search always ran: when it found nothing, the vectors' first is no 1.0.
         best = (1.0 + (self.vector_weight if vector else 0.0)) / (RRF_K + 1)
-        names = _identifiers(query)
+        names = identifiers(query)
+        asked = asked_roles(query)
+        # A query of identifiers alone looks a name up: where it lives matters more than its role.
+        names_only = bool(names) and all(identifiers(word) for word in query.split())
+        scores = {key: value / best for key, value in fused.items()}
+        # A name the query gives that the index defines brings its definition, as if the keyword
+        # search had ranked it first (a named definition) or lifts it a little (a word that is
+        # also a definition's name: "retry" and `def retry`).
+        named, worded = named_in(query)
+        for chunk in self.store.naming(named | worded, depth):
+            exact = bool(named.intersection(chunk.defines))
+            chunks.setdefault(chunk.id, chunk)
+            floor = 1.0 / (RRF_K + 1) / best if exact else 0.0
+            lifted = max(scores.get(chunk.id, 0.0), floor) * (1.0 if exact else NAMED_LIFT)
+            scores[chunk.id] = min(1.0, lifted)
         scores = {
-            key: _search_score(value / best, _exact_share(names, chunks[key].text))
-            for key, value in fused.items()
+            key: _search_score(value, exact)
+            * _role_weight(chunks[key], asked, exact if names_only else None)
+            for key, value in scores.items()
+            for exact in [exact_share(names, chunks[key].text)]
         }
+        scores = _with_file_evidence(scores, chunks)
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
-        results = (result_from_chunk(chunks[key], scores[key]) for key in ordered)
+        results = (result_from_chunk(chunks[key], min(1.0, scores[key])) for key in ordered)
         return dedup_overlapping(results)[:limit]
 
     # -- questions ------------------------------------------------------------------------
@@ -280,60 +255,134 @@ class Retriever:
         self,
         candidate: Result,
         terms: dict[str, float],
-        identifiers: set[str],
+        typed: set[str],
         context: RetrievalContext | None,
+        asked: frozenset[str],
     ) -> _Signals:
         symbol_words = set(word_parts(candidate.symbol or ""))
         path_words = set(word_parts(candidate.path))
         words = set(word_parts(candidate.text)) | symbol_words | path_words
-        total = sum(terms.values())
         said = {t for t in terms if t in words or any(says(word, t) for word in words)}
-        coverage = sum(terms[t] for t in said) / total if total else 0.0
-        exact = _exact_share(identifiers, candidate.text) or 0.0
+        exact = exact_share(typed, candidate.text) or 0.0
+        # An identifier the question names weighs as much as its two rarest words together:
+        # `after_this_request` is better evidence than "register" or "callback".
+        named = 2 * max(terms.values(), default=1.0) * len(typed)
+        total = sum(terms.values()) + named
+        coverage = (sum(terms[t] for t in said) + named * exact) / total if total else 0.0
         score = relevance(coverage, candidate.score)
-        rerank = score
+        rerank = score + SEARCH_WEIGHT * candidate.score
         rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.15 * exact
-        if "test" not in terms and is_test_path(candidate.path):
-            rerank -= 0.10
+        if _role_weight(candidate, asked) < 1.0:
+            rerank -= 0.15  # code first: docs, tests, changelogs follow the code they describe
         # Context reorders near-equals (the file being edited first); it is never evidence.
         if context and context.path == candidate.path:
             rerank += 0.20
-        if context and context.symbol and _whole_word(context.symbol, candidate.text):
+        if context and context.symbol and whole_word(context.symbol, candidate.text):
             rerank += 0.15
         return _Signals(relevance=score, rerank=rerank)
 
     def retrieve(self, question: str, context: RetrievalContext | None = None) -> Retrieval:
-        """Candidates, reranked; the selection within config.context_chunks/context_tokens of
-        those whose relevance clears config.relevance_floor, adjacent chunks merged."""
+        """Candidates (the search's, plus the code they lead to), reranked; the prompt's sources
+        chosen from them by :func:`.selection.select_sources`."""
         extra = [*context.extra_terms, context.symbol or ""] if context else []
         query = " ".join([question, *extra]).strip()
         fused = self.search(query, self.config.candidates)
+        files: dict[str, list[Chunk]] = {}
+        callees, callers = self._followed(question, fused, files)
         terms = {word: self._idf(word) for word in word_parts(question)}
-        identifiers = _identifiers(question)
-        scored = [(r, self._signals(r, terms, identifiers, context)) for r in fused]
+        typed = identifiers(question)
+        asked = asked_roles(question)
+
+        def signals(result: Result) -> _Signals:
+            return self._signals(result, terms, typed, context, asked)
+
+        scored = [(r, signals(r)) for r in dedup_overlapping([*fused, *callers])]
+        # A definition the best chunks call inherits part of their evidence: the question is
+        # about what they do, and it is done there.
+        caller = max((s for _, s in scored[:2]), key=lambda s: s.rerank, default=None)
+        for result in callees:
+            own = signals(result)
+            if caller is not None and not any(overlaps(result, r) for r, _ in scored):
+                inherited = _Signals(
+                    relevance=max(own.relevance, CALLEE_SHARE * caller.relevance),
+                    rerank=max(own.rerank, CALLEE_SHARE * caller.rerank),
+                )
+                scored.append((result, inherited))
         scored.sort(key=lambda pair: -pair[1].rerank)
         candidates = [replace(r, score=round(s.relevance, 4)) for r, s in scored]
-
-        selected: list[Result] = []
-        budget = self.config.context_tokens
-        for result in candidates:
-            if result.score < self.config.relevance_floor:
-                continue
-            if len(selected) >= self.config.context_chunks:
-                break
-            cost = estimate_tokens(result.text)
-            if cost > budget and selected:
-                continue  # too big for what is left; a smaller one may still fit
-            selected.append(result)
-            budget -= cost
+        selected = select_sources(
+            candidates,
+            max_sources=self.config.context_chunks,
+            token_budget=self.config.context_tokens,
+            floor=self.config.relevance_floor,
+            asked=asked,
+            terms=terms,
+            headers_for=lambda result: self._headers(result, files),
+        )
         return Retrieval(
-            selected=merge_adjacent(selected),
+            selected=selected,
             candidates=candidates,
             cleared_floor=bool(selected),
             warnings=list(self.warnings),
         )
+
+    def _chunks_of(self, path: str, files: dict[str, list[Chunk]]) -> list[Chunk]:
+        if path not in files:
+            files[path] = self.store.chunks_for_path(path)
+        return files[path]
+
+    def _followed(
+        self, question: str, found: list[Result], files: dict[str, list[Chunk]]
+    ) -> tuple[list[Result], list[Result]]:
+        """Follow the code from the question and the best results: (the definitions the two
+        best chunks call whose names share a word with the question, the callers of the names
+        the question gives), scored like the weakest search result."""
+        named, _ = named_in(question)
+        floor = min((r.score for r in found), default=0.0)
+        words = set(word_parts(question))
+        callees = {
+            name
+            for best in found[:2]
+            for chunk in self._chunks_of(best.path, files)
+            if chunk.start_line <= best.end_line and best.start_line <= chunk.end_line
+            for name in chunk.uses
+            if words.intersection(word_parts(name))
+        }
+        callers = self.store.naming(named, FOLLOW_LIMIT, column="uses")
+        definitions = self.store.naming(callees - named, FOLLOW_LIMIT)
+        return (
+            [result_from_chunk(c, floor) for c in definitions],
+            [result_from_chunk(c, floor) for c in callers],
+        )
+
+    def _headers(self, result: Result, files: dict[str, list[Chunk]]) -> list[Result]:
+        """Signature lines of the definitions enclosing ``result`` that start above it (a chunk
+        cut from a long method: the method's and its class's signatures)."""
+        if not result.symbol or role(result.path, result.language) not in ("code", "test"):
+            return []
+        head = "".join(result.text.splitlines(keepends=True)[:HEAD_LINES])
+        if whole_word(result.symbol.rsplit(".", 1)[-1], head):
+            return []  # its own definition starts here: nothing above to show (no store read)
+        found: list[Result] = []
+        for name in result.symbol.split("."):
+            owners = [
+                c
+                for c in self._chunks_of(result.path, files)
+                if name in c.defines and c.start_line < result.start_line
+            ]
+            if not owners:
+                continue
+            owner = owners[-1]  # the nearest definition of that name above
+            header = next((h for h in headers(owner.path, owner.text) if h.name == name), None)
+            if header is None:
+                continue
+            start = owner.start_line + header.start_line - 1
+            end = owner.start_line + header.end_line - 1
+            if end < result.start_line:
+                found.append(line_range(result_from_chunk(owner, result.score), start, end))
+        return found
 
     def retrieve_for_symbol(
         self, name: str, definition_path: str | None = None, limit: int = 6
@@ -344,22 +393,16 @@ class Retriever:
         if not last.strip():
             return Retrieval(selected=[], candidates=[], cleared_floor=False)
 
-        # Small files are one chunk without a symbol: recognise the definition by its keyword.
-        keyword = re.compile(
-            rf"^\s*(?:export\s+)?(?:pub\s+)?(?:async\s+)?(?:{_DEFINING})\s+{re.escape(last)}\b"
-            rf"|^{re.escape(last)}\s*(?::[^=]*)?=",
-            re.MULTILINE,
-        )
+        # The chunker's queries find definitions; a module-level assignment is one too here.
+        assignment = re.compile(rf"^{re.escape(last)}\s*(?::[^=]*)?=", re.MULTILINE)
 
         def defines(chunk: Chunk) -> bool:
-            if chunk.symbol is not None and chunk.symbol.rsplit(".", 1)[-1] == last:
-                return True
-            return keyword.search(chunk.text) is not None
+            return last in chunk.defines or assignment.search(chunk.text) is not None
 
         local = self.store.chunks_for_path(definition_path) if definition_path else []
         found = [c for c, _ in self.store.keyword_search(last, self.config.candidates)]
         definitions = [c for c in [*local, *found] if defines(c)]
-        uses = [c for c in found if not defines(c) and _whole_word(last, c.text)]
+        uses = [c for c in found if not defines(c) and whole_word(last, c.text)]
         uses.sort(key=lambda c: is_test_path(c.path))  # code before tests; stable
         ordered = [result_from_chunk(c, 1.0) for c in definitions] + [
             result_from_chunk(c, 0.5) for c in uses

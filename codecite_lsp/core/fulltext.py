@@ -124,7 +124,29 @@ def search_terms(text: str, path: str, symbol: str | None) -> str:
     return " ".join(filter(None, map(_tokens.__getitem__, tokens)))
 
 
+def inflections(word: str) -> list[str]:
+    """Base forms a question's word may take in code, which holds few inflections:
+    ``merging`` -> merge, merg; ``retried`` -> retry; ``rotation`` -> rotate; ``running`` -> run.
+    Only for plain lower-case words of 5+ letters; identifiers are matched as typed."""
+    if len(word) < 5 or not (word.isalpha() and word.islower()):
+        return []
+    forms: list[str] = []
+    for suffix in ("ing", "ed", "ion"):
+        if word.endswith(suffix):
+            base = word[: -len(suffix)]
+            forms += [base, base + "e"]
+            if len(base) > 3 and base[-1] == base[-2]:
+                forms.append(base[:-1])  # running -> run, stopped -> stop
+            if suffix == "ed" and base.endswith("i"):
+                forms.append(base[:-1] + "y")  # retried -> retry
+    if word.endswith("ies"):
+        forms.append(word[:-3] + "y")
+    return [form for form in forms if len(form) >= 3 and form != word]
+
+
 def query_terms(query: str) -> str:
-    """A query tokenised exactly like :func:`search_terms`, each term once."""
-    terms = (term for word in _WORD.findall(query) for term in _tokens[word].split())
+    """A query tokenised exactly like :func:`search_terms`, each term once, plus the base forms
+    of its plain words (:func:`inflections`)."""
+    terms = [term for word in _WORD.findall(query) for term in _tokens[word].split()]
+    terms += [form for term in list(terms) for form in inflections(term)]
     return " ".join(dict.fromkeys(terms))

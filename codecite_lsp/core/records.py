@@ -37,6 +37,10 @@ class Chunk:
     text: str  # exactly the file's lines start_line..end_line (decoded)
     content_hash: str
     revision: str  # revision of the whole file the chunk was cut from
+    # Names whose definition starts in the chunk, and names it calls/instantiates (from the
+    # tree-sitter queries; empty for prose): how retrieval follows the code.
+    defines: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()
 
     def __reduce__(self) -> tuple[type[Chunk], tuple[object, ...]]:
         # Index workers send chunks by the thousand: positional fields pickle in a third less

@@ -73,3 +73,52 @@ def is_test_path(path: str) -> bool:
     """Whether ``path`` is a test (tests/, test_*.py, *_test.go, *.spec.ts, ...): tests restate
     what the code does, so a question about the code wants the code first."""
     return _TEST_PATH.search(path) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# What a file is for: code answers questions about behaviour; the rest is supporting evidence.
+
+Role = str  # "code", "test", "doc", "changelog", "example", "config"
+
+_CHANGELOG_NAME = re.compile(
+    r"(?:^|/)(?:change[-_ ]?log|changes|history|news|release[-_ ]?notes|releases)(?:\.[^/]*)?$",
+    re.IGNORECASE,
+)
+_DOC_DIR = re.compile(r"(?:^|/)(?:docs?|documentation|site|website|man)/", re.IGNORECASE)
+_EXAMPLE_DIR = re.compile(
+    r"(?:^|/)(?:examples?|samples?|demos?|tutorials?|benchmarks?|bench)/", re.IGNORECASE
+)
+_DOC_EXTENSIONS = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".html", ".ipynb")
+_CODE_LANGUAGES_EXCLUDED = frozenset({"markdown", "text"})
+
+# Words of a question that ask for something other than code, by role (compared as stems).
+_ASKS_FOR: dict[Role, frozenset[str]] = {
+    "test": frozenset({"test", "tested", "testing", "spec", "fixture", "pytest", "unittest"}),
+    "doc": frozenset({"doc", "docs", "documentation", "documented", "readme", "guide", "usage"}),
+    "changelog": frozenset({"changelog", "changelogs"}),
+    "example": frozenset({"example", "examples", "sample", "demo", "tutorial", "usage"}),
+    "config": frozenset({"config", "configuration", "setting", "settings", "install", "ci"}),
+}
+
+
+def role(path: str, language: str = "") -> Role:
+    """What ``path`` is for: tests and examples by folder or name, changelogs by name, docs by
+    folder or prose extension, configuration when it is neither code nor prose, else code."""
+    if is_test_path(path):
+        return "test"
+    if _CHANGELOG_NAME.search(path):
+        return "changelog"
+    if _EXAMPLE_DIR.search(path):
+        return "example"
+    if _DOC_DIR.search(path) or path.lower().endswith(_DOC_EXTENSIONS) or language == "markdown":
+        return "doc"
+    if language in _CODE_LANGUAGES_EXCLUDED:
+        return "config"  # a text file that is not prose: toml, yaml, json, ini, lock files
+    return "code"
+
+
+def asked_roles(question: str) -> frozenset[Role]:
+    """The non-code roles a question asks for by name ("how is retry tested?" -> test)."""
+    words = {word.lower() for word in IDENTIFIER.findall(question)}
+    stems = words | {stem(word) for word in words}
+    return frozenset(r for r, names in _ASKS_FOR.items() if stems & (names | set(map(stem, names))))

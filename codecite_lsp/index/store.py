@@ -47,6 +47,7 @@ from .vectors import VectorsMixin
 __all__ = ["FileRecord", "IndexDamaged", "Meta", "Store", "sql_literal"]
 
 log = logging.getLogger(__name__)
+_NAMES_MAX = 500  # names per definitions look-up (retrieval's)
 
 _FTS_INDEX = "search_text_idx"
 _FTS_MEMORY_MB = 64
@@ -294,6 +295,15 @@ class Store(VectorsMixin):
             search = search.where(" OR ".join(_in_filters("path", paths)), prefilter=True)
         rows: list[dict[str, Any]] = search.limit(limit).to_arrow().to_pylist()
         return rows
+
+    def naming(self, names: Collection[str], limit: int, column: str = "defines") -> list[Chunk]:
+        """Chunks whose ``defines`` (or ``uses``) hold any of ``names`` (case-sensitive)."""
+        wanted = sorted({n for n in names if n})[:_NAMES_MAX]
+        if not wanted or limit <= 0 or column not in ("defines", "uses"):
+            return []
+        literals = ", ".join(sql_literal(n) for n in wanted)
+        query = self._chunks.search().where(f"array_has_any({column}, make_array({literals}))")
+        return [_chunk_from_row(row) for row in query.limit(limit).to_arrow().to_pylist()]
 
     def rebuild_fts(self) -> None:
         """Build the full-text index again from the chunk rows (its files were damaged)."""

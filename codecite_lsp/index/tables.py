@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: chunks carry defines/uses (retrieval follows the code)
 _IN_BATCH = 500  # literals per ``path IN (...)`` statement
 _OPEN_ATTEMPTS = 10  # x 0.1 s: how long a table being created elsewhere is waited for
 
@@ -96,6 +96,8 @@ _CHUNK_COLUMNS = (
     "text",
     "content_hash",
     "revision",
+    "defines",
+    "uses",
 )
 
 
@@ -116,6 +118,9 @@ def _schemas() -> tuple[pa.Schema, pa.Schema]:
             ("text", pa.string()),
             ("content_hash", pa.string()),
             ("revision", pa.string()),
+            # retrieval's: names a chunk defines / uses (Chunk.defines, Chunk.uses)
+            ("defines", pa.list_(pa.string())),
+            ("uses", pa.list_(pa.string())),
             # Read only when the full-text index is built: stored plain, which makes writing it
             # 5x cheaper (a third of a cold index's writing) for a fifth more disk.
             pa.field("search_text", pa.string(), metadata={"lance-encoding:compression": "none"}),
@@ -169,6 +174,8 @@ def _chunk_from_row(row: Mapping[str, Any]) -> Chunk:
         text=row["text"],
         content_hash=row["content_hash"],
         revision=row["revision"],
+        defines=tuple(row.get("defines") or ()),
+        uses=tuple(row.get("uses") or ()),
     )
 
 

@@ -30,6 +30,7 @@ folded into a neighbour when that fits the budget.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
@@ -176,6 +177,7 @@ class _Parsed:
     roots: list[_Def]
     root_node: Node | None  # None: cut oversized gaps between paragraphs
     error_share: float
+    references: list[tuple[int, str]] = field(default_factory=list)  # (row, name), by row
 
 
 def _outer(node: Node) -> Node:
@@ -236,8 +238,14 @@ def _parse(language: str, lines: _Lines, root: Node) -> _Parsed:
     found: dict[int, _Match] = {}  # node id -> first matching pattern
     comments: list[Node] = []
     errors: list[Node] = []
+    references: list[tuple[int, str]] = []
+    source = lines.source
     for pattern, captures in QueryCursor(query_for(language)).matches(root):
-        if "comment" in captures:
+        if "reference" in captures:
+            for ref in captures["reference"]:
+                name = source[ref.start_byte : ref.end_byte].decode("utf-8", "replace")
+                references.append((ref.start_point.row, name))
+        elif "comment" in captures:
             comments.extend(captures["comment"])
         elif "error" in captures:
             errors.extend(captures["error"])
@@ -248,7 +256,9 @@ def _parse(language: str, lines: _Lines, root: Node) -> _Parsed:
                 found[match.node.id] = match
     share = _error_share(errors, lines.source) if root.has_error else 0.0
     matches = sorted(found.values(), key=lambda m: (m.node.start_byte, -m.node.end_byte))
-    return _Parsed(_nest(matches, lines, _comment_rows(comments, lines)), root, share)
+    references.sort()
+    roots = _nest(matches, lines, _comment_rows(comments, lines))
+    return _Parsed(roots, root, share, references)
 
 
 def _nest(matches: Sequence[_Match], lines: _Lines, leading: set[int]) -> list[_Def]:
@@ -544,9 +554,11 @@ def chunk_text(path: str, text: str, *, revision: str, budget: int = 1800) -> li
         except RecursionError:  # definitions nested deeper than Python's stack allows
             spans = planner.paragraphs()
     chunk_language = language or TEXT_LANGUAGE
+    names = _Names(parsed) if parsed is not None and language != "markdown" else None
     chunks = []
     for span in planner.fold_blank(spans):
         chunk = lines.text(span.start, span.end)
+        defines, uses = names.within(span.start, span.end) if names else ((), ())
         chunks.append(
             Chunk(
                 path=path,
@@ -560,9 +572,37 @@ def chunk_text(path: str, text: str, *, revision: str, budget: int = 1800) -> li
                 text=chunk,
                 content_hash=content_hash(chunk),
                 revision=revision,
+                defines=defines,
+                uses=uses,
             )
         )
     return chunks
+
+
+class _Names:
+    """Which names a range of rows defines (definitions whose first row, decorators included,
+    lies in it) and uses (references captured by the query there, minus those it defines):
+    the one answer to "what does this chunk define", from the tree-sitter queries."""
+
+    def __init__(self, parsed: _Parsed) -> None:
+        heads: list[tuple[int, str]] = []
+        pending = list(parsed.roots)
+        while pending:
+            definition = pending.pop()
+            heads.append((definition.head, definition.path.rsplit(_CODE_SEPARATOR, 1)[-1]))
+            pending.extend(definition.children)
+        heads.sort()
+        self.heads = heads
+        self.head_rows = [row for row, _ in heads]
+        self.references = parsed.references
+        self.reference_rows = [row for row, _ in parsed.references]
+
+    def within(self, start: int, end: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        lo, hi = bisect_left(self.head_rows, start), bisect_left(self.head_rows, end)
+        defines = tuple(dict.fromkeys(name for _, name in self.heads[lo:hi]))
+        lo, hi = bisect_left(self.reference_rows, start), bisect_left(self.reference_rows, end)
+        used = dict.fromkeys(name for _, name in self.references[lo:hi])
+        return defines, tuple(name for name in used if name not in defines)
 
 
 def outline(path: str, text: str) -> list[Definition]:
@@ -579,6 +619,45 @@ def outline(path: str, text: str) -> list[Definition]:
         )
         pending.extend(reversed(definition.children))
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """The signature lines of one definition in a text: from its first row (decorators
+    included, leading comments not) to the row where its body begins, 1-based inclusive."""
+
+    name: str
+    start_line: int
+    end_line: int
+
+
+def headers(path: str, text: str) -> list[Header]:
+    """The signature lines of every definition the chunker sees in ``text`` (a whole file or
+    a chunk of it: a definition cut short still shows its head). Pure."""
+    lines = _Lines(text) if text else None
+    language = language_for_path(path)
+    if lines is None or language is None or language == "markdown":
+        return []
+    parsed = _parse_any(language, lines)
+    if parsed is None:
+        return []  # too deep or too slow to parse safely
+    found: list[Header] = []
+    pending = list(parsed.roots)
+    while pending:
+        definition = pending.pop()
+        pending.extend(definition.children)
+        node = definition.node
+        if node is None:
+            continue
+        body = node.child_by_field_name("body")
+        end = definition.head
+        if body is not None and body.start_point.row > definition.head:
+            row = body.start_point.row
+            before = lines.source[lines.byte_starts[row] : body.start_byte]
+            end = row if before.strip() else row - 1  # `) {` ends a signature; an indent does not
+        name = definition.path.rsplit(_CODE_SEPARATOR, 1)[-1]
+        found.append(Header(name, definition.head + 1, min(end, lines.count - 1) + 1))
+    return sorted(found, key=lambda header: header.start_line)
 
 
 def _parse_any(language: str | None, lines: _Lines) -> _Parsed | None:

@@ -16,3 +16,4 @@
 (union_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.struct
 (enum_specifier name: (type_identifier) @name body: (enumerator_list)) @definition.enum
 (comment) @comment
+(call_expression function: (identifier) @reference)

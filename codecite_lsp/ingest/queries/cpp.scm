@@ -23,3 +23,4 @@
   declarator: (type_identifier) @name) @definition.struct
 (namespace_definition name: (namespace_identifier) @name) @definition.namespace
 (comment) @comment
+(call_expression function: [(identifier) @reference (field_expression field: (field_identifier) @reference)])

@@ -10,3 +10,6 @@
 (type_declaration (type_spec name: (type_identifier) @name type: (struct_type))) @definition.struct
 (type_declaration (type_spec name: (type_identifier) @name type: (interface_type))) @definition.interface
 (comment) @comment
+(call_expression function: [(identifier) @reference
+                            (selector_expression field: (field_identifier) @reference)])
+(composite_literal type: (type_identifier) @reference)

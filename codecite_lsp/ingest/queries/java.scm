@@ -9,3 +9,5 @@
 (constructor_declaration name: (identifier) @name) @definition.method
 (line_comment) @comment
 (block_comment) @comment
+(method_invocation name: (identifier) @reference)
+(object_creation_expression type: (type_identifier) @reference)

@@ -15,3 +15,6 @@
 (lexical_declaration
   (variable_declarator name: (identifier) @name value: (class))) @definition.class
 (comment) @comment
+(call_expression function: [(identifier) @reference
+                            (member_expression property: (property_identifier) @reference)])
+(new_expression constructor: (identifier) @reference)

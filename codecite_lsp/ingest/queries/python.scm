@@ -10,3 +10,5 @@
 (class_definition name: (identifier) @name) @definition.class
 (function_definition name: (identifier) @name) @definition.function
 (comment) @comment
+; References (calls and instantiations): what a chunk uses, kept per chunk for following the code.
+(call function: [(identifier) @reference (attribute attribute: (identifier) @reference)])

@@ -5,3 +5,4 @@
 (method name: (_) @name) @definition.method
 (singleton_method name: (_) @name) @definition.method
 (comment) @comment
+(call method: (identifier) @reference)

@@ -14,3 +14,7 @@
 (line_comment) @comment
 (block_comment) @comment
 (attribute_item) @comment
+(call_expression function: [(identifier) @reference
+                            (field_expression field: (field_identifier) @reference)
+                            (scoped_identifier name: (identifier) @reference)])
+(macro_invocation macro: (identifier) @reference)

@@ -25,3 +25,6 @@
   (variable_declarator name: (identifier) @name value: (class))) @definition.class
 (comment) @comment
 (class_body (decorator) @comment)
+(call_expression function: [(identifier) @reference
+                            (member_expression property: (property_identifier) @reference)])
+(new_expression constructor: (identifier) @reference)

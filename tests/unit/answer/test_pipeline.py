@@ -81,7 +81,9 @@ def test_extractive_mode_answers_without_litellm(
     "question,missing",
     [
         ("How are OAuth refresh tokens stored?", "'OAuth', 'refresh'"),
-        ("How does the client log in with OAuth?", "'OAuth'"),
+        # code first: .gitignore's "*.log" is no evidence about the code, so only the client's
+        # code is retrieved, and it says neither word
+        ("How does the client log in with OAuth?", "'log', 'OAuth'"),
     ],
 )
 def test_offline_refusals_say_what_happened(

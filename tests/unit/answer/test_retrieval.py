@@ -20,6 +20,7 @@ from codecite_lsp.answer.retrieval import (
     merge_adjacent,
     open_retriever,
     rrf,
+    search_depth,
 )
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Result, content_hash
@@ -158,19 +159,17 @@ def test_search_is_hybrid_once_vectors_exist(grown_repo: Path) -> None:
     assert hybrid.store.vector_count(embedder.name) == hybrid.store.chunk_count()
     keyword_only = open_retriever(grown_repo, Config(embedding="none"))
     query = "retired client key"
-    keyword = {c.path for c, _ in hybrid.store.keyword_search(query, 20)}  # the depth it fuses
+    depth = search_depth(10)  # the depth it fuses
+    keyword = {c.path for c, _ in hybrid.store.keyword_search(query, depth)}
     vector = embedder.embed([query])[0]
-    nearest = {c.path for c, _ in hybrid.store.vector_search(embedder.name, vector, 20)}
+    nearest = {c.path for c, _ in hybrid.store.vector_search(embedder.name, vector, depth)}
     fused = hybrid.search(query, limit=10)
     assert {r.path for r in fused} <= keyword | nearest
     assert [r.score for r in fused] == sorted((r.score for r in fused), reverse=True)
     assert all(0 < r.score <= 1 for r in fused)
-    # A word only the word model's stemming matches: keyword search finds nothing, the vector
-    # side still answers, and honestly: one retriever of two liked it (at most 1/3, not 1.0).
-    assert keyword_only.search("refilling") == []
-    vector_only = hybrid.search("refilling")
-    assert vector_only[0].path == "gen/refills.py"
-    assert all(0 < r.score <= 1 / 3 + 1e-9 for r in vector_only)
+    # A word in another inflection than the code's reaches it by keyword alone: "refilling"
+    # is looked up as "refill" too (the vectors need not rescue it).
+    assert keyword_only.search("refilling")[0].path == "gen/refills.py"
 
 
 @pytest.mark.parametrize("query", ["((((", "ünïcødé 模块 🚀", "quasar nebula"])

@@ -10,7 +10,7 @@ import pytest
 
 from codecite_lsp.core.fulltext import query_terms, search_terms
 from codecite_lsp.core.records import Chunk, content_hash
-from codecite_lsp.index.store import FileRecord, Store, sql_literal
+from codecite_lsp.index.store import SCHEMA_VERSION, FileRecord, Store, sql_literal
 
 
 def chunk(path: str, text: str, start_line: int = 1, symbol: str | None = None) -> Chunk:
@@ -280,7 +280,7 @@ def test_open_creates_a_self_ignoring_folder_and_reopens_the_data(tmp_path: Path
     index = tmp_path / "deep" / "index"
     store = Store.open(index)
     assert (index / ".gitignore").read_text() == "*\n"
-    assert json.loads((index / "meta.json").read_text())["schema_version"] == 1
+    assert json.loads((index / "meta.json").read_text())["schema_version"] == SCHEMA_VERSION
     put(store, chunk("a.py", "persisted_value = 1\n"))
     again = Store.open(index)
     assert again.chunk_count() == 1
@@ -303,7 +303,7 @@ def test_an_index_of_another_schema_version_is_rebuilt_not_misread(tmp_path: Pat
     assert Store.open(index).chunk_count() == 0
     (index / "meta.json").write_text("{not json")
     assert Store.open(index).chunk_count() == 0
-    assert json.loads((index / "meta.json").read_text())["schema_version"] == 1
+    assert json.loads((index / "meta.json").read_text())["schema_version"] == SCHEMA_VERSION
 
 
 def test_unicode_identifiers_are_terms_too(store: Store) -> None:

@@ -1,0 +1,68 @@
+"""Choosing the prompt's sources (pure): merged neighbours count once, code first with a small
+quota of other files, long merged sources cut around their best chunk with true line numbers."""
+
+from __future__ import annotations
+
+from codecite_lsp.answer.selection import MAX_SOURCE_LINES, cut_to_terms, select_sources
+from codecite_lsp.core.records import Result, content_hash
+
+
+def result(path: str, start: int, end: int, score: float = 0.9, word: str = "line") -> Result:
+    text = "".join(f"{word} {n}\n" for n in range(start, end + 1))
+    return Result(path, start, end, None, score, content_hash(text), text, revision="r1")
+
+
+def select(candidates: list[Result], max_sources: int = 8, asked: frozenset[str] = frozenset()):
+    return select_sources(
+        candidates,
+        max_sources=max_sources,
+        token_budget=6000,
+        floor=0.25,
+        asked=asked,
+        terms=["line"],
+        headers_for=lambda _: [],
+    )
+
+
+def test_neighbours_merged_into_one_source_count_once_against_the_cap() -> None:
+    # Three adjacent chunks of one file would take three of two slots if counted before
+    # merging; merged they are one source, and the file ranked after them still gets a slot.
+    pages = [result("src/app.py", start, start + 9) for start in (1, 11, 21)]
+    code = result("src/core.py", 100, 120)
+    chosen = select([*pages, code], max_sources=2)
+    assert [(s.path, s.start_line, s.end_line) for s in chosen] == [
+        ("src/app.py", 1, 30),
+        ("src/core.py", 100, 120),
+    ]
+
+
+def test_non_code_sources_are_limited_unless_the_question_asks_for_them() -> None:
+    docs = [result(f"docs/page{n}.md", 1, 5) for n in range(4)]
+    code = result("src/core.py", 1, 5, score=0.5)
+    chosen = [s.path for s in select([*docs, code])]
+    assert chosen == ["docs/page0.md", "docs/page1.md", "src/core.py"]
+    asked = [s.path for s in select([*docs, code], asked=frozenset({"doc"}))]
+    assert asked == [*(f"docs/page{n}.md" for n in range(4)), "src/core.py"]
+
+
+def test_neighbours_merge_only_up_to_the_longest_source_so_no_chosen_chunk_is_cut_away() -> None:
+    best = result("src/loaders.py", 150, 200)
+    before = result("src/loaders.py", 90, 149)
+    after = result("src/loaders.py", 201, 300)
+    chosen = [(s.start_line, s.end_line) for s in select([best, before, after])]
+    assert chosen == [(90, 200), (201, 300)]  # 111 lines merge; 211 would not
+
+
+def test_a_source_longer_than_the_limit_is_cut_with_true_line_numbers() -> None:
+    long = result("docs/list.md", 1, 300)
+    (source,) = select([long], asked=frozenset({"doc"}))
+    assert (source.start_line, source.end_line) == (1, MAX_SOURCE_LINES)
+    assert source.text.splitlines()[-1] == f"line {MAX_SOURCE_LINES}"  # numbers kept true
+
+
+def test_the_cut_keeps_the_window_with_the_most_question_words() -> None:
+    text = "".join("noise\n" if not 140 <= n <= 150 else "retry backoff\n" for n in range(1, 201))
+    long = Result("src/x.py", 1, 200, None, 0.9, content_hash(text), text, revision="r1")
+    cut = cut_to_terms(long, ["retry"])
+    assert cut.start_line <= 140 and cut.end_line >= 150
+    assert cut.text.splitlines()[140 - cut.start_line] == "retry backoff"
