@@ -50,7 +50,7 @@ def checkout(name: str, cache: Path) -> Path:
 
 def resolve(cache: Path) -> list[dict[str, object]]:
     """Gold lines of every question: the named definition's lines (first match) in the sdist."""
-    from codecite_lsp.ingest.chunking import outline
+    from codecite_lsp.ingest.syntax import outline
 
     cases = []
     for name in REPOS:

@@ -106,7 +106,7 @@ def _ask_within(
 def defines(source: Source, symbol: str) -> bool:
     """Does this source hold the definition of ``symbol``? A small file is one chunk without a
     symbol of its own, so look inside it too."""
-    from ..ingest.chunking import outline
+    from ..ingest.syntax import outline
 
     name = symbol.rsplit(".", 1)[-1]
     if source.symbol and source.symbol.rsplit(".", 1)[-1] == name:

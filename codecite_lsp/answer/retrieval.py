@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ..core.records import Chunk, Result
 from ..core.terms import asked_roles, is_test_path, role, says, word_parts
 from ..index.embedding import Embedder, EmbeddingError, StaticEmbedder, make_embedder
-from ..ingest.chunking import headers
+from ..ingest.syntax import headers
 
 if TYPE_CHECKING:
     from ..core.config import Config

@@ -35,7 +35,7 @@ from .progress import ask_progress, index_with_progress
 from .protocol import CodeciteProtocol, serve_stdio
 
 if TYPE_CHECKING:
-    from ..ingest.chunking import Encoding
+    from ..ingest.symbols import Encoding
 
 log = logging.getLogger("codecite_lsp")
 

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from ..answer.retrieval import Retriever
     from ..index.indexer import Indexer
     from ..index.watcher import Watcher
-    from ..ingest.chunking import Encoding
     from ..ingest.scan import Skip
+    from ..ingest.symbols import Encoding
     from .privacy import Privacy
 
 log = logging.getLogger("codecite_lsp")
@@ -207,7 +207,7 @@ class Session:
                 return refused.model_dump(mode="json")
             private = self.privacy().path_refusal(context["path"]) is not None
             if text is not None and position is not None and not private:
-                from ..ingest.chunking import symbol_at
+                from ..ingest.symbols import symbol_at
 
                 at = symbol_at(context["path"], text, *position, encoding=encoding)
                 if at is not None and not is_credential(at.enclosing or at.name):

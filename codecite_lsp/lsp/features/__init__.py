@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from ...ingest.chunking import Encoding
+    from ...ingest.symbols import Encoding
     from ...service.session import Session
 
 T = TypeVar("T")

@@ -13,7 +13,7 @@ from .. import region
 from ..params import AskParams, uri_to_path
 
 if TYPE_CHECKING:
-    from ...ingest.chunking import Encoding
+    from ...ingest.symbols import Encoding
     from ...service.session import Session
     from ..progress import AskProgress
     from . import Host

@@ -17,7 +17,7 @@ from ..params import uri_to_path
 
 if TYPE_CHECKING:
     from ...answer.hover import AskModel
-    from ...ingest.chunking import Encoding
+    from ...ingest.symbols import Encoding
     from ...service.session import Session
     from . import Host
 
@@ -65,7 +65,7 @@ def explain(
 ) -> str | None:
     """Markdown explaining the symbol at ``line``/``character`` of ``text``, or None."""
     from ...answer.hover import command_link, explain_symbol
-    from ...ingest.chunking import symbol_at
+    from ...ingest.symbols import symbol_at
 
     rel = session.relative(path)
     if session.privacy().path_refusal(rel):

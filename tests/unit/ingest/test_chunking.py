@@ -9,15 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codecite_lsp.core.records import Chunk, content_hash
-from codecite_lsp.ingest.chunking import (
-    MAX_ERROR_SHARE,
-    Definition,
-    SymbolAtPosition,
-    chunk_text,
-    outline,
-    symbol_at,
-)
+from codecite_lsp.ingest.chunking import chunk_text
 from codecite_lsp.ingest.languages import LANGUAGES, TEXT_LANGUAGE, language_for_path, query_for
+from codecite_lsp.ingest.symbols import SymbolAtPosition, symbol_at
+from codecite_lsp.ingest.syntax import MAX_ERROR_SHARE, Definition, outline
 
 POLYGLOT = Path(__file__).parents[2] / "fixtures" / "polyglot"
 

@@ -19,10 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codecite_lsp.core.config import Config
-from codecite_lsp.ingest.chunking import chunk_text, outline, symbol_at
+from codecite_lsp.ingest.chunking import chunk_text
 from codecite_lsp.ingest.guard import MAX_MARKDOWN_DEPTH, markdown_depth, parse_guarded
 from codecite_lsp.ingest.languages import _BY_EXTENSION, LANGUAGES
 from codecite_lsp.ingest.scan import Skip, SourceFile
+from codecite_lsp.ingest.symbols import symbol_at
+from codecite_lsp.ingest.syntax import outline
 from codecite_lsp.ingest.workers import PARALLEL_MIN_FILES, Job, prepared
 
 ROOT = Path(__file__).parents[3]

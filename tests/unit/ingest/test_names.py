@@ -3,7 +3,8 @@ definition (real grammars)."""
 
 from __future__ import annotations
 
-from codecite_lsp.ingest.chunking import Header, chunk_text, headers
+from codecite_lsp.ingest.chunking import chunk_text
+from codecite_lsp.ingest.syntax import Header, headers
 
 
 def test_a_chunk_records_the_names_it_defines_and_the_names_it_calls() -> None:
