@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import shutil
 import statistics
 import sys
@@ -30,9 +29,6 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-os.environ.setdefault("RUST_LOG", "error")
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from codecite_lsp.answer.retrieval import Retriever
 from codecite_lsp.core.config import Config

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import os
 import random
 import shutil
 import sysconfig
@@ -21,9 +20,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-os.environ.setdefault("RUST_LOG", "error")
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 def questions(root: Path, count: int, seed: int = 0) -> list[str]:

@@ -18,14 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
-
-os.environ.setdefault("RUST_LOG", "error")
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 HERE = Path(__file__).parent / "questions"
 REPOS = {"flask": "flask==3.1.3", "jinja2": "jinja2==3.1.6", "h11": "h11==0.16.0"}

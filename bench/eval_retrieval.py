@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import ast
 import math
-import os
 import random
 import re
 import shutil
@@ -34,9 +33,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-os.environ.setdefault("RUST_LOG", "error")
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import numpy as np
 

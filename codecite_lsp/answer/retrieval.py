@@ -17,13 +17,13 @@ Scores:
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.environment import apply_defaults
 from ..core.records import Chunk, Result
 from ..core.terms import asked_roles, is_test_path, role, says, word_parts
 from ..index.embedding import Embedder, EmbeddingError, StaticEmbedder, make_embedder
@@ -415,7 +415,7 @@ class Retriever:
 
 def open_retriever(repo: Path, config: Config) -> Retriever:
     """Open the repository's index (read-only use) and its embedder."""
-    os.environ.setdefault("RUST_LOG", "error")
+    apply_defaults()
     from ..index.store import Store  # lazy: lancedb takes seconds to import
 
     index_dir = config.resolved_index_dir(repo)

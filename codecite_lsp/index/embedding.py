@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from ..core.environment import apply_defaults
 from ..core.terms import word_parts
 
 if TYPE_CHECKING:
@@ -316,7 +317,7 @@ class LiteLLMEmbedder:
         return self._dim
 
     def _call(self, batch: list[str]) -> list[list[float]]:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-table download
+        apply_defaults()  # before the import: no price-table download
         import litellm  # lazy: ~5 s import
 
         litellm.suppress_debug_info = True  # our error message says what failed
