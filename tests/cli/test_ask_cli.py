@@ -111,6 +111,7 @@ def test_retry_that_fixes_the_answer_through_a_mock_script(tmp_path: Path) -> No
     done = codecite(
         repo, index_dir, "ask", QUESTION, "--json", "--model", MODEL, **{MOCK_ENV: f"@{script}"}
     )
+    assert done.returncode == 0 and done.stdout, done.stderr
     answer = json.loads(done.stdout)
     assert answer["status"] == "answered", answer
     assert_answer_contract(answer, repo)

@@ -61,6 +61,9 @@ function M.origin_win()
   return M.last and M.last.origin_win
 end
 
+--- Selected code appended to a question at most (characters), as in the VS Code extension.
+local SELECTION_LIMIT = 4000
+
 --- The question sent for a selection: its text and place go along with what was asked.
 local function selection_params(lsp_client, question, range)
   local bufnr = vim.api.nvim_get_current_buf()
@@ -69,14 +72,10 @@ local function selection_params(lsp_client, question, range)
   local name = vim.fs.normalize(vim.api.nvim_buf_get_name(bufnr))
   local root = vim.fs.normalize(client.root(lsp_client))
   local inside = vim.bo[bufnr].buftype == "" and vim.startswith(name, root .. "/")
-  local label = inside and name:sub(#root + 2) or (name ~= "" and name or "selection")
-  params.question = ("%s\n\nSelected code (%s:%d-%d):\n%s"):format(
-    question,
-    label,
-    range.line1,
-    range.line2,
-    table.concat(lines, "\n")
-  )
+  -- As in VS Code: the selected text (capped) follows the question so retrieval matches on it;
+  -- its place goes as uri + position, not as words the offline answerer would look for.
+  local selected = vim.fn.strcharpart(table.concat(lines, "\n"), 0, SELECTION_LIMIT)
+  params.question = question .. "\n\n" .. selected
   if inside then -- the server resolves uri+position to the enclosing symbol as context
     params.uri = vim.uri_from_bufnr(bufnr)
     local indent = (lines[1] or ""):find("%S") or 1
