@@ -155,6 +155,19 @@ def nvim_binary(minimum: tuple[int, int] = (0, 10)) -> str:
     return found
 
 
+def run_nvim_script(script: Path, home: Path, **env: str) -> Any:
+    """A Lua script in headless Neovim with the plugin on its runtime path, its own HOME and
+    state folder (vim.secure's trust database lives there); the JSON it prints on stdout."""
+    plugin = Path(__file__).resolve().parents[1] / "editors" / "nvim"
+    done = subprocess.run(
+        [nvim_binary(), "--headless", "--clean", "--cmd", f"set rtp+={plugin}", "-l", str(script)],
+        env={**os.environ, "HOME": str(home), "XDG_STATE_HOME": str(home / "state"), **env},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 class RawServer:
     """The server over raw pipes, for what a well-behaved client library cannot send: broken
     frames, requests out of order, malformed JSON. Replies are read by a plain frame reader."""

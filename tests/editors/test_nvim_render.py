@@ -4,14 +4,12 @@ show for given replies, in a real headless Neovim."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_helpers import nvim_binary
+from lsp_helpers import run_nvim_script
 
 from codecite_lsp.core.wording import wording
 
@@ -22,20 +20,9 @@ SCRIPT = Path(__file__).parent / "nvim" / "render.lua"
 @pytest.fixture(scope="module")
 def shown(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     home = tmp_path_factory.mktemp("nvim-render")
-    env = {
-        **os.environ,
-        "CODECITE_WORDING": json.dumps(wording()),
-        "HOME": str(home),
-        "XDG_STATE_HOME": str(home / "state"),
-        "TZ": "UTC",
-    }
-    done = subprocess.run(
-        [nvim_binary(), "--headless", "--clean", "--cmd", f"set rtp+={ROOT / 'editors' / 'nvim'}",
-         "-l", str(SCRIPT)],
-        env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout)
+    result: dict[str, Any] = run_nvim_script(
+        SCRIPT, home, CODECITE_WORDING=json.dumps(wording()), TZ="UTC"
+    )
     return result
 
 

@@ -3,26 +3,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from pathlib import Path
 
-from lsp_helpers import nvim_binary
+from lsp_helpers import run_nvim_script
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).parent / "nvim" / "trust.lua"
 
 
 def test_trust_follows_vim_secure(tmp_path: Path) -> None:
-    env = {**os.environ, "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
-    done = subprocess.run(
-        [nvim_binary(), "--headless", "--clean", "--cmd", f"set rtp+={ROOT / 'editors' / 'nvim'}",
-         "-l", str(SCRIPT)],
-        env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {
+    assert run_nvim_script(SCRIPT, tmp_path) == {
         "untrusted": False,
         "trusted": True,
         "edited_after_trust": False,
