@@ -13,7 +13,6 @@ from lsp_helpers import run_nvim_script
 
 from codecite_lsp.core.wording import wording
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).parent / "nvim" / "render.lua"
 
 
