@@ -100,9 +100,12 @@ class Indexer:
             return frozenset(self._pending)
 
     def status(self) -> IndexStatus:
-        store = self._store  # not opened yet: nothing indexed by this instance so far
-        files = store.file_count() if store is not None else 0
-        chunks = store.chunk_count() if store is not None else 0
+        store = self._store
+        if store is not None:
+            files, chunks = store.file_count(), store.chunk_count()
+        else:  # not opened yet (a restart): the index on disk as its last pass left it
+            meta = read_meta(self.index_dir)
+            files, chunks = meta.files or 0, meta.chunks or 0
         with self._state:
             last_update = self._last_update
             status: IndexStatus = {
@@ -215,6 +218,7 @@ class Indexer:
     ) -> None:
         """After the chunks are written: meta, the search index, vectors."""
         meta.last_update = self._stamp(meta.last_update)
+        meta.files, meta.chunks = store.file_count(), store.chunk_count()
         store.save_meta(meta)
         if progress:
             progress(1, 1, "building the search index")

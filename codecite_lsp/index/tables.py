@@ -80,6 +80,10 @@ class Meta:
     chunk_budget: int | None = None  # the budget of the last complete index pass
     cold_budget: int | None = None  # the budget a first (cold) pass started writing with
     last_update: str | None = None  # ISO time of the last finished write
+    # Counts at the last finished pass: what status reports after a restart, before the store
+    # is opened (importing lancedb costs seconds; an editor's status must be right at once).
+    files: int | None = None
+    chunks: int | None = None
     optimized_version: int = 0  # chunks table version at the last optimize()
 
 

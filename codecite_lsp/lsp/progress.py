@@ -52,6 +52,7 @@ async def index_with_progress(ls: CodeciteServer, session: Session) -> None:
     token = f"codecite-index-{uuid.uuid4().hex[:8]}"
     cancel = threading.Event()
     ls.index_runs.add(cancel)
+    session.indexing = True  # from now: status says "indexing" while the watcher starts too
     progress = await _begin(ls, token, session.root.name)
     if progress:
         ls.work_done_progress.tokens[token].add_done_callback(lambda _: cancel.set())
@@ -74,6 +75,7 @@ async def index_with_progress(ls: CodeciteServer, session: Session) -> None:
         ls.report("indexing", exc)
         summary = f"failed: {exc}"
     finally:
+        session.indexing = False
         ls.index_runs.discard(cancel)
         if progress:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=summary))

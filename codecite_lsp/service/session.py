@@ -260,10 +260,10 @@ class Session:
         return shaping.with_lines(resolution, current_text)
 
     def status(self) -> dict[str, Any]:
-        """codecite/status for this root; before the first index pass, zeros."""
+        """codecite/status for this root; before this process's first pass, the index on disk."""
         counts: dict[str, Any] = {}
         try:
-            counts = dict(self._indexer.status()) if self._indexer else {}
+            counts = dict(self.indexer.status())  # before the first pass: what meta.json says
         except Exception as exc:  # a broken index must not hide the rest of the status
             log.warning("index status unavailable: %s", exc)
             counts = {"error": str(exc)}

@@ -99,9 +99,24 @@ after(async () => {
 beforeEach(async () => {
   page = context.pages()[0] ?? (await context.newPage());
   await page.goto(`${ORIGIN}/panel.html`);
-  await page.waitForFunction("window.__posted.length > 0");
+  await until("window.__posted.length > 0");
   await fromHost({ type: "wording", wording: WORDING });
 });
+
+/**
+ * Polls an expression in the page from here: page.evaluate runs through the DevTools protocol,
+ * which the panel's CSP does not govern (waitForFunction evals inside the page, and the CSP,
+ * rightly, forbids that: it failed whenever the first check was not already true).
+ */
+async function until(expression: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await page.evaluate<boolean>(expression))) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting in the page for: ${expression}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 function posted(): Promise<PageMessage[]> {
   return page.evaluate<PageMessage[]>("window.__posted");
@@ -151,7 +166,7 @@ test("expanding a claim shows the cited lines read from the file, with line numb
   await fromHost(exchange("a2", "How are API keys rotated?", ANSWERED));
   await page.locator(".claim .quotes summary").click();
   // <details> fires "toggle" in a task after the click: on a loaded machine it may not have run yet.
-  await page.waitForFunction("window.__posted.some((message) => message.type === 'readLines')");
+  await until("window.__posted.some((message) => message.type === 'readLines')");
   const request = (await posted()).at(-1);
   assert.deepEqual(request, {
     type: "readLines",
