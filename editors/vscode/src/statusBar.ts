@@ -92,6 +92,18 @@ export function describeStatus(status: IndexStatus, now: number): StatusView {
       indexing: true,
     };
   }
+  if (running && indexed > 0) {
+    // A pass checking an existing index (a restart, a reindex): the index is usable as it is.
+    const known = roots.map((root) => timestamp(root.last_update));
+    const at = known.every((update) => update !== undefined)
+      ? ` · ${ago(Math.min(...(known as number[])), now)}`
+      : "";
+    return {
+      text: `$(sync~spin) Codecite: ${indexed} files${at} · checking`,
+      tooltip: ["Checking the index for changes", ...lines].join("\n"),
+      indexing: true,
+    };
+  }
   if (running) {
     // A pass is running but has not counted its files yet.
     return {

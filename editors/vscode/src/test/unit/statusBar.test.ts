@@ -50,6 +50,15 @@ test("when idle the item shows the file count and the stalest root's freshness",
   assert.match(view.tooltip, /\/b: 2 files, updated 2 min ago, embedder none$/);
 });
 
+test("a pass checking an existing index shows the index it has, not 'indexing'", () => {
+  const view = describeStatus(
+    { roots: [{ root: "/a", files_indexed: 8, pending: 0, indexing: true, last_update: NOW / 1000 - 120 }] },
+    NOW,
+  );
+  assert.equal(view.text, "$(sync~spin) Codecite: 8 files · 2 min ago · checking");
+  assert.equal(view.indexing, true);
+});
+
 test("a pass that has not counted its files yet still shows as indexing", () => {
   const view = describeStatus({ roots: [{ root: "/a", files_indexed: 0, pending: 0, indexing: true }] }, NOW);
   assert.equal(view.text, "$(sync~spin) Codecite: indexing");
