@@ -169,6 +169,7 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
 def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .answer.pipeline import Answerer
     from .answer.render import answer_to_text
+    from .index import manifest
     from .index.indexer import IndexBusy, Indexer
 
     indexer = Indexer(repo, config)
@@ -176,7 +177,7 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
         print("codecite: no index yet; indexing the repository first", file=sys.stderr)
         # stderr: with --json, stdout holds the answer only
         print(_run_index(indexer, quiet=False).summary(), file=sys.stderr)
-    else:
+    elif manifest.unchanged_since_last_pass(repo, config) is None:
         # Without a watcher, files edited or deleted since the last pass would be quoted from
         # their old text; an incremental pass over unchanged files only hashes them.
         try:

@@ -10,8 +10,8 @@ finished everything (chunks, the search probe, vectors, any optimisation). It ho
   tells a permission change, and a write whose mtime was set back);
 - the files the pass skipped for their content (binary, credential ...), with the reasons, to
   report them again: a stat walk alone cannot tell;
-- the settings the pass ran with (every Config field and the package version, so a new setting
-  or an upgrade never trusts an index built otherwise);
+- the settings the pass ran with (every Config field but those only answering reads, and the
+  package version, so a new setting or an upgrade never trusts an index built otherwise);
 - a fingerprint of the index folder's own files (name, size and mtime of every LanceDB data,
   version, transaction and full-text index file, the embedder's files and meta.json): a server
   writing the index, an FTS file deleted or a table truncated all change it.
@@ -52,6 +52,15 @@ FORMAT = 1
 # change without the index changing.
 _INDEX_PARTS = ("lance", "embedding", "meta.json")
 
+# Settings read only when answering: `codecite ask --model X` or a server's hover settings do
+# not make the index look out of date. Any other setting (a new one too) counts.
+_ANSWER_ONLY = frozenset(
+    {
+        "model", "api_key_env", "hover", "hover_timeout", "model_timeout", "model_retries",
+        "candidates", "context_chunks", "context_tokens", "relevance_floor", "debounce_ms",
+    }
+)  # fmt: skip
+
 Stat = tuple[int, int]  # size, mtime_ns
 FileStat = tuple[int, int, int]  # size, mtime_ns, ctime_ns
 
@@ -71,7 +80,7 @@ class Manifest:
 
 def settings_of(config: Config, index_dir: Path) -> dict[str, Any]:
     """Everything a pass's outcome may depend on besides the files (JSON-shaped)."""
-    values = dataclasses.asdict(config)
+    values = {k: v for k, v in dataclasses.asdict(config).items() if k not in _ANSWER_ONLY}
     values["index_dir"] = str(index_dir)
     return {"format": FORMAT, "version": __version__, "config": values}
 

@@ -102,7 +102,8 @@ def test_a_new_ignore_rule_runs_the_pass(indexed: Path) -> None:
     assert UNCHANGED not in done.stdout and "1 deleted" in done.stdout
 
 
-def test_another_setting_runs_the_pass(indexed: Path) -> None:
+def test_another_indexing_setting_runs_the_pass_an_answering_one_does_not(indexed: Path) -> None:
+    assert UNCHANGED in index(indexed, CODECITE_CONTEXT_CHUNKS="3").stdout
     done = index(indexed, CODECITE_CHUNK_BUDGET="900")
     assert UNCHANGED not in done.stdout and "lancedb" in imported(done)
 
