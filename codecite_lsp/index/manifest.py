@@ -127,7 +127,7 @@ def from_json(text: str) -> Manifest | None:
             indexed_files=int(raw["indexed_files"]),
             chunks=int(raw["chunks"]),
         )
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
     if not isinstance(manifest.settings, dict) or manifest.settings.get("format") != FORMAT:
         return None
