@@ -167,3 +167,45 @@ def test_what_is_still_answered_by_the_definition() -> None:
     sources = [source("gate.py", GATE)]
     found = claims(answer("What is a QuoteCheck?", sources), sources)
     assert found[0]["text"].startswith("`QuoteCheck` in gate.py")
+
+
+ACQUIRE = (
+    "def acquire(self, timeout):\n"
+    '    """Take the lock."""\n'
+    "    self._waiters += 1\n"
+    "\n"
+    "    if timeout is not None and timeout <= 0:\n"
+    "        raise LockTimeout(self.name)\n"
+    "    self._held = True\n"
+)
+
+
+def test_a_quoted_block_header_comes_with_its_first_statement() -> None:
+    sources = [source("lock.py", ACQUIRE, symbol="acquire")]
+    found = claims(answer("When is the timeout checked in acquire?", sources), sources)
+    quotes = [claim["citations"][0]["quote"] for claim in found]
+    # `if ...:` alone says what is tested, not what then happens.
+    assert (
+        "    if timeout is not None and timeout <= 0:\n        raise LockTimeout(self.name)"
+        in quotes
+    )
+    assert "    if timeout is not None and timeout <= 0:" not in quotes
+
+
+def test_how_puts_the_checking_statements_before_the_signature() -> None:
+    sources = [source("lock.py", ACQUIRE, symbol="acquire")]
+    found = claims(answer("How is the timeout of acquire checked?", sources), sources)
+    assert found[0]["text"] == "In `acquire` (lock.py), lines 5-6:"
+    assert found[1]["citations"][0]["quote"].startswith("def acquire(self, timeout):")
+
+
+def test_two_matching_statements_one_line_apart_are_one_quote() -> None:
+    code = (
+        "def check(cite):\n"
+        "    needle = normalise_ws(cite.quote)\n"
+        "    if not needle:\n"
+        '        return result("empty_quote", "the quote is empty")\n'
+    )
+    sources = [source("gate.py", code, start=236, symbol="check")]
+    found = claims(answer("How does check handle a quote?", sources), sources)
+    assert [(c["start_line"], c["end_line"]) for c in found[0]["citations"]] == [(237, 239)]
