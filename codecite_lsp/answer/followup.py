@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.terms import IDENTIFIER, STOP_WORDS, identifier_parts
-from .definitions import definitions
 
 MAX_TURNS = 3  # older turns rarely matter to "it"/"that", and they would dilute the query
 MAX_ADDED_WORDS = 12  # what the offline rule appends, at most
@@ -43,6 +42,8 @@ def recent(turns: Sequence[Turn]) -> list[Turn]:
 def cited(answer: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """(symbols, paths) the answer's citations name, in order; a refusal's closest places give
     paths only. The answer came back from the client, so every field is checked, not trusted."""
+    from .definitions import definitions  # tree-sitter: not on the server's start-up path
+
     symbols: list[str] = []
     paths: list[str] = []
     spans = answer.get("spans")
