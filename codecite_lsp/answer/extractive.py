@@ -11,7 +11,10 @@ terms it covers, its own and its enclosing definition's name's, boosted when it 
 definition, an explaining comment, or sits in a definition the question names, and lightly
 penalised for length. A question of several terms needs a window covering two of them: one
 shared word is not evidence when the sources hold several of the question's terms (they could
-have met in one place, and did not).
+have met in one place, and did not). A "how does X do Y" question is answered by the statements
+that do it: a window of lines in a function's body gains by the share of the question the
+function's name says, and a docstring, signature or field declaration loses. What defines what
+comes from the chunker's tree-sitter queries (definitions.py), in every language it reads.
 
 Sources are read as runs of lines (source_runs.py); a window spanning two chunks of one file is
 cited with one citation per chunk it touches. Windows are widened to whole statements, and a
