@@ -143,7 +143,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const server = new ServerConnection(output);
   connection = server;
   const api = new CodeciteApi(server);
-  const chat = new ChatViewProvider(context.extensionUri, api);
+  const chat = new ChatViewProvider(context.extensionUri, api, context.workspaceState);
   const statusBar = new IndexStatusBar(
     vscode.window.createStatusBarItem("codecite.index", vscode.StatusBarAlignment.Left, 10),
     () => api.status(),
