@@ -149,6 +149,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     () => api.status(),
     COMMANDS.status,
     COMMANDS.serverSettings,
+    context.workspaceState,
   );
   context.subscriptions.push(
     output,
