@@ -6,7 +6,15 @@ import * as vscode from "vscode";
 import { AskCancel, type CodeciteApi } from "./codeciteApi.js";
 import { openLocation, readLines } from "./open.js";
 import { Conversation, type StateStore } from "./conversation.js";
-import type { AskParams, Citation, Exchange, HostMessage, PageMessage, Wording } from "./protocol.js";
+import type {
+  AskParams,
+  Citation,
+  Exchange,
+  HistoryEntry,
+  HostMessage,
+  PageMessage,
+  Wording,
+} from "./protocol.js";
 import { chatPageHtml, makeNonce } from "./webviewHtml.js";
 
 export const CHAT_VIEW_ID = "codecite.chat";
@@ -108,8 +116,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     switch (message.type) {
       case "ready":
         this.pageReady = true;
+        // What is known without the server first: every request waits until the server has
+        // started, which after a reload can take seconds (or never happen).
+        if (this.wording) {
+          this.post({ type: "wording", wording: this.wording });
+        }
+        this.sendConversation();
         await this.sendWording();
-        await this.sendConversation();
+        await this.sendResolvedConversation();
         return;
       case "ask":
         await this.ask({ question: message.question });
@@ -172,25 +186,31 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
    * cannot answer yet (starting, or older than the request) is asked again on the next page load,
    * and the page says "No answer." without the reason's sentence meanwhile. */
   private async sendWording(): Promise<void> {
+    if (this.wording) {
+      return;
+    }
     try {
-      this.wording ??= await this.api.wording();
+      this.wording = await this.api.wording();
     } catch {
       return;
     }
     this.post({ type: "wording", wording: this.wording });
   }
 
-  /** The conversation at once (the server may still be starting), then again with each citation
-   * resolved against the files as they are now, so moved, changed or gone lines show as such. */
-  private async sendConversation(): Promise<void> {
-    const send = (exchanges: Exchange[]): void =>
-      this.post({ type: "history", exchanges: [...exchanges, ...this.inFlight.values()] });
-    send(this.conversation.exchanges());
+  /** The conversation as it was answered, with the questions still in flight. */
+  private sendConversation(entries: HistoryEntry[] = []): void {
+    const exchanges = this.conversation.exchanges(entries);
+    this.post({ type: "history", exchanges: [...exchanges, ...this.inFlight.values()] });
+  }
+
+  /** The conversation again, each citation resolved against the files as they are now, so
+   * moved, changed or gone lines show as such. */
+  private async sendResolvedConversation(): Promise<void> {
     if (this.conversation.length === 0) {
       return;
     }
     try {
-      send(this.conversation.exchanges(await this.api.history(HISTORY_LIMIT)));
+      this.sendConversation(await this.api.history(HISTORY_LIMIT));
     } catch {
       // Server not running: the turns stay as answered; a chip is still resolved when clicked.
     }

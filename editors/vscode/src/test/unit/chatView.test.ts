@@ -131,6 +131,22 @@ test("after a window reload the panel shows the conversation, its citations reso
   });
 });
 
+test("a reloaded panel shows the conversation while the server is still starting", async () => {
+  const state = new FakeState();
+  const before = openWith(new FakeTransport({ "codecite/ask": () => ANSWERED }), state);
+  await before.fromPage({ type: "ready" });
+  await before.fromPage({ type: "ask", question: "How are keys rotated?" });
+  // vscode-languageclient holds every request until the server has started.
+  const starting = { sendRequest: () => new Promise<never>(() => undefined) };
+  const after = openWith(starting as unknown as FakeTransport, state);
+  void after.fromPage({ type: "ready" });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(
+    histories(after.posted).map((shown) => shown.map((exchange) => exchange.question)),
+    [["How are keys rotated?"]],
+  );
+});
+
 test("New chat clears the stored conversation: a reload then shows an empty panel", async () => {
   const state = new FakeState();
   const transport = new FakeTransport({ "codecite/ask": () => ANSWERED });
@@ -162,14 +178,20 @@ test("a stored conversation that is not shaped as turns is dropped, not drawn", 
   );
 });
 
-test("a ready page gets the server's wording first, fetched once per server", async () => {
+test("a ready page gets the server's wording, fetched once per server", async () => {
   const wording = { reasons: { ambiguous: "Too many places." }, labels: { no_answer: "No answer" } };
   const transport = new FakeTransport({ "codecite/wording": () => wording, "codecite/history": () => [] });
   const { view } = open(transport);
   await view.fromPage({ type: "ready" });
-  await view.fromPage({ type: "ready" }); // the panel re-opened
-  assert.deepEqual(view.posted[0], { type: "wording", wording });
-  assert.equal(view.posted.filter((message) => message.type === "wording").length, 2);
+  assert.deepEqual(view.posted, [
+    { type: "history", exchanges: [] },
+    { type: "wording", wording },
+  ]);
+  await view.fromPage({ type: "ready" }); // the panel re-opened: the known words come first
+  assert.deepEqual(view.posted.slice(2), [
+    { type: "wording", wording },
+    { type: "history", exchanges: [] },
+  ]);
   assert.equal(transport.sent.filter((sent) => sent.method === "codecite/wording").length, 1);
 });
 
