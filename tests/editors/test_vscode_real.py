@@ -37,10 +37,12 @@ CHROMIUM = "/usr/bin/chromium"
 # Files of tests/fixtures/sample_repo that the index holds (.env is a secret, never indexed).
 INDEXED_FILES = 8
 SCENARIO_SECONDS = 480
-# The status after a reload must be right within this many seconds of the language server's
-# process start: a generous bound for a shared 2-core machine; the target (2 s) is a figure that
-# the run reports (artifacts/results.json, step reload_status_figures).
+# After a reload the status bar must show the index's files and age within this many seconds of
+# the language server's process start, and the server's own reply within the second bound:
+# generous for a shared 2-core machine (at a load average of 19 the reply took 12.5 s); the target
+# (2 s) is a figure the run reports (artifacts/results.json, step reload_status_figures).
 RELOAD_STATUS_SECONDS = 10
+RELOAD_CONFIRM_SECONDS = 30
 USER_SETTINGS = {
     "security.workspace.trust.enabled": False,
     "workbench.startupEditor": "none",
@@ -221,6 +223,7 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[s
             "unanswerable": "how are kubernetes pods rescheduled after a node failure?",
             "hover": {"path": "keyvault/keys.py", "token": "GRACE_PERIOD_SECONDS"},
             "reloadStatusSeconds": RELOAD_STATUS_SECONDS,
+            "reloadConfirmSeconds": RELOAD_CONFIRM_SECONDS,
         }
         (data / "scenario.json").write_text(json.dumps(settings))
         node = shutil.which("node") or str(node24 / "node")
@@ -253,9 +256,9 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[s
 
 # Each step of the scenario, in order, and what a user sees when it passes.
 STEPS = {
+    "chat_first_open": "the chat view opened as soon as the window shows (before activation) "
+    "shows its page within seconds (no blank view with a spinner)",
     "activation": "the .vsix installs into VS Code 1.139 and its status item appears",
-    "chat_first_open": "the chat view opened while the server starts shows its page (no blank "
-    "view with a spinner)",
     "status_indexing": 'during the first pass the item says "indexing", not "0 files · not '
     'indexed"',
     "status_indexed": "the item then reads indexed, with the number of files indexed",
@@ -270,7 +273,8 @@ STEPS = {
     "hover_link_opens_lines": "a hover on a constant's use cites its definition; the link "
     "selects it",
     "status_after_reload": "after a window reload on the same index the item shows its files and "
-    f'time (never "not indexed") within {RELOAD_STATUS_SECONDS} s of the server process starting',
+    f'time (never "not indexed") within {RELOAD_STATUS_SECONDS} s of the server process starting, '
+    f"and the server's own reply within {RELOAD_CONFIRM_SECONDS} s",
     "chat_restored_after_reload": "the reloaded chat shows the conversation, each question with "
     "its reply; a restored chip opens its cited lines",
     "follow_up_after_reload": 'after the reload, "what fields does it have?" continues the '

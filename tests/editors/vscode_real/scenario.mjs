@@ -187,20 +187,36 @@ try {
   await page.goto(config.url);
   let sampler = statusSampler(page);
   let chat;
+  // A cold first open (issue: "once, the chat view stayed blank with a spinner"): the view is
+  // opened as soon as the workbench shows, before the extension has activated (the click
+  // activates it) and while its server starts; its page must show within seconds.
+  await step(page, "chat_first_open", async () => {
+    await ui.waitForWorkbench(page, WAIT);
+    const status = (await ui.codeciteStatus(page)) ?? "(no Codecite item yet: not activated)";
+    const workbench = Date.now();
+    // The activity-bar tab appears once the extension host has registered the extension.
+    await page.getByRole("tab", { name: /^Codecite/ }).first().waitFor({ timeout: WAIT });
+    const t0 = Date.now();
+    const opening = ui.openChat(page, WAIT);
+    // What the user sees while it opens (the view's progress bar, or the page already).
+    await sleep(1_000);
+    await shot(page, "chat_first_open_1s");
+    chat = await opening;
+    await chat.locator(".empty, article").first().waitFor({ timeout: 20_000 });
+    const shown = (Date.now() - t0) / 1000;
+    const activated = sampler.changes[0] ? `${(sampler.changes[0].t - t0) / 1000} s` : "not yet";
+    return (
+      `the Codecite tab appeared ${(t0 - workbench) / 1000} s after the workbench; the chat page ` +
+      `showed ${shown} s after the tab was clicked (status bar at the click: "${status}"; the ` +
+      `extension's status item appeared ${activated} after the click)`
+    );
+  });
   const active = await step(page, "activation", async () => {
     await ui.waitForWorkbench(page, WAIT);
     const first = await sampler.until(() => true, WAIT);
     return `the Codecite status item appeared ${(first.t - started) / 1000} s after the page opened: "${first.text}"`;
   });
   if (active) {
-    // A cold first open (issue: "once, the chat view stayed blank with a spinner"): the view is
-    // opened while the server is still starting or indexing; its page must show at once.
-    await step(page, "chat_first_open", async () => {
-      const t0 = Date.now();
-      chat = await ui.openChat(page, WAIT);
-      await chat.locator(".empty, article").first().waitFor({ timeout: 20_000 });
-      return `the chat page showed ${(Date.now() - t0) / 1000} s after its tab was clicked, while the status read "${sampler.changes.at(-1)?.text}"`;
-    });
     await step(page, "status_indexed", async () => {
       const done = await sampler.until(
         (text) => ui.STATUS.indexed(text) && ui.STATUS.files(text) === expected,
@@ -315,7 +331,10 @@ try {
       figures.statusFromServerStart = (done.t - server.startedAt) / 1000;
       figures.statusFromReload = (done.t - reloaded) / 1000;
       const wrong = seen.filter((text) => ui.STATUS.notIndexed.test(text) || ui.STATUS.files(text) === 0);
-      if (wrong.length > 0 || figures.statusFromServerStart > config.reloadStatusSeconds) {
+      const late =
+        figures.countsFromServerStart > config.reloadStatusSeconds ||
+        figures.statusFromServerStart > config.reloadConfirmSeconds;
+      if (wrong.length > 0 || late) {
         throw new Error(
           `after the reload the status read ${JSON.stringify(seen)}; "${done.text}" came ` +
             `${figures.statusFromServerStart} s after the server started`,
