@@ -36,8 +36,13 @@ local function read(root)
   if not ok or #lines == 0 then
     return {}
   end
-  local decoded_ok, data = pcall(vim.json.decode, table.concat(lines, "\n"), { luanil = { object = true, array = true } })
-  if not decoded_ok or type(data) ~= "table" or data.root ~= root or type(data.turns) ~= "table" then
+  -- Decoded as the LSP client decodes the answers it receives (null -> nil).
+  local luanil = { luanil = { object = true, array = true } }
+  local decoded_ok, data = pcall(vim.json.decode, table.concat(lines, "\n"), luanil)
+  if not decoded_ok or type(data) ~= "table" or data.root ~= root then
+    return {}
+  end
+  if type(data.turns) ~= "table" then
     return {}
   end
   return vim.tbl_filter(is_turn, data.turns)
