@@ -12,7 +12,7 @@ from codecite_lsp.answer.retrieval import open_retriever
 from codecite_lsp.core.config import Config, ConfigError, load_config
 from codecite_lsp.index.indexer import Indexer
 
-DATES = '''import re
+DATES = """import re
 from datetime import datetime
 
 _PATTERN = re.compile(r"(?P<y>\\d{4})-(?P<m>\\d{2})-(?P<d>\\d{2})")
@@ -23,13 +23,13 @@ def from_iso(text):
     if found is None:
         raise ValueError(f"not a calendar day: {text!r}")
     return datetime(int(found["y"]), int(found["m"]), int(found["d"]))
-'''
-FIELDS = '''def parse_string(line, separator=","):
+"""
+FIELDS = """def parse_string(line, separator=","):
     fields = []
     for part in line.split(separator):
         fields.append(part.strip().strip('"'))
     return fields
-'''
+"""
 QUESTION = "How is a date string parsed?"
 
 
