@@ -315,7 +315,8 @@ class Retriever:
                 scored.append((result, inherited))
         scored.sort(key=lambda pair: -pair[1].rerank)
         if self.semantic is not None:  # the question-time MiniLM rerank (:mod:`.semantic`)
-            ranks = self.semantic.order(question, [(r, s.rerank) for r, s in scored], self.warnings)
+            weighed = [(r, s.rerank, _role_weight(r, asked)) for r, s in scored]
+            ranks = self.semantic.order(question, weighed, self.warnings)
             scored = [scored[i] for i in ranks]
         candidates = [replace(r, score=round(s.relevance, 4)) for r, s in scored]
         selected = select_sources(

