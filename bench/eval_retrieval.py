@@ -336,7 +336,7 @@ def main() -> int:
             print(f"| {name} | {file_cmp[0]} | {file_cmp[1]} | {chunk_cmp[0]} | {chunk_cmp[1]} |")
         print(
             f"\ntotal {time.perf_counter() - started:.0f} s;"
-            f" command: python bench/eval_retrieval.py --queries {args.queries} --seed {args.seed}"
+            f" command: python bench/eval_retrieval.py {' '.join(sys.argv[1:])}"
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -45,8 +45,9 @@ class Config:
     # provider's standard name; the key itself never appears in settings or LSP messages.
     api_key_env: str | None = None
     embedding: str = "default"
-    # Question-time semantic rerank of the candidates: "minilm" (offline model) or "none".
-    rerank: str = "minilm"
+    # Question-time semantic rerank of the candidates: "minilm" (offline model, the `minilm`
+    # extra) or "none". Opt-in for now: README, Measured, says what it gains and what is open.
+    rerank: str = "none"
     index_dir: str | None = None  # None: <repo>/.codecite
     chunk_budget: int = 1800  # characters per chunk before a definition is split
     max_file_bytes: int = 1_048_576
