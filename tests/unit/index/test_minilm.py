@@ -114,3 +114,25 @@ def test_cache_survives_a_torn_write(tmp_path: Path, embedder: MiniLMEmbedder) -
     assert _record_count(fresh) == 2
     np.testing.assert_array_equal(got[0], first[0])
     np.testing.assert_allclose(got[1], embedder.embed([UNRELATED_CODE])[0], atol=2e-3)
+
+
+def test_embedding_minilm_fills_every_chunk_vector(tmp_path: Path) -> None:
+    """``embedding = "minilm"``: the indexer stores a MiniLM vector per chunk, and a question in
+    other words than the code finds it by vector."""
+    from codecite_lsp.core.config import Config
+    from codecite_lsp.index.indexer import Indexer
+    from codecite_lsp.index.store import Store
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "dates.py").write_text(DATE_CODE)
+    (repo / "trees.py").write_text(UNRELATED_CODE)
+    config = Config(embedding="minilm", index_dir=str(tmp_path / "idx"))
+    Indexer(repo, config).run()
+    store = Store.open(tmp_path / "idx")
+    assert store.vector_count(MiniLMEmbedder.name) == store.chunk_count() == 2
+    query = MiniLMEmbedder().embed([DATE_QUESTION])[0]
+    assert [c.path for c, _ in store.vector_search(MiniLMEmbedder.name, query, 2)] == [
+        "dates.py",
+        "trees.py",
+    ]
