@@ -42,6 +42,7 @@ from .selection import (
     result_from_chunk,
     select_sources,
 )
+from .semantic import SemanticRanker, make_ranker
 
 log = logging.getLogger(__name__)
 
@@ -168,11 +169,13 @@ class Retriever:
         embedder: Embedder | None,
         config: Config,
         vector_weight: float = VECTOR_WEIGHT,
+        semantic: SemanticRanker | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.config = config
         self.vector_weight = vector_weight
+        self.semantic = semantic
         self.warnings: list[str] = []
         self._has_vectors: str | None = None  # embedder name known to have stored vectors
 
@@ -311,6 +314,10 @@ class Retriever:
                 )
                 scored.append((result, inherited))
         scored.sort(key=lambda pair: -pair[1].rerank)
+        if self.semantic is not None:  # the question-time MiniLM rerank (:mod:`.semantic`)
+            weighed = [(r, s.rerank, _role_weight(r, asked)) for r, s in scored]
+            ranks = self.semantic.order(question, weighed, self.warnings)
+            scored = [scored[i] for i in ranks]
         candidates = [replace(r, score=round(s.relevance, 4)) for r, s in scored]
         selected = select_sources(
             candidates,
@@ -419,4 +426,6 @@ def open_retriever(repo: Path, config: Config) -> Retriever:
     from ..index.store import Store  # lazy: lancedb takes seconds to import
 
     index_dir = config.resolved_index_dir(repo)
-    return Retriever(Store.open(index_dir), make_embedder(config, index_dir), config)
+    embedder = make_embedder(config, index_dir)
+    semantic = make_ranker(config.rerank, index_dir)
+    return Retriever(Store.open(index_dir), embedder, config, semantic=semantic)
