@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..core.config import Config
     from ..index.store import Store
 
-from .names import exact_share, identifiers, named_in, whole_word
+from .names import exact_share, identifiers, named_in, whole_word, words_of
 from .selection import (
     dedup_overlapping,
     line_range,
@@ -261,7 +261,7 @@ class Retriever:
     ) -> _Signals:
         symbol_words = set(word_parts(candidate.symbol or ""))
         path_words = set(word_parts(candidate.path))
-        words = set(word_parts(candidate.text)) | symbol_words | path_words
+        words = words_of(candidate.text) | symbol_words | path_words
         said = {t for t in terms if t in words or any(says(word, t) for word in words)}
         exact = exact_share(typed, candidate.text) or 0.0
         # An identifier the question names weighs as much as its two rarest words together:
@@ -348,7 +348,7 @@ class Retriever:
             for chunk in self._chunks_of(best.path, files)
             if chunk.start_line <= best.end_line and best.start_line <= chunk.end_line
             for name in chunk.uses
-            if words.intersection(word_parts(name))
+            if not words.isdisjoint(words_of(name))
         }
         callers = self.store.naming(named, FOLLOW_LIMIT, column="uses")
         definitions = self.store.naming(callees - named, FOLLOW_LIMIT)
@@ -413,10 +413,13 @@ class Retriever:
         )
 
 
-def open_retriever(repo: Path, config: Config) -> Retriever:
-    """Open the repository's index (read-only use) and its embedder."""
+def open_retriever(repo: Path, config: Config, in_memory: bool = True) -> Retriever:
+    """Open the repository's index (read-only use) and its embedder. ``in_memory``: answer
+    queries from an in-memory view of the index (:mod:`..index.view`), loaded at the first
+    query (seconds on a large index) and then kept in step; a one-shot command passes False."""
     apply_defaults()
     from ..index.store import Store  # lazy: lancedb takes seconds to import
 
     index_dir = config.resolved_index_dir(repo)
-    return Retriever(Store.open(index_dir), make_embedder(config, index_dir), config)
+    store = Store.open(index_dir, in_memory=in_memory)
+    return Retriever(store, make_embedder(config, index_dir), config)
