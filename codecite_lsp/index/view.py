@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.memory import release
 from ..core.records import Chunk
 from .tables import _CHUNK_COLUMNS, _IN_BATCH, _in_filters, sql_literal
 
@@ -137,6 +138,8 @@ class ChunkView:
                 rows.add(key, chunk)
             rows.order = list(rows.by_id)
             rows.position = {k: i for i, k in enumerate(rows.order)}
+            del found
+            release()  # Arrow's pool and the heap keep ~100 MB of the read
             with self._lock:
                 self._rows = rows  # rows written since the version was read: the next sync
         except Exception as exc:  # the folder removed or damaged: LanceDB answers (and reports)
@@ -250,8 +253,13 @@ class VectorView:
             matrix[new_rows] = held.matrix[old_rows]
         slot = {h: i for i, h in enumerate(hashes)}
         missing = [h for h in hashes if h not in old]
-        for batch in _in_filters("content_hash", missing):
-            query = table.search().where(f"{where} AND {batch}")
+        # Many new vectors (the first use, a large pass): one scan beats filters of 500 each.
+        if len(missing) > _IN_BATCH:
+            wheres = [where]
+        else:
+            wheres = [f"{where} AND {batch}" for batch in _in_filters("content_hash", missing)]
+        for clause in wheres:
+            query = table.search().where(clause)
             found = query.select(["content_hash", "vector"]).limit(None).to_arrow()
             values = found["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
             block = values.reshape(-1, dim).astype(np.float32)
@@ -259,6 +267,8 @@ class VectorView:
             block = np.divide(block, norms, out=np.zeros_like(block), where=norms > 0)
             matrix[[slot[h] for h in found["content_hash"].to_pylist()]] = block
         self._held = _Matrix(version, embedder, hashes, matrix)
+        if len(missing) > _IN_BATCH:  # a whole read, not a save's few rows (gc costs ms)
+            release()  # Arrow's pool and the heap keep tens of MB of the read
         return self._held
 
     def nearest(

@@ -1,18 +1,5 @@
-"""Give memory back to the system after a whole-index pass."""
+"""The service's name for :func:`..core.memory.release` (the index's in-memory view uses it too)."""
 
-from __future__ import annotations
+from ..core.memory import release
 
-import contextlib
-import ctypes
-import gc
-
-
-def release() -> None:
-    """The server lives as long as the editor, and the allocators keep freed pages (~150 MB
-    after the stdlib's index)."""
-    import pyarrow as pa  # loaded already by the index pass that calls this
-
-    gc.collect()
-    pa.default_memory_pool().release_unused()
-    with contextlib.suppress(AttributeError, OSError):  # glibc only; others have no such call
-        ctypes.CDLL(None).malloc_trim(0)
+__all__ = ["release"]
