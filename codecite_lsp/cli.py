@@ -135,7 +135,7 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
     if not args.query.strip():
         print("codecite: the query is empty", file=sys.stderr)
         return 2
-    retriever = open_retriever(repo, config, in_memory=False)  # one query: no view to load
+    retriever = open_retriever(repo, config)
     if retriever.store.meta.chunk_budget is None:  # set by the first complete index pass
         # stderr: an empty result list alone reads as "nothing matches"
         print("codecite: no index yet; run `codecite index` first", file=sys.stderr)

@@ -413,10 +413,11 @@ class Retriever:
         )
 
 
-def open_retriever(repo: Path, config: Config, in_memory: bool = True) -> Retriever:
-    """Open the repository's index (read-only use) and its embedder. ``in_memory``: answer
-    queries from an in-memory view of the index (:mod:`..index.view`), loaded at the first
-    query (seconds on a large index) and then kept in step; a one-shot command passes False."""
+def open_retriever(repo: Path, config: Config, in_memory: bool = False) -> Retriever:
+    """Open the repository's index (read-only use) and its embedder. ``in_memory`` (a process
+    answering many queries: the server): answer them from an in-memory view of the index
+    (:mod:`..index.view`), loaded in the background (seconds on a large index; LanceDB answers
+    meanwhile) and kept in step with every write. A one-shot command reads LanceDB only."""
     apply_defaults()
     from ..index.store import Store  # lazy: lancedb takes seconds to import
 
