@@ -16,12 +16,13 @@ Scores:
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from ..core.environment import apply_defaults
 from ..core.records import Chunk, Result
@@ -161,6 +162,24 @@ def relevance(coverage: float, fused: float) -> float:
     return coverage * (0.75 + 0.25 * fused)
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _one_version(
+    method: Callable[Concatenate[Retriever, _P], _T],
+) -> Callable[Concatenate[Retriever, _P], _T]:
+    """The call reads one version of the index (see ``Store.pinned``): its many look-ups do
+    not each ask LanceDB for the latest version."""
+
+    @functools.wraps(method)
+    def pinned(self: Retriever, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        with self.store.pinned():
+            return method(self, *args, **kwargs)
+
+    return pinned
+
+
 class Retriever:
     def __init__(
         self,
@@ -201,6 +220,7 @@ class Retriever:
         found = self.store.vector_search(embedder.name, vector, limit)
         return [(chunk, similarity) for chunk, similarity in found if similarity >= MIN_SIMILARITY]
 
+    @_one_version
     def search(self, query: str, limit: int = 10) -> list[Result]:
         """Best first; empty for an empty query; keyword-only when no vectors exist yet."""
         if not query.strip():
@@ -283,6 +303,7 @@ class Retriever:
             rerank += 0.15
         return _Signals(relevance=score, rerank=rerank)
 
+    @_one_version
     def retrieve(self, question: str, context: RetrievalContext | None = None) -> Retrieval:
         """Candidates (the search's, plus the code they lead to), reranked; the prompt's sources
         chosen from them by :func:`.selection.select_sources`."""
@@ -384,6 +405,7 @@ class Retriever:
                 found.append(line_range(result_from_chunk(owner, result.score), start, end))
         return found
 
+    @_one_version
     def retrieve_for_symbol(
         self, name: str, definition_path: str | None = None, limit: int = 6
     ) -> Retrieval:

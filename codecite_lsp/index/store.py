@@ -75,6 +75,10 @@ class Store(VectorsMixin):
         # server); a one-shot command reads LanceDB directly rather than load every row.
         self._view: IndexView | None = shared_view(index_dir, chunks) if in_memory else None
 
+    def pinned(self) -> contextlib.AbstractContextManager[None]:
+        """Within: the in-memory view checks the table's version once (a request's reads)."""
+        return self._view.chunks.pinned() if self._view is not None else contextlib.nullcontext()
+
     def wait_for_view(self) -> None:
         """Until the in-memory view has loaded (its loading starts with the store)."""
         if self._view is not None:
