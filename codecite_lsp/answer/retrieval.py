@@ -16,12 +16,13 @@ Scores:
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from ..core.environment import apply_defaults
 from ..core.records import Chunk, Result
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from ..core.config import Config
     from ..index.store import Store
 
-from .names import exact_share, identifiers, named_in, whole_word
+from .names import exact_share, identifiers, named_in, whole_word, words_of
 from .selection import (
     dedup_overlapping,
     line_range,
@@ -162,6 +163,24 @@ def relevance(coverage: float, fused: float) -> float:
     return coverage * (0.75 + 0.25 * fused)
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _one_version(
+    method: Callable[Concatenate[Retriever, _P], _T],
+) -> Callable[Concatenate[Retriever, _P], _T]:
+    """The call reads one version of the index (see ``Store.pinned``): its many look-ups do
+    not each ask LanceDB for the latest version."""
+
+    @functools.wraps(method)
+    def pinned(self: Retriever, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        with self.store.pinned():
+            return method(self, *args, **kwargs)
+
+    return pinned
+
+
 class Retriever:
     def __init__(
         self,
@@ -204,6 +223,7 @@ class Retriever:
         found = self.store.vector_search(embedder.name, vector, limit)
         return [(chunk, similarity) for chunk, similarity in found if similarity >= MIN_SIMILARITY]
 
+    @_one_version
     def search(self, query: str, limit: int = 10) -> list[Result]:
         """Best first; empty for an empty query; keyword-only when no vectors exist yet."""
         if not query.strip():
@@ -264,7 +284,7 @@ class Retriever:
     ) -> _Signals:
         symbol_words = set(word_parts(candidate.symbol or ""))
         path_words = set(word_parts(candidate.path))
-        words = set(word_parts(candidate.text)) | symbol_words | path_words
+        words = words_of(candidate.text) | symbol_words | path_words
         said = {t for t in terms if t in words or any(says(word, t) for word in words)}
         exact = exact_share(typed, candidate.text) or 0.0
         # An identifier the question names weighs as much as its two rarest words together:
@@ -286,6 +306,7 @@ class Retriever:
             rerank += 0.15
         return _Signals(relevance=score, rerank=rerank)
 
+    @_one_version
     def retrieve(self, question: str, context: RetrievalContext | None = None) -> Retrieval:
         """Candidates (the search's, plus the code they lead to), reranked; the prompt's sources
         chosen from them by :func:`.selection.select_sources`."""
@@ -355,7 +376,7 @@ class Retriever:
             for chunk in self._chunks_of(best.path, files)
             if chunk.start_line <= best.end_line and best.start_line <= chunk.end_line
             for name in chunk.uses
-            if words.intersection(word_parts(name))
+            if not words.isdisjoint(words_of(name))
         }
         callers = self.store.naming(named, FOLLOW_LIMIT, column="uses")
         definitions = self.store.naming(callees - named, FOLLOW_LIMIT)
@@ -391,6 +412,7 @@ class Retriever:
                 found.append(line_range(result_from_chunk(owner, result.score), start, end))
         return found
 
+    @_one_version
     def retrieve_for_symbol(
         self, name: str, definition_path: str | None = None, limit: int = 6
     ) -> Retrieval:
@@ -420,12 +442,15 @@ class Retriever:
         )
 
 
-def open_retriever(repo: Path, config: Config) -> Retriever:
-    """Open the repository's index (read-only use) and its embedder."""
+def open_retriever(repo: Path, config: Config, in_memory: bool = False) -> Retriever:
+    """Open the repository's index (read-only use) and its embedder. ``in_memory`` (a process
+    answering many queries: the server): answer them from an in-memory view of the index
+    (:mod:`..index.view`), loaded in the background (seconds on a large index; LanceDB answers
+    meanwhile) and kept in step with every write. A one-shot command reads LanceDB only."""
     apply_defaults()
     from ..index.store import Store  # lazy: lancedb takes seconds to import
 
     index_dir = config.resolved_index_dir(repo)
-    embedder = make_embedder(config, index_dir)
+    store = Store.open(index_dir, in_memory=in_memory)
     semantic = make_ranker(config.rerank, index_dir)
-    return Retriever(Store.open(index_dir), embedder, config, semantic=semantic)
+    return Retriever(store, make_embedder(config, index_dir), config, semantic=semantic)
