@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from ..core.config import Config
     from ..index.store import Store
 
+from .centrality import file_centrality
 from .names import exact_share, identifiers, named_in, whole_word
+from .neighbours import neighbour_scores
 from .selection import (
     dedup_overlapping,
     line_range,
@@ -62,6 +64,15 @@ NAMED_LIFT = 1.3
 
 # Evidence of the whole file: a chunk gains this share of the best other candidate of its file.
 FILE_SHARE = 0.2
+
+# The reference graph's prior (:mod:`.centrality`): the spread of its multiplier on a score.
+CENTRALITY_WEIGHT = 0.2
+
+# Each further chunk of one file is scaled by this once more (see _spread_over_files).
+FILE_REPEAT = 0.8
+
+# The best candidates whose neighbouring chunks are scored (:mod:`.neighbours`).
+NEIGHBOUR_LENDERS = 10
 
 # The search score's share in the question path's rerank (it carries code-first, named
 # definitions and file evidence, which word coverage alone does not see).
@@ -142,6 +153,25 @@ def _with_file_evidence(scores: dict[str, float], chunks: dict[str, Chunk]) -> d
     return lifted
 
 
+def _central_weight(percentile: float | None) -> float:
+    """A mild prior: the most central file of the reference graph gains CENTRALITY_WEIGHT / 2,
+    the least central loses as much; files outside the graph are neutral."""
+    return 1.0 if percentile is None else 1.0 + CENTRALITY_WEIGHT * (percentile - 0.5)
+
+
+def _spread_over_files(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
+    """Each further chunk of a file counts a little less (FILE_REPEAT per chunk of that file
+    ranked above it): one file's many near-equal chunks do not crowd out the next file's best.
+    A file's best chunk keeps its score, so the order of files does not change."""
+    seen: dict[str, int] = {}
+    spread = {}
+    for key in sorted(scores, key=lambda key: (-scores[key], key)):
+        path = chunks[key].path
+        spread[key] = scores[key] * FILE_REPEAT ** seen.get(path, 0)
+        seen[path] = seen.get(path, 0) + 1
+    return spread
+
+
 def _search_score(fused: float, exact: float | None) -> float:
     """An identifier the user typed outweighs rank fusion: a chunk merely similar to one that
     holds ``rotate_key`` verbatim must not come first because both retrievers half-liked it."""
@@ -175,6 +205,7 @@ class Retriever:
         self.vector_weight = vector_weight
         self.warnings: list[str] = []
         self._has_vectors: str | None = None  # embedder name known to have stored vectors
+        self._central: tuple[int, dict[str, float]] | None = None  # (chunks version, files)
 
     # -- hybrid search --------------------------------------------------------------------
 
@@ -239,10 +270,41 @@ class Retriever:
             for key, value in scores.items()
             for exact in [exact_share(names, chunks[key].text)]
         }
+        centrality = self._centrality()
+        scores = {
+            key: value * _central_weight(centrality.get(chunks[key].path))
+            for key, value in scores.items()
+        }
         scores = _with_file_evidence(scores, chunks)
+        scores = self._with_neighbours(scores, chunks)
+        scores = _spread_over_files(scores, chunks)
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
         results = (result_from_chunk(chunks[key], min(1.0, scores[key])) for key in ordered)
         return dedup_overlapping(results)[:limit]
+
+    def _centrality(self) -> dict[str, float]:
+        """Each file's percentile in the reference graph (:mod:`.centrality`), computed once per
+        version of the chunks table."""
+        version = self.store.versions()["chunks"]
+        if self._central is None or self._central[0] != version:
+            self._central = (version, file_centrality(self.store.references()))
+        return self._central[1]
+
+    def _with_neighbours(
+        self, scores: dict[str, float], chunks: dict[str, Chunk]
+    ) -> dict[str, float]:
+        """The chunks beside the best candidates, scored by :func:`.neighbours.neighbour_scores`
+        (one store read per file of the best candidates)."""
+        top = sorted(scores, key=lambda key: (-scores[key], key))[:NEIGHBOUR_LENDERS]
+        files: dict[str, list[Chunk]] = {}
+        for key in top:
+            path = chunks[key].path
+            if path not in files:
+                files[path] = self.store.chunks_for_path(path)
+        lent = neighbour_scores({key: scores[key] for key in top}, files)
+        for chunk in (c for found in files.values() for c in found if c.id in lent):
+            chunks.setdefault(chunk.id, chunk)
+        return {**scores, **lent}
 
     # -- questions ------------------------------------------------------------------------
 

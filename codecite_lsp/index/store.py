@@ -146,6 +146,15 @@ class Store(VectorsMixin):
                 result.setdefault(row["path"], Counter())[row["revision"]] += 1
         return result
 
+    def references(self) -> list[tuple[str, list[str], list[str]]]:
+        """(path, defines, uses) of every chunk: the reference graph's rows (no texts read)."""
+        query = self._chunks.search().select(["path", "defines", "uses"]).limit(None)
+        table = query.to_arrow()
+        columns = [table[name].to_pylist() for name in ("path", "defines", "uses")]
+        return [
+            (path, defines or [], uses or []) for path, defines, uses in zip(*columns, strict=True)
+        ]
+
     def chunks_for_path(self, path: str) -> list[Chunk]:
         query = self._chunks.search().where(f"path = {sql_literal(path)}").limit(None)
         chunks = [_chunk_from_row(row) for row in query.to_arrow().to_pylist()]
