@@ -26,8 +26,8 @@ def file_centrality(
     rows: Iterable[tuple[str, Sequence[str], Sequence[str]]],
 ) -> dict[str, float]:
     """Each file that defines or uses a name -> its PageRank percentile in [0, 1] (1: the most
-    central file). ``rows`` are (path, defines, uses) per chunk. Files outside the graph (prose,
-    data) are absent: the caller treats them as neutral."""
+    central file; 0: no file ranks lower, as for every file nothing references). ``rows`` are
+    (path, defines, uses) per chunk. Files outside the graph (prose, data) are absent."""
     definers: dict[str, set[str]] = defaultdict(set)
     uses: dict[str, Counter[str]] = defaultdict(Counter)
     files: set[str] = set()

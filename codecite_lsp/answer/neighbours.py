@@ -11,7 +11,7 @@ of files, does not change: only which chunks of a well-ranked file are shown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 from ..core.records import Chunk
 
@@ -22,23 +22,23 @@ NEIGHBOUR_CAP = 0.9
 
 
 def neighbour_scores(
-    scores: Mapping[str, float], files: Mapping[str, Sequence[Chunk]]
+    lenders: Mapping[str, tuple[Chunk, float]], found: Iterable[Chunk]
 ) -> dict[str, float]:
-    """Scores lent to the chunks beside the scored ones, keyed by chunk id: the chunks of
-    ``files`` (each file's chunks in line order) that touch a scored chunk of that file. A chunk
-    already scored higher than its loan is left out."""
-    lent: dict[str, tuple[float, float]] = {}  # chunk id -> (sum of loans, best lender)
-    for chunks in files.values():
-        for i, chunk in enumerate(chunks):
-            for j in (i - 1, i + 1):
-                if not 0 <= j < len(chunks) or chunks[j].id not in scores:
-                    continue
-                lender = scores[chunks[j].id]
-                total, best = lent.get(chunk.id, (0.0, 0.0))
-                lent[chunk.id] = (total + NEIGHBOUR_SHARE * lender, max(best, lender))
-    found = {}
-    for key, (total, best) in lent.items():
-        score = min(total, NEIGHBOUR_CAP * best)
-        if score > scores.get(key, 0.0):
-            found[key] = score
-    return found
+    """Scores lent to the ``found`` chunks that touch a lender of their file (a lender: chunk id
+    -> (chunk, score)), keyed by chunk id. A chunk already scored higher than its loan, a
+    lender included, is left out."""
+    lent: dict[str, float] = {}
+    for chunk in found:
+        loans = [
+            score
+            for lender, score in lenders.values()
+            if lender.path == chunk.path
+            and (lender.end_line + 1 == chunk.start_line or chunk.end_line + 1 == lender.start_line)
+        ]
+        if not loans:
+            continue
+        score = min(NEIGHBOUR_SHARE * sum(loans), NEIGHBOUR_CAP * max(loans))
+        own = lenders[chunk.id][1] if chunk.id in lenders else 0.0
+        if score > own:
+            lent[chunk.id] = max(score, lent.get(chunk.id, 0.0))
+    return lent

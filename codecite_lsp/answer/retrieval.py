@@ -65,8 +65,8 @@ NAMED_LIFT = 1.3
 # Evidence of the whole file: a chunk gains this share of the best other candidate of its file.
 FILE_SHARE = 0.2
 
-# The reference graph's prior (:mod:`.centrality`): the spread of its multiplier on a score.
-CENTRALITY_WEIGHT = 0.2
+# The reference graph's prior (:mod:`.centrality`): what the most central file gains.
+CENTRALITY_LIFT = 0.22
 
 # Each further chunk of one file is scaled by this once more (see _spread_over_files).
 FILE_REPEAT = 0.8
@@ -154,9 +154,10 @@ def _with_file_evidence(scores: dict[str, float], chunks: dict[str, Chunk]) -> d
 
 
 def _central_weight(percentile: float | None) -> float:
-    """A mild prior: the most central file of the reference graph gains CENTRALITY_WEIGHT / 2,
-    the least central loses as much; files outside the graph are neutral."""
-    return 1.0 if percentile is None else 1.0 + CENTRALITY_WEIGHT * (percentile - 0.5)
+    """A mild prior that only lifts (a first result keeps its 1.0): a file no other file
+    references, or one outside the graph (prose, data), keeps its score; the most central file
+    gains CENTRALITY_LIFT."""
+    return 1.0 + CENTRALITY_LIFT * (percentile or 0.0)
 
 
 def _spread_over_files(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
@@ -294,16 +295,15 @@ class Retriever:
         self, scores: dict[str, float], chunks: dict[str, Chunk]
     ) -> dict[str, float]:
         """The chunks beside the best candidates, scored by :func:`.neighbours.neighbour_scores`
-        (one store read per file of the best candidates)."""
+        (one store read)."""
         top = sorted(scores, key=lambda key: (-scores[key], key))[:NEIGHBOUR_LENDERS]
-        files: dict[str, list[Chunk]] = {}
-        for key in top:
-            path = chunks[key].path
-            if path not in files:
-                files[path] = self.store.chunks_for_path(path)
-        lent = neighbour_scores({key: scores[key] for key in top}, files)
-        for chunk in (c for found in files.values() for c in found if c.id in lent):
-            chunks.setdefault(chunk.id, chunk)
+        lenders = {key: (chunks[key], scores[key]) for key in top}
+        spans = {(c.path, c.start_line, c.end_line) for c, _ in lenders.values()}
+        found = self.store.adjacent(spans)
+        lent = neighbour_scores(lenders, found)
+        for chunk in found:
+            if chunk.id in lent:
+                chunks.setdefault(chunk.id, chunk)
         return {**scores, **lent}
 
     # -- questions ------------------------------------------------------------------------

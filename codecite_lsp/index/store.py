@@ -155,6 +155,19 @@ class Store(VectorsMixin):
             (path, defines or [], uses or []) for path, defines, uses in zip(*columns, strict=True)
         ]
 
+    def adjacent(self, spans: Collection[tuple[str, int, int]]) -> list[Chunk]:
+        """The chunks right above and right below each (path, start_line, end_line) span (a
+        file's chunks cover its lines exactly once): one read, whatever the number of spans."""
+        if not spans:
+            return []
+        where = " OR ".join(
+            f"(path = {sql_literal(path)} AND (end_line = {int(start) - 1}"
+            f" OR start_line = {int(end) + 1}))"
+            for path, start, end in sorted(set(spans))
+        )
+        rows = self._chunks.search().where(where).limit(None).to_arrow().to_pylist()
+        return [_chunk_from_row(row) for row in rows]
+
     def chunks_for_path(self, path: str) -> list[Chunk]:
         query = self._chunks.search().where(f"path = {sql_literal(path)}").limit(None)
         chunks = [_chunk_from_row(row) for row in query.to_arrow().to_pylist()]

@@ -46,7 +46,7 @@ def _chunk(path: str, start: int) -> Chunk:
 
 def test_a_chunk_between_two_strong_candidates_is_lent_less_than_either() -> None:
     a, b, c, d = (_chunk("m.py", n) for n in (1, 10, 20, 30))
-    lent = neighbour_scores({a.id: 1.0, c.id: 0.8}, {"m.py": [a, b, c, d]})
+    lent = neighbour_scores({a.id: (a, 1.0), c.id: (c, 0.8)}, [a, b, c, d])
     assert set(lent) == {b.id, d.id}  # the chunks beside a candidate, not the candidates
     assert lent[d.id] < lent[b.id] < 1.0  # flanked by both gains more; never above its best
 
