@@ -28,12 +28,13 @@ def _index(tmp_path: Path, files: dict[str, str]) -> Config:
 
 
 def _chunk(path: str, start: int) -> Chunk:
-    text = f"def f{start}():\n    pass\n"
+    """Lines start..start+9 of ``path``."""
+    text = f"def f{start}():\n" + "    pass\n" * 9
     return Chunk(
         path,
         "python",
         start,
-        start + 1,
+        start + 9,
         0,
         len(text),
         f"f{start}",
@@ -45,7 +46,7 @@ def _chunk(path: str, start: int) -> Chunk:
 
 
 def test_a_chunk_between_two_strong_candidates_is_lent_less_than_either() -> None:
-    a, b, c, d = (_chunk("m.py", n) for n in (1, 10, 20, 30))
+    a, b, c, d = (_chunk("m.py", n) for n in (1, 11, 21, 31))
     lent = neighbour_scores({a.id: (a, 1.0), c.id: (c, 0.8)}, [a, b, c, d])
     assert set(lent) == {b.id, d.id}  # the chunks beside a candidate, not the candidates
     assert lent[d.id] < lent[b.id] < 1.0  # flanked by both gains more; never above its best
