@@ -9,7 +9,10 @@ Scores:
   would (a plain word that names a definition lifts it by ``NAMED_LIFT``). When the query holds
   identifiers, the score is the mean of that and the share of them the chunk holds verbatim; it
   is scaled by ``SUPPORTING_WEIGHT`` for docs, tests, changelogs, examples and configuration not
-  asked for, and gains ``FILE_SHARE`` of the best other candidate of its file. Capped to (0, 1].
+  asked for, lifted by up to ``CENTRALITY_LIFT`` by its file's place in the reference graph
+  (:mod:`.centrality`), and gains ``FILE_SHARE`` of the best other candidate of its file; the
+  chunks beside the best candidates are scored from theirs (:mod:`.neighbours`), and each further
+  chunk of a file is scaled by ``FILE_REPEAT`` once more. Capped to (0, 1].
 - ``retrieve``: ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the
   floor (config.relevance_floor) is applied to it.
 """
