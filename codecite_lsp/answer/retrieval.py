@@ -236,8 +236,10 @@ class Retriever:
         found = self.store.vector_search(embedder.name, vector, limit)
         return [(chunk, similarity) for chunk, similarity in found if similarity >= MIN_SIMILARITY]
 
-    def search(self, query: str, limit: int = 10) -> list[Result]:
-        """Best first; empty for an empty query; keyword-only when no vectors exist yet."""
+    def search(self, query: str, limit: int = 10, *, spread: bool = True) -> list[Result]:
+        """Best first; empty for an empty query; keyword-only when no vectors exist yet.
+        ``spread=False`` keeps a file's further chunks at their own score (the question path
+        reranks its candidates itself and wants a definition's neighbours in its pool)."""
         if not query.strip():
             return []
         if isinstance(self.embedder, StaticEmbedder):
@@ -281,7 +283,8 @@ class Retriever:
         }
         scores = _with_file_evidence(scores, chunks)
         scores = self._with_neighbours(scores, chunks)
-        scores = _spread_over_files(scores, chunks)
+        if spread:
+            scores = _spread_over_files(scores, chunks)
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
         results = (result_from_chunk(chunks[key], min(1.0, scores[key])) for key in ordered)
         return dedup_overlapping(results)[:limit]
@@ -353,7 +356,7 @@ class Retriever:
         chosen from them by :func:`.selection.select_sources`."""
         extra = [*context.extra_terms, context.symbol or ""] if context else []
         query = " ".join([question, *extra]).strip()
-        fused = self.search(query, self.config.candidates)
+        fused = self.search(query, self.config.candidates, spread=False)
         files: dict[str, list[Chunk]] = {}
         callees, callers = self._followed(question, fused, files)
         terms = {word: self._idf(word) for word in word_parts(question)}

@@ -118,3 +118,19 @@ def test_between_equal_matches_the_central_file_ranks_first(tmp_path: Path) -> N
     found = open_retriever(tmp_path / "repo", config).search("read settings merge defaults", 5)
     paths = [r.path for r in found]
     assert paths.index("zzz.py") < paths.index("aaa.py")
+
+
+def test_the_question_path_keeps_a_files_further_chunks_in_its_pool(tmp_path: Path) -> None:
+    # The spread is for a list a person reads; the question path reranks its own pool, where
+    # the chunks of the file that matches best are the likeliest sources.
+    parsers = "".join(
+        f"def parse_header_{i}(raw):\n"
+        "    '''Parse a header line: the header name and header value.'''\n"
+        f"    return split_header(raw, {i})\n\n\n"
+        for i in range(6)
+    )
+    value = "def header_value(raw):\n    '''The value of a header.'''\n    return raw[1]\n"
+    config = _index(tmp_path, {"parsing.py": parsers, "values.py": value})
+    retriever = open_retriever(tmp_path / "repo", Config(**{**vars(config), "candidates": 2}))
+    found = retriever.retrieve("how are the header name and value parsed?")
+    assert [r.path for r in found.candidates] == ["parsing.py", "parsing.py"]
