@@ -20,6 +20,8 @@ import numpy as np
 DAMPING = 0.85  # the usual PageRank damping: a random reader follows a reference 85% of the time
 ITERATIONS = 50
 TOLERANCE = 1e-9
+# What the most central file's scores gain.
+CENTRALITY_LIFT = 0.22
 
 
 def file_centrality(
@@ -55,6 +57,13 @@ def file_centrality(
     below = np.searchsorted(np.sort(rounded), rounded, side="left")
     scale = max(len(order) - 1, 1)
     return {path: float(below[i]) / scale for i, path in enumerate(order)}
+
+
+def central_weight(percentile: float | None) -> float:
+    """A mild prior that only lifts (a first result keeps its 1.0): a file no other file
+    references, or one outside the graph (prose, data), keeps its score; the most central file
+    gains CENTRALITY_LIFT."""
+    return 1.0 + CENTRALITY_LIFT * (percentile or 0.0)
 
 
 def _pagerank(size: int, weights: dict[tuple[int, int], float]) -> np.ndarray:

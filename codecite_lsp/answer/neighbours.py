@@ -7,6 +7,9 @@ beside) two strong candidates of its file never surfaces. Each strong candidate 
 of its score to the chunks on either side of it; a chunk flanked by two strong candidates gains
 from both. A lent score stays below the lender's, so a file's first place, and with it the order
 of files, does not change: only which chunks of a well-ranked file are shown.
+
+In a list a person reads, one file's many near-equal chunks should not crowd out the next
+file's best: each further chunk of a file is scaled down once more (``spread_over_files``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from ..core.records import Chunk
 NEIGHBOUR_SHARE = 0.45
 # Lent scores stay under this fraction of the best lender's (the file's order is kept).
 NEIGHBOUR_CAP = 0.9
+# Each further chunk of one file is scaled by this once more (see spread_over_files).
+FILE_REPEAT = 0.8
 
 
 def neighbour_scores(
@@ -42,3 +47,16 @@ def neighbour_scores(
         if score > own:
             lent[chunk.id] = max(score, lent.get(chunk.id, 0.0))
     return lent
+
+
+def spread_over_files(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
+    """Each further chunk of a file counts a little less (FILE_REPEAT per chunk of that file
+    ranked above it): one file's many near-equal chunks do not crowd out the next file's best.
+    A file's best chunk keeps its score, so the order of files does not change."""
+    seen: dict[str, int] = {}
+    spread = {}
+    for key in sorted(scores, key=lambda key: (-scores[key], key)):
+        path = chunks[key].path
+        spread[key] = scores[key] * FILE_REPEAT ** seen.get(path, 0)
+        seen[path] = seen.get(path, 0) + 1
+    return spread

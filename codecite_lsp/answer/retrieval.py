@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from ..core.config import Config
     from ..index.store import Store
 
-from .centrality import file_centrality
+from .centrality import central_weight, file_centrality
 from .names import exact_share, identifiers, named_in, whole_word
-from .neighbours import neighbour_scores
+from .neighbours import neighbour_scores, spread_over_files
 from .selection import (
     dedup_overlapping,
     line_range,
@@ -67,12 +67,6 @@ NAMED_LIFT = 1.3
 
 # Evidence of the whole file: a chunk gains this share of the best other candidate of its file.
 FILE_SHARE = 0.2
-
-# The reference graph's prior (:mod:`.centrality`): what the most central file gains.
-CENTRALITY_LIFT = 0.22
-
-# Each further chunk of one file is scaled by this once more (see _spread_over_files).
-FILE_REPEAT = 0.8
 
 # The best candidates whose neighbouring chunks are scored (:mod:`.neighbours`).
 NEIGHBOUR_LENDERS = 10
@@ -154,26 +148,6 @@ def _with_file_evidence(scores: dict[str, float], chunks: dict[str, Chunk]) -> d
         other = top[0] if value < top[0] else (top[1] if len(top) > 1 else 0.0)
         lifted[key] = value + FILE_SHARE * other
     return lifted
-
-
-def _central_weight(percentile: float | None) -> float:
-    """A mild prior that only lifts (a first result keeps its 1.0): a file no other file
-    references, or one outside the graph (prose, data), keeps its score; the most central file
-    gains CENTRALITY_LIFT."""
-    return 1.0 + CENTRALITY_LIFT * (percentile or 0.0)
-
-
-def _spread_over_files(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
-    """Each further chunk of a file counts a little less (FILE_REPEAT per chunk of that file
-    ranked above it): one file's many near-equal chunks do not crowd out the next file's best.
-    A file's best chunk keeps its score, so the order of files does not change."""
-    seen: dict[str, int] = {}
-    spread = {}
-    for key in sorted(scores, key=lambda key: (-scores[key], key)):
-        path = chunks[key].path
-        spread[key] = scores[key] * FILE_REPEAT ** seen.get(path, 0)
-        seen[path] = seen.get(path, 0) + 1
-    return spread
 
 
 def _search_score(fused: float, exact: float | None) -> float:
@@ -278,13 +252,13 @@ class Retriever:
         }
         centrality = self._centrality()
         scores = {
-            key: value * _central_weight(centrality.get(chunks[key].path))
+            key: value * central_weight(centrality.get(chunks[key].path))
             for key, value in scores.items()
         }
         scores = _with_file_evidence(scores, chunks)
         scores = self._with_neighbours(scores, chunks)
         if spread:
-            scores = _spread_over_files(scores, chunks)
+            scores = spread_over_files(scores, chunks)
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
         results = (result_from_chunk(chunks[key], min(1.0, scores[key])) for key in ordered)
         return dedup_overlapping(results)[:limit]
