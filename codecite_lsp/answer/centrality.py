@@ -3,10 +3,10 @@
 As aider's repository map does, files are ranked by PageRank over the graph whose edges go from
 a file that uses a name to the files that define it: code that much of the repository calls
 (the request object, the router, the session) is more often what a question is about than a
-leaf helper. A name defined in many files says little about which one is meant (``__init__``,
-``String``): its edges share one unit of weight among its definitions, and a file's use of a
-name weighs the square root of its count, so one file calling a helper fifty times does not
-make it the centre of the repository.
+leaf helper. A name defined in several files says little about which one is meant (``String``):
+its edges share one unit of weight among its definitions, and past ``MAX_DEFINERS`` it has none.
+A file's use of a name weighs the square root of its count, so one file calling a helper fifty
+times does not make it the centre of the repository.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ import numpy as np
 DAMPING = 0.85  # the usual PageRank damping: a random reader follows a reference 85% of the time
 ITERATIONS = 50
 TOLERANCE = 1e-9
+# A name defined in more files than this is ignored: its edges would point everywhere (and cost
+# uses x definitions to build).
+MAX_DEFINERS = 8
 # What the most central file's scores gain.
 CENTRALITY_LIFT = 0.22
 
@@ -47,6 +50,8 @@ def file_centrality(
     for user, counted in uses.items():
         for name, count in counted.items():
             targets = definers.get(name, set()) - {user}
+            if len(targets) > MAX_DEFINERS:
+                continue  # `get`, `run`, `__init__`: no hint which definition is meant
             for target in targets:
                 weights[index[user], index[target]] += math.sqrt(count) / len(targets)
     ranks = _pagerank(len(order), weights)
@@ -77,8 +82,7 @@ def _pagerank(size: int, weights: dict[tuple[int, int], float]) -> np.ndarray:
     rank = np.full(size, 1.0 / size)
     dangling = out == 0
     for _ in range(ITERATIONS):
-        spread = np.zeros(size)
-        np.add.at(spread, targets, rank[sources] * share)
+        spread = np.bincount(targets, weights=rank[sources] * share, minlength=size)
         new = (1 - DAMPING) / size + DAMPING * (spread + rank[dangling].sum() / size)
         if np.abs(new - rank).sum() < TOLERANCE:
             return new
