@@ -9,7 +9,10 @@ Scores:
   would (a plain word that names a definition lifts it by ``NAMED_LIFT``). When the query holds
   identifiers, the score is the mean of that and the share of them the chunk holds verbatim; it
   is scaled by ``SUPPORTING_WEIGHT`` for docs, tests, changelogs, examples and configuration not
-  asked for, and gains ``FILE_SHARE`` of the best other candidate of its file. Capped to (0, 1].
+  asked for, lifted by up to ``CENTRALITY_LIFT`` by its file's place in the reference graph
+  (:mod:`.centrality`), and gains ``FILE_SHARE`` of the best other candidate of its file; the
+  chunks beside the best candidates are scored from theirs (:mod:`.neighbours`), and each further
+  chunk of a file is scaled by ``FILE_REPEAT`` once more. Capped to (0, 1].
 - ``retrieve``: ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the
   floor (config.relevance_floor) is applied to it.
 """
@@ -34,7 +37,9 @@ if TYPE_CHECKING:
     from ..core.config import Config
     from ..index.store import Store
 
+from .centrality import central_weight, file_centrality
 from .names import exact_share, identifiers, named_in, whole_word, words_of
+from .neighbours import neighbour_scores, spread_over_files
 from .selection import (
     dedup_overlapping,
     line_range,
@@ -64,6 +69,9 @@ NAMED_LIFT = 1.3
 
 # Evidence of the whole file: a chunk gains this share of the best other candidate of its file.
 FILE_SHARE = 0.2
+
+# The best candidates whose neighbouring chunks are scored (:mod:`.neighbours`).
+NEIGHBOUR_LENDERS = 10
 
 # The search score's share in the question path's rerank (it carries code-first, named
 # definitions and file evidence, which word coverage alone does not see).
@@ -197,6 +205,7 @@ class Retriever:
         self.semantic = semantic
         self.warnings: list[str] = []
         self._has_vectors: str | None = None  # embedder name known to have stored vectors
+        self._central: tuple[int, dict[str, float]] | None = None  # (chunks version, files)
 
     # -- hybrid search --------------------------------------------------------------------
 
@@ -224,8 +233,10 @@ class Retriever:
         return [(chunk, similarity) for chunk, similarity in found if similarity >= MIN_SIMILARITY]
 
     @_one_version
-    def search(self, query: str, limit: int = 10) -> list[Result]:
-        """Best first; empty for an empty query; keyword-only when no vectors exist yet."""
+    def search(self, query: str, limit: int = 10, *, spread: bool = True) -> list[Result]:
+        """Best first; empty for an empty query; keyword-only when no vectors exist yet.
+        ``spread=False`` keeps a file's further chunks at their own score (the question path
+        reranks its candidates itself and wants a definition's neighbours in its pool)."""
         if not query.strip():
             return []
         if isinstance(self.embedder, StaticEmbedder):
@@ -262,10 +273,41 @@ class Retriever:
             for key, value in scores.items()
             for exact in [exact_share(names, chunks[key].text)]
         }
+        centrality = self._centrality()
+        scores = {
+            key: value * central_weight(centrality.get(chunks[key].path))
+            for key, value in scores.items()
+        }
         scores = _with_file_evidence(scores, chunks)
+        scores = self._with_neighbours(scores, chunks)
+        if spread:
+            scores = spread_over_files(scores, chunks)
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
         results = (result_from_chunk(chunks[key], min(1.0, scores[key])) for key in ordered)
         return dedup_overlapping(results)[:limit]
+
+    def _centrality(self) -> dict[str, float]:
+        """Each file's percentile in the reference graph (:mod:`.centrality`), computed once per
+        version of the chunks table."""
+        version = self.store.versions()["chunks"]
+        if self._central is None or self._central[0] != version:
+            self._central = (version, file_centrality(self.store.references()))
+        return self._central[1]
+
+    def _with_neighbours(
+        self, scores: dict[str, float], chunks: dict[str, Chunk]
+    ) -> dict[str, float]:
+        """The chunks beside the best candidates, scored by :func:`.neighbours.neighbour_scores`
+        (one store read)."""
+        top = sorted(scores, key=lambda key: (-scores[key], key))[:NEIGHBOUR_LENDERS]
+        lenders = {key: (chunks[key], scores[key]) for key in top}
+        spans = {(c.path, c.start_line, c.end_line) for c, _ in lenders.values()}
+        found = self.store.adjacent(spans)
+        lent = neighbour_scores(lenders, found)
+        for chunk in found:
+            if chunk.id in lent:
+                chunks.setdefault(chunk.id, chunk)
+        return {**scores, **lent}
 
     # -- questions ------------------------------------------------------------------------
 
@@ -312,7 +354,7 @@ class Retriever:
         chosen from them by :func:`.selection.select_sources`."""
         extra = [*context.extra_terms, context.symbol or ""] if context else []
         query = " ".join([question, *extra]).strip()
-        fused = self.search(query, self.config.candidates)
+        fused = self.search(query, self.config.candidates, spread=False)
         files: dict[str, list[Chunk]] = {}
         callees, callers = self._followed(question, fused, files)
         terms = {word: self._idf(word) for word in word_parts(question)}

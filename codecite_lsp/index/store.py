@@ -163,6 +163,34 @@ class Store(VectorsMixin):
                 result.setdefault(row["path"], Counter())[row["revision"]] += 1
         return result
 
+    def references(self) -> list[tuple[str, list[str], list[str]]]:
+        """(path, defines, uses) of every chunk: the reference graph's rows (no texts read)."""
+        found = self._view.chunks.references() if self._view is not None else None
+        if found is not None:
+            return found
+        query = self._chunks.search().select(["path", "defines", "uses"]).limit(None)
+        table = query.to_arrow()
+        columns = [table[name].to_pylist() for name in ("path", "defines", "uses")]
+        return [
+            (path, defines or [], uses or []) for path, defines, uses in zip(*columns, strict=True)
+        ]
+
+    def adjacent(self, spans: Collection[tuple[str, int, int]]) -> list[Chunk]:
+        """The chunks right above and right below each (path, start_line, end_line) span (a
+        file's chunks cover its lines exactly once): one read, whatever the number of spans."""
+        if not spans:
+            return []
+        found = self._view.chunks.adjacent(spans) if self._view is not None else None
+        if found is not None:
+            return found
+        where = " OR ".join(
+            f"(path = {sql_literal(path)} AND (end_line = {int(start) - 1}"
+            f" OR start_line = {int(end) + 1}))"
+            for path, start, end in sorted(set(spans))
+        )
+        rows = self._chunks.search().where(where).limit(None).to_arrow().to_pylist()
+        return [_chunk_from_row(row) for row in rows]
+
     def chunks_for_path(self, path: str) -> list[Chunk]:
         found = self._view.chunks.for_path(path) if self._view is not None else None
         if found is not None:

@@ -236,6 +236,31 @@ class ChunkView:
         found: list[Chunk] | None = self._read(answer)
         return found
 
+    def references(self) -> list[tuple[str, list[str], list[str]]] | None:
+        """(path, defines, uses) of every row, in scan order."""
+
+        def answer(rows: _Rows) -> list[tuple[str, list[str], list[str]]]:
+            chunks = (rows.by_id[k] for k in rows.order)
+            return [(c.path, list(c.defines), list(c.uses)) for c in chunks]
+
+        found: list[tuple[str, list[str], list[str]]] | None = self._read(answer)
+        return found
+
+    def adjacent(self, spans: Collection[tuple[str, int, int]]) -> list[Chunk] | None:
+        """The rows right above and right below each (path, start_line, end_line) span."""
+
+        def answer(rows: _Rows) -> list[Chunk]:
+            found = set()
+            for path, start, end in spans:
+                for key in rows.by_path.get(path, ()):
+                    chunk = rows.by_id[key]
+                    if chunk.end_line == start - 1 or chunk.start_line == end + 1:
+                        found.add(key)
+            return rows.ordered(found)
+
+        result: list[Chunk] | None = self._read(answer)
+        return result
+
 
 @dataclass
 class _Matrix:

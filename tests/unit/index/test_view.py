@@ -98,6 +98,11 @@ def test_the_view_answers_as_lancedb_does(real_code: Path) -> None:
         assert len(expected) == 3 and keys(fast.store.naming(names, 3, column)) == expected
     path = "codecite_lsp/index/store.py"
     assert keys(fast.store.chunks_for_path(path)) == keys(slow.store.chunks_for_path(path))
+    assert fast.store.references() == slow.store.references()  # the PageRank prior's graph
+    middle = slow.store.chunks_for_path(path)[2]
+    spans = [(path, middle.start_line, middle.end_line)]
+    assert sorted(keys(fast.store.adjacent(spans))) == sorted(keys(slow.store.adjacent(spans)))
+    assert len(fast.store.adjacent(spans)) == 2
 
 
 def test_a_saved_file_is_searched_as_saved(grown: Path) -> None:
