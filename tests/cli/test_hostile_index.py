@@ -156,7 +156,7 @@ def test_ask_answers_when_nothing_can_be_written(repo: Path) -> None:
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)),
     )
     assert done.returncode == 0, done.stderr
-    assert "good.py:1-1" in done.stdout  # from the index as it was
+    assert "good.py:1-2" in done.stdout  # from the index as it was
     assert "index not refreshed: File too large" in done.stderr
     assert "Traceback" not in done.stderr
 
