@@ -122,7 +122,8 @@ def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     except (IndexBusy, IndexDamaged) as exc:  # locked too long; or unusable even rebuilt
         print(f"codecite: {exc}", file=sys.stderr)
         return 1
-    print(report.summary())
+    note = config.index_dir_note(repo)
+    print(report.summary() + (f" - {note}" if note else ""))
     return 0
 
 

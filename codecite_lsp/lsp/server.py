@@ -115,6 +115,12 @@ class CodeciteServer(LanguageServer):
             return None
         session = Session(root, self.settings)
         unwritable = roots.unwritable(session.index_dir)
+        cached = roots.cache_instead(root, session.config) if unwritable is not None else None
+        if cached is not None:
+            session.close()
+            session = Session(root, {**self.settings, "index_dir": str(cached)})
+            self.tell(f"codecite: {unwritable}; {root.name} is indexed in {cached} instead")
+            unwritable = None
         if unwritable is not None:
             session.close()
             self.tell(
@@ -123,6 +129,9 @@ class CodeciteServer(LanguageServer):
             )
             return None
         self.sessions[root] = session
+        moved = session.config.index_dir_note(root)
+        if moved is not None:
+            self.tell(f"codecite: {moved}", types.MessageType.Info)
         for problem in session.problems:
             self.tell(f"codecite ({root.name}): invalid setting ignored: {problem}")
         return session

@@ -276,6 +276,7 @@ class Session:
             indexing=self.indexing,
             embedding=self.config.embedding,
             skipped=self.skipped,
+            index_dir=self.index_dir,
         )
 
     # -- configuration and paths ------------------------------------------------------------
