@@ -104,3 +104,23 @@ async def test_a_hover_on_an_unsaved_buffer_that_crashes_the_parser_still_answer
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     assert hover.contents.value.startswith("**KeyStore**")
     assert (await status(client))["files_indexed"] > 0  # alive
+
+
+async def test_a_question_asked_from_a_buffer_that_crashes_the_parser_is_answered(
+    client: LanguageClient, repo: Path
+):
+    await wait_indexed(client)
+    uri = (repo / "draft.md").as_uri()
+    text = BOMB + "\nSee KeyStore for the keys.\n"
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=1,
+                                                 text=text)
+        )
+    )  # fmt: skip
+    position = {"line": 4, "character": 6}
+    answer = await request(
+        client, "codecite/ask", {"question": "what is this?", "uri": uri, "position": position}
+    )
+    assert answer["status"] in ("answered", "refused")  # an Answer, not a dead server
+    assert (await status(client))["files_indexed"] > 0
