@@ -269,8 +269,8 @@ class _Resident:
     gives it back, so a hover never waits behind a pass's slice.
 
     A worker that dies on a request costs no task but the one that killed it: the request's
-    tasks are run again one at a time in fresh workers, and a task a fresh worker dies on
-    gets ``_Died`` as its answer.
+    tasks are run again one at a time, and a task a worker dies on alone gets ``_Died`` as its
+    answer.
     """
 
     def __init__(self, keep: int) -> None:
@@ -283,8 +283,8 @@ class _Resident:
         return answers if isinstance(answers, list) else self.alone(tasks)
 
     def alone(self, tasks: list[Any]) -> list[object]:
-        """Each task in a worker of its own: a worker lost a request with all of them, and
-        only one is to blame."""
+        """Each task in a request of its own: a worker died on a request holding all of them,
+        and only one is to blame (a worker that dies on one is replaced for the next)."""
         alone: list[object] = []
         for task in tasks:
             answer = self._exchange([task])

@@ -13,6 +13,7 @@ from typing import Any
 import other_user
 import pytest
 from lsp_helpers import SERVER_COMMAND, init_params, request, server_env, wait_indexed
+from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from codecite_lsp.core.config import cached_index_dir
@@ -47,10 +48,15 @@ async def server_as_other_user(home: Path) -> AsyncIterator[LanguageClient]:
 
 
 async def opened(repo: Path, home: Path) -> tuple[dict[str, Any], str]:
-    """The root's status once indexed, and what the server said meanwhile."""
+    """The root's status once indexed and its settings changed (the index must stay where it
+    went), and what the server said meanwhile."""
     async with server_as_other_user(home) as client:
         await client.initialize_session(init_params("visual-studio-code", repo))
         await wait_indexed(client)
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"codecite": {"chunk_budget": 1500}})
+        )  # an index-shaping setting: the root is indexed again, in the same place
+        await wait_indexed(client, count=2)
         status = await request(client, "codecite/status", {})
         found = await request(client, "codecite/search", {"query": "rotate key"})
         assert "keyvault/keys.py" in {r["path"] for r in found["results"]}
