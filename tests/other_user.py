@@ -83,3 +83,15 @@ def writable_again(repo: Path) -> None:
     """Undo read_only_repo's chmod."""
     for folder in [repo, *(p for p in repo.rglob("*") if p.is_dir())]:
         folder.chmod(folder.stat().st_mode | stat.S_IWUSR)
+
+
+# Fixtures for the tests that import them: ``tmp_path`` in place of pytest's, and ``repo``.
+@pytest.fixture(name="tmp_path")
+def reachable_tmp_path() -> Iterator[Path]:
+    """Instead of pytest's, a folder the other user can reach (see the module's doc)."""
+    yield from place()
+
+
+@pytest.fixture(name="repo")
+def read_only_repo_fixture(tmp_path: Path) -> Path:
+    return read_only_repo(tmp_path)

@@ -5,24 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import other_user
-import pytest
+from other_user import reachable_tmp_path, read_only_repo_fixture  # noqa: F401 (fixtures)
 
 from codecite_lsp.core.config import cached_index_dir
-
-
-@pytest.fixture
-def tmp_path() -> Iterator[Path]:
-    """Instead of pytest's, below a folder the other user cannot reach (other_user.py)."""
-    yield from other_user.place()
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return other_user.read_only_repo(tmp_path)
 
 
 def codecite(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

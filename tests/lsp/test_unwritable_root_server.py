@@ -6,28 +6,17 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import other_user
-import pytest
 from lsp_helpers import SERVER_COMMAND, init_params, request, server_env, wait_indexed
 from lsprotocol import types
+from other_user import reachable_tmp_path, read_only_repo_fixture  # noqa: F401 (fixtures)
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from codecite_lsp.core.config import cached_index_dir
-
-
-@pytest.fixture
-def tmp_path() -> Iterator[Path]:
-    """Instead of pytest's, below a folder the other user cannot reach (other_user.py)."""
-    yield from other_user.place()
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return other_user.read_only_repo(tmp_path)
 
 
 @contextlib.asynccontextmanager
