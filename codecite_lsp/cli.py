@@ -108,12 +108,29 @@ def _run_index(indexer: Indexer, quiet: bool) -> IndexReport:
         report = indexer.run(progress=bar)
     finally:
         bar.close()
-    for skip in report.skipped:
-        print(f"skipped {skip.path}: {skip.reason}", file=sys.stderr)
+    _print_skips(report)
     return report
 
 
+def _print_skips(report: IndexReport) -> None:
+    for skip in report.skipped:
+        print(f"skipped {skip.path}: {skip.reason}", file=sys.stderr)
+
+
 def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
+    from .index import manifest
+
+    # Nothing changed since the last complete pass: answered from a stat walk, without
+    # importing lancedb (seconds); anything different runs the pass, which fixes it.
+    report = None
+    note = config.index_dir_note(repo)  # the repository cannot be written: where the index is
+    said = f" - {note}" if note else ""
+    if not os.environ.get(manifest.BYPASS_ENV):
+        report = manifest.unchanged_since_last_pass(repo, config)
+    if report is not None:
+        _print_skips(report)
+        print(report.summary() + said)
+        return 0
     from .index.indexer import IndexBusy, Indexer
     from .index.store import IndexDamaged
 
@@ -122,8 +139,7 @@ def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     except (IndexBusy, IndexDamaged) as exc:  # locked too long; or unusable even rebuilt
         print(f"codecite: {exc}", file=sys.stderr)
         return 1
-    note = config.index_dir_note(repo)
-    print(report.summary() + (f" - {note}" if note else ""))
+    print(report.summary() + said)
     return 0
 
 
@@ -155,6 +171,7 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
 def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .answer.pipeline import Answerer
     from .answer.render import answer_to_text
+    from .index import manifest
     from .index.indexer import IndexBusy, Indexer
 
     indexer = Indexer(repo, config)
@@ -162,7 +179,7 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
         print("codecite: no index yet; indexing the repository first", file=sys.stderr)
         # stderr: with --json, stdout holds the answer only
         print(_run_index(indexer, quiet=False).summary(), file=sys.stderr)
-    else:
+    elif manifest.unchanged_since_last_pass(repo, config) is None:
         # Without a watcher, files edited or deleted since the last pass would be quoted from
         # their old text; an incremental pass over unchanged files only hashes them.
         try:

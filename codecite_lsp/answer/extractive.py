@@ -11,7 +11,10 @@ terms it covers, its own and its enclosing definition's name's, boosted when it 
 definition, an explaining comment, or sits in a definition the question names, and lightly
 penalised for length. A question of several terms needs a window covering two of them: one
 shared word is not evidence when the sources hold several of the question's terms (they could
-have met in one place, and did not).
+have met in one place, and did not). A "how does X do Y" question is answered by the statements
+that do it: a window of lines in a function's body gains by the share of the question the
+function's name says, and a docstring, signature or field declaration loses. What defines what
+comes from the chunker's tree-sitter queries (definitions.py), in every language it reads.
 
 Sources are read as runs of lines (source_runs.py); a window spanning two chunks of one file is
 cited with one citation per chunk it touches. Windows are widened to whole statements, and a
@@ -32,7 +35,6 @@ from .source_runs import (
     HEADING,
     PROSE_SUFFIXES,
     Run,
-    defined_name,
     doc_sentence,
     read_runs,
     terms_said,
@@ -45,6 +47,10 @@ _PER_RUN = 2
 _MAX_USES = 3
 _COVERAGE_FLOOR = 0.34  # a quoted window covers at least a third of the question's weight
 _TEST_DISCOUNT = 0.7  # a window in a test file, for a question that is not about tests
+# "How" questions: a window of body statements gains by the share of the question its function's
+# name says (none for `__repr__`); a window with none (docstring, signature, fields,
+# module-level lines) loses; a mixed window is in between.
+_DOING_NAMED, _DESCRIBING_ONLY = 1.5, 0.8
 
 
 @dataclass(frozen=True)
@@ -74,14 +80,20 @@ class _Question:
     idf: dict[str, float]
     total: float
     needed: int  # distinct terms a window must cover: 2 once the sources hold two of them
+    asks_how: bool  # "how does X do Y": the statements doing it answer, not what describes X
 
 
 def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Window]:
     found = []
     idf = question.idf
-    useful = [bool(said[i]) or run.is_def[i] or run.is_doc[i] for i in range(len(run.lines))]
+    # A "how" answer may run on through the statements doing it, saying the question or not.
+    useful = [
+        bool(said[i]) or run.is_def[i] or run.is_doc[i] or (question.asks_how and run.does(i))
+        for i in range(len(run.lines))
+    ]
     # Like the reranker: quote the code, not a test restating it, unless tests are asked about.
     discount = _TEST_DISCOUNT if "test" not in question.terms and is_test_path(run.path) else 1.0
+    file_terms = set(terms_said(word_parts(run.path.rsplit("/", 1)[-1]), question.terms))
     for first in range(len(run.lines)):
         if not said[first]:
             continue  # a window starts on a line saying a question term, never on padding
@@ -89,6 +101,7 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
         around = run.subject(first, first, question.terms)
         name = around.name or around.enclosing or ""
         context = set(terms_said(word_parts(name), question.terms))
+        naming = sum(idf[term] for term in context) / question.total
         named = name.rsplit(".", 1)[-1] in question.names
         covered: set[str] = set()
         repeats = 0.0
@@ -101,17 +114,34 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
             evidence = covered | context
             if not covered or len(evidence) < question.needed:
                 continue  # a claim quotes question terms, and more than one shared word
-            weight = sum(idf[term] for term in evidence)
+            # The file's name adds weight (lines of gate.py are about the gate), never evidence:
+            # every line of adapters.py would otherwise say "adapter".
+            weight = sum(idf[term] for term in evidence | file_terms)
             span = range(first, last + 1)
             boost = 1.0
             # A definition of the subject, not one that merely precedes a matching line.
-            boost += 0.3 if any(run.is_def[i] and said[i] for i in span) else 0.0
+            # (Not for "how" questions: a signature says what, not how.)
+            defines = not question.asks_how and any(run.is_def[i] and said[i] for i in span)
+            boost += 0.3 if defines else 0.0
             boost += 0.2 if any(run.is_doc[i] for i in span) else 0.0
             boost += 0.3 if named else 0.0
+            if question.asks_how and discount == 1.0:  # a test restating it does not do it
+                boost *= _how_factor(run, span, naming)
             # Repeated terms add a little: the code that is *about* the subject says it often.
             score = (weight + 0.1 * repeats) * boost * discount / (1 + 0.15 * (last - first))
             found.append(_Window(score, weight / question.total, run, first, last))
     return found
+
+
+def _how_factor(run: Run, span: range, naming: float) -> float:
+    """For a "how" question, the statements in a function's body that do the thing beat its
+    docstring, its signature and a class's field declarations, and more so in a function whose
+    name says the question's words (`_check` for "how is a quote checked"; ``naming`` is the
+    share of the question's weight the name says)."""
+    solid = [i for i in span if run.lines[i].strip()]
+    share = sum(run.does(i) for i in solid) / max(1, len(solid))
+    doing = 1.0 + _DOING_NAMED * naming
+    return _DESCRIBING_ONLY + (doing - _DESCRIBING_ONLY) * share
 
 
 _IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|#include\b|use\s|require\b)")
@@ -158,8 +188,8 @@ def _definitions_first(windows: list[_Window]) -> list[_Window]:
     stays (best first)."""
 
     def defined(window: _Window) -> set[str]:
-        lines = window.run.lines[window.first : window.last + 1]
-        return {name for line in lines if (name := defined_name(line))}
+        run = window.run
+        return {d.name for d in run.defined if window.first <= d.head <= window.last}
 
     def text(window: _Window) -> str:
         return "\n".join(window.run.lines[window.first : window.last + 1])
@@ -192,15 +222,18 @@ def _pick(windows: list[_Window]) -> list[_Window]:
             continue
         if any(window.first <= p.last and p.first <= window.last for p in same):
             continue
+        # One line apart: one quote reads better than two ("needle = ...", "return ...").
+        near = next(
+            (p for p in same if max(p.first, window.first) - min(p.last, window.last) <= 2), None
+        )
+        if near is not None:
+            first, last = min(near.first, window.first), max(near.last, window.last)
+            joined = replace(near, first=first, last=last)
+            if joined.last - joined.first < _MAX_WINDOW:
+                picked[picked.index(near)] = joined
+                continue
         picked.append(window)
     return picked
-
-
-def _owner(symbol: str | None, name: str | None) -> str:
-    """`` (Owner)`` for a name defined inside a chunk whose symbol says more."""
-    if not symbol or symbol == name or (name and symbol.endswith(f".{name}")):
-        return ""
-    return f" ({symbol.removesuffix(f'.{name}') if name else symbol})"
 
 
 def _claim_text(window: _Window, query: frozenset[str]) -> str:
@@ -208,11 +241,12 @@ def _claim_text(window: _Window, query: frozenset[str]) -> str:
     subject = run.subject(window.first, window.last, query)
     name, doc = subject.name, subject.doc
     if name and subject.defined_here:
-        where = f"{run.path}{_owner(run.owners[window.first].symbol, name)}"
+        parent = (subject.qualified or "").removesuffix(name).removesuffix(".")
+        where = f"{run.path} ({parent})" if parent else run.path
         return f"`{name}` in {where}: {doc}" if doc else f"`{name}` is defined in {where}:"
     first, last = run.number(window.first), run.number(window.last)
     lines = f"line {first}" if first == last else f"lines {first}-{last}"
-    enclosing = name or subject.enclosing  # a name defined just above encloses the window
+    enclosing = subject.qualified  # a name defined just above encloses the window
     where = f"In `{enclosing}` ({run.path})" if enclosing else run.path
     return f"{where}, {lines}: {doc}" if doc else f"{where}, {lines}:"
 
@@ -245,7 +279,8 @@ def answer(question: str, sources: list[Source]) -> str:
     # overlap is one common word does not clear the coverage floor.
     names = frozenset(IDENTIFIER.findall(question))
     present = {term for document in documents for term in document}
-    asked = _Question(query, names, idf, sum(idf.values()), min(2, len(present)))
+    asks_how = "how" in {word.lower() for word in IDENTIFIER.findall(question)}
+    asked = _Question(query, names, idf, sum(idf.values()), min(2, len(present)), asks_how)
     windows = [
         window
         for run in runs
@@ -299,24 +334,16 @@ def _mention(run: Run, name: str, skip: range = range(0)) -> int | None:
 def _signature(run: Run, name: str, definition: Source) -> int | None:
     """Index of the line defining ``name`` (in the definition's own lines first), else of its
     first mention."""
-    own = [i for i, owner in enumerate(run.owners) if owner is definition]
-    others = [i for i in range(len(run.lines)) if run.owners[i] is not definition]
-    for index in [*own, *others]:
-        if defined_name(run.lines[index]) == name:
-            return index
-    return _mention(run, name)
+    heads = [d for d in run.defined if d.name == name]
+    own = [d for d in heads if run.owners[d.head] is definition]
+    found = next(iter([*own, *heads]), None)
+    return found.head if found is not None else _mention(run, name)
 
 
 def _definition_window(run: Run, at: int) -> tuple[int, int]:
-    """The signature (continued while brackets are open) plus its doc comment, above or below."""
-    last, depth = at, 0
-    while last < len(run.lines):
-        line = run.lines[last]
-        depth += line.count("(") + line.count("[") - line.count(")") - line.count("]")
-        if depth <= 0 or last - at >= 3:
-            break
-        last += 1
-    last = min(last, len(run.lines) - 1)
+    """The signature (up to 4 lines) plus its doc comment, above or below."""
+    ends = [d.signature_end for d in run.defined if d.head == at]
+    last = min(ends[0] if ends else at, at + _MAX_WINDOW - 1)
     first = at
     if last + 1 < len(run.lines) and run.is_doc[last + 1] and last + 1 - at < _MAX_WINDOW:
         last += 1  # a docstring right under the signature
@@ -353,6 +380,7 @@ def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> 
         used += 1
         if used > _MAX_USES:
             break
-        owner = _owner(run.owners[at].symbol, None)
-        claims.append(_claim(f"Used in {run.path}{owner}:", run, at, at))
+        owner = run.owners[at].symbol
+        where = f"{run.path} ({owner})" if owner else run.path
+        claims.append(_claim(f"Used in {where}:", run, at, at))
     return _reply("Quoted from the indexed code:", claims)

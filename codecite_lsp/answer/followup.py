@@ -11,7 +11,6 @@ request's retrieval, never taken from an old answer.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,11 +23,6 @@ MAX_ADDED_WORDS = 12  # what the offline rule appends, at most
 # looks for every question term in the code, so borrowed terms would refuse a new topic.
 STANDS_ALONE_TERMS = 3
 MAX_REWRITE_CHARS = 300  # a longer "question" from the rewrite call is not one: use the rule
-# A definition line in a quote names the symbol the citation is about.
-_DEFINES = re.compile(
-    r"\b(?:def|class|function|func|fn|interface|type|struct|enum|trait|const|let|var)\s+"
-    r"([A-Za-z_][A-Za-z0-9_]*)"
-)
 
 Rewrite = Callable[[list[dict[str, str]]], str]
 
@@ -48,6 +42,8 @@ def recent(turns: Sequence[Turn]) -> list[Turn]:
 def cited(answer: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """(symbols, paths) the answer's citations name, in order; a refusal's closest places give
     paths only. The answer came back from the client, so every field is checked, not trusted."""
+    from .definitions import definitions  # tree-sitter: not on the server's start-up path
+
     symbols: list[str] = []
     paths: list[str] = []
     spans = answer.get("spans")
@@ -56,10 +52,12 @@ def cited(answer: Mapping[str, Any]) -> tuple[list[str], list[str]]:
         for citation in citations if isinstance(citations, list) else []:
             if not isinstance(citation, Mapping):
                 continue
-            if isinstance(citation.get("path"), str):
-                paths.append(citation["path"])
-            if isinstance(citation.get("quote"), str):
-                symbols.extend(_DEFINES.findall(citation["quote"]))
+            path = citation.get("path")
+            if isinstance(path, str):
+                paths.append(path)
+            if isinstance(path, str) and isinstance(citation.get("quote"), str):
+                # A definition in a quote names the symbol the citation is about.
+                symbols.extend(d.name for d in definitions(path, citation["quote"]))
     retrieved = answer.get("retrieved")
     for ref in retrieved if isinstance(retrieved, list) else []:
         if isinstance(ref, Mapping) and isinstance(ref.get("path"), str):

@@ -1,6 +1,7 @@
-"""Sources read as runs of lines for the offline answerer (pure): which lines define a name,
-which explain (comments, docstrings, prose), which question terms each says, and what a window of
-lines is about.
+"""Sources read as runs of lines for the offline answerer (pure): which lines define a name (the
+chunker's tree-sitter queries, definitions.py), which explain (comments, docstrings, prose), which
+do the work (statements in a function's body), which question terms each says, and what a window
+of lines is about.
 
 Sources that are adjacent pieces of one file are read as one run of lines, so a signature and its
 docstring split across two chunks still make one window.
@@ -15,17 +16,9 @@ from typing import Any
 
 from ..core.terms import says, word_parts
 from .citations import declared_lines
+from .definitions import CALLABLE_KINDS, Defined, definitions
 from .prompt import Source
 
-_MODIFIERS = (
-    r"(?:(?:export|default|public|private|protected|static|async|abstract|pub|override)\s+)*"
-)
-_DEF = re.compile(
-    rf"^\s*{_MODIFIERS}(?:def|class|function|func|fn|interface|type|struct|enum|trait|module)"
-    r"\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)"
-)
-_METHOD = re.compile(rf"^\s*{_MODIFIERS}([A-Za-z_$][\w$]*)\s*\(.*\)[^;=]*\{{\s*$")
-_NOT_METHODS = frozenset({"if", "for", "while", "switch", "catch", "with", "return", "function"})
 HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 COMMENT = re.compile(r'^\s*(?:"""|\'\'\'|#(?![!\[])|//|/\*|\*(?!\*)|--|<!--)')
 COMMENT_MARKS = re.compile(
@@ -37,16 +30,6 @@ PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
 def terms_said(words: list[str], query: frozenset[str]) -> list[str]:
     """The question terms ``words`` say, one per word that says one, in order."""
     return [term for word in words for term in query if says(word, term)]
-
-
-def defined_name(line: str) -> str | None:
-    match = _DEF.match(line)
-    if match:
-        return match.group(1)
-    match = _METHOD.match(line)
-    if match and match.group(1) not in _NOT_METHODS:
-        return match.group(1)
-    return None
 
 
 def doc_sentence(line: str, query: frozenset[str] = frozenset()) -> str:
@@ -68,6 +51,7 @@ class Subject:
     defined_here: bool  # the definition line of ``name`` is one of the window's lines
     enclosing: str | None  # else the definition (or chunk symbol) the window sits inside
     doc: str | None  # an explaining sentence of the window or of its definition
+    qualified: str | None = None  # ``name`` or ``enclosing`` with its parents: `Class.method`
 
 
 @dataclass
@@ -82,8 +66,40 @@ class Run:
     ranks: list[int]  # that source's position in the request (retrieval rank)
     terms: list[set[str]]
     line_terms: list[list[str]]  # with repeats, in order
-    is_def: list[bool]
+    is_def: list[bool]  # a definition's signature lines (decorators included), a prose heading
     is_doc: list[bool]
+    defined: list[Defined]  # the run's definitions, as indexes into ``lines``
+
+    def defined_at(self, index: int) -> Defined | None:
+        """The definition whose signature line ``index`` is (the innermost one)."""
+        found = [d for d in self.defined if d.head <= index <= d.signature_end]
+        return found[-1] if found else None
+
+    def qualified(self, definition: Defined) -> str:
+        """``Parent.name``: its parents in the run, else the chunk's symbol when that is the
+        definition's own."""
+        parent = self.body_of(definition.head)
+        if parent is not None:
+            return f"{self.qualified(parent)}.{definition.name}"
+        symbol = self.owners[definition.head].symbol
+        return symbol if symbol and symbol.endswith(f".{definition.name}") else definition.name
+
+    def body_of(self, index: int) -> Defined | None:
+        """The innermost definition whose body holds line ``index``."""
+        inside = [d for d in self.defined if d.encloses(index)]
+        return inside[-1] if inside else None
+
+    def does(self, index: int) -> bool:
+        """Line ``index`` is a statement doing the work: code in a function's body, not a
+        signature, a comment or docstring, or a field declared in a class."""
+        owner = self.body_of(index)
+        return (
+            owner is not None
+            and owner.kind in CALLABLE_KINDS
+            and not self.is_def[index]
+            and not self.is_doc[index]
+            and bool(self.lines[index].strip())
+        )
 
     @classmethod
     def of(cls, ranked: list[tuple[int, Source]]) -> Run:
@@ -107,10 +123,11 @@ class Run:
             )
             if (line.count('"""') + line.count("'''")) % 2:
                 in_docstring = not in_docstring
-        is_def = [
-            defined_name(line) is not None or (prose and bool(HEADING.match(line)))
-            for line in lines
-        ]
+        defined = [] if prose else definitions(ranked[0][1].path, "\n".join(lines))
+        is_def = [prose and bool(HEADING.match(line)) for line in lines]
+        for definition in defined:
+            for index in range(definition.head, definition.signature_end + 1):
+                is_def[index] = True
         line_terms = [word_parts(line) for line in lines]
         return cls(
             path=ranked[0][1].path,
@@ -122,6 +139,7 @@ class Run:
             line_terms=line_terms,
             is_def=is_def,
             is_doc=is_doc,
+            defined=defined,
         )
 
     def number(self, index: int) -> int:
@@ -151,9 +169,15 @@ class Run:
     def subject(self, first: int, last: int, query: frozenset[str]) -> Subject:
         # The definition inside the window, else the nearest one just above it.
         order = [*range(first, last + 1), *range(first - 1, max(-1, first - 3), -1)]
-        name_at = next((i for i in order if defined_name(self.lines[i])), None)
-        name = defined_name(self.lines[name_at]) if name_at is not None else None
-        enclosing = None if name else self._enclosing(first)
+        name_at = next((i for i in order if self.defined_at(i)), None)
+        definition = self.defined_at(name_at) if name_at is not None else None
+        name = definition.name if definition else None
+        enclosing = None if definition else self._enclosing(first)
+        if definition is not None:
+            qualified: str | None = self.qualified(definition)
+        else:
+            owner = self.body_of(first)
+            qualified = self.qualified(owner) if owner is not None else enclosing
         defined_here = name_at is not None and first <= name_at <= last
         # The window's explaining lines read as one text (a sentence may span lines), else the
         # first explaining line just under the definition (a docstring).
@@ -162,7 +186,11 @@ class Run:
             for i in range(first, last + 1)
             if self.is_doc[i]
         )
-        below = range(name_at + 1, min(len(self.lines), name_at + 4)) if name_at is not None else []
+        below = (
+            range(definition.signature_end + 1, min(len(self.lines), definition.signature_end + 4))
+            if definition is not None
+            else range(0)
+        )
         doc = (doc_sentence(inside, query) if inside.strip() else None) or next(
             (
                 sentence
@@ -173,22 +201,17 @@ class Run:
             ),
             None,
         )
-        return Subject(name, defined_here, enclosing, doc)
+        return Subject(name, defined_here, enclosing, doc, qualified)
 
     def _enclosing(self, at: int) -> str | None:
-        """Name of the nearest definition above that is indented less than line ``at``; else the
-        chunk's symbol when the run starts inside a definition; None at the top level."""
-        depth = _indent(self.lines[at])
-        for index in range(at - 1, -1, -1):
-            line = self.lines[index]
-            if line.strip() and _indent(line) < depth:
-                name = defined_name(line)
-                if name:
-                    return name
-                depth = _indent(line)
+        """Name of the innermost definition whose body holds line ``at``; else the chunk's
+        symbol when the run starts inside a definition; None at the top level."""
+        owner = self.body_of(at)
+        if owner is not None:
+            return owner.name
         # A top-level line (an import, ``__all__``) is outside every definition: the chunk's
         # symbol names its first definition further down, and "In `that`" would be false.
-        if depth == 0 and not self.path.lower().endswith(PROSE_SUFFIXES):
+        if not _indent(self.lines[at]) and not self.path.lower().endswith(PROSE_SUFFIXES):
             return None
         return self.owners[at].symbol
 

@@ -32,7 +32,9 @@ _STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
 _COMMENT_TAIL = re.compile(r"\s#.*$|\s//.*$")
 _OPEN, _CLOSE = "([{", ")]}"
 _SENTENCE_END = re.compile(r"""[.!?:;]["')\]]*\s*(?:\"{3}|'{3}|\*/|-->)?\s*$""")
-_DANGLING = re.compile(r"[,(\[{\\]\s*$|\b(?:and|or|not|in|is)\s*$")
+# A line ending in a comma, an open bracket, an operator word or a block's colon (`if x:`) goes
+# on below.
+_DANGLING = re.compile(r"[,(\[{\\:]\s*$|\b(?:and|or|not|in|is)\s*$")
 
 
 def _depth_change(line: str) -> tuple[int, int]:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from ..core.config import Config
 from ..ingest.paths import repo_relative
 from ..ingest.workers import Job, Prepared, chunked_isolated, prepared
+from . import manifest
 from .lock import IndexBusy, write_lock
 from .passes import (
     Batch,
@@ -127,11 +128,16 @@ class Indexer:
         """Bring the whole index up to date with the working tree."""
         started = time.monotonic()
         with self._write_lock(progress):
+            manifest.discard(self.index_dir)  # until this pass has finished everything
             self._ignore = None  # ignore files may have changed unseen: reload them later
             totals = self._healing(lambda: self._full_pass(progress, cancel), progress, cancel)
         if not totals.cancelled:
             self.optimize_if_due()
-        return pass_report(self.store, started, totals)
+        report = pass_report(self.store, started, totals)
+        cancelled = totals.cancelled or (cancel is not None and cancel.is_set())  # e.g. embedding
+        if totals.walked is not None and not cancelled and self._embedding["state"] != "failed":
+            manifest.record_pass(self.index_dir, self.config, totals.walked, report)
+        return report
 
     def _healing(
         self,
@@ -179,7 +185,7 @@ class Indexer:
             self._pending = {f.path for f in todo}
         store.delete(gone)
 
-        totals = Totals(deleted=len(gone), skipped=list(found.skipped))
+        totals = Totals(deleted=len(gone), skipped=list(found.skipped), walked=found.files)
         batch = Batch()
         # Largest files first: the workers then end the pass on small files, finishing together.
         jobs = [

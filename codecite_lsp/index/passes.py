@@ -12,7 +12,7 @@ from ..core.records import Chunk
 from ..ingest.languages import language_for_path
 
 if TYPE_CHECKING:
-    from ..ingest.scan import Skip, SourceFile
+    from ..ingest.scan import Skip, SourceFile, WorkspaceFile
     from .store import FileRecord, Store
 
 
@@ -26,6 +26,7 @@ class IndexReport:
     skipped: list[Skip] = field(default_factory=list)
     written_chunks: int = 0
     cancelled: bool = False
+    unchanged: bool = False  # told by the manifest: nothing read, the index not even opened
 
     def summary(self) -> str:
         text = (
@@ -33,6 +34,8 @@ class IndexReport:
             f"({self.written_files} written, {self.deleted_files} deleted, "
             f"{len(self.skipped)} skipped)"
         )
+        if self.unchanged:
+            return text + " - unchanged since the last pass"
         return text + (" - cancelled" if self.cancelled else "")
 
 
@@ -58,6 +61,7 @@ class Totals:
     deleted: int = 0
     skipped: list[Skip] = field(default_factory=list)
     cancelled: bool = False
+    walked: list[WorkspaceFile] | None = None  # the full pass's walk, for the manifest
 
 
 @dataclass

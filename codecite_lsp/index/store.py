@@ -26,6 +26,7 @@ from typing import Any
 from ..core.environment import apply_defaults
 from ..core.fulltext import query_terms, search_terms
 from ..core.records import Chunk
+from .lance_import import import_lancedb
 from .tables import (
     SCHEMA_VERSION,
     FileRecord,
@@ -72,7 +73,7 @@ class Store(VectorsMixin):
     @classmethod
     def open(cls, index_dir: Path) -> Store:
         apply_defaults()
-        import lancedb
+        lancedb = import_lancedb()  # lazy: it takes seconds (the least possible, see there)
 
         index_dir.mkdir(parents=True, exist_ok=True)
         ignore = index_dir / ".gitignore"

@@ -12,7 +12,7 @@ import logging
 import shutil
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class VectorsMixin:
-    """Store's vector methods; the attributes below are the Store's."""
+class _Store(Protocol):
+    """What the vector methods use of the Store they are mixed into (their ``self``)."""
 
     index_dir: Path
     _db: Any
@@ -43,20 +43,28 @@ class VectorsMixin:
     _lock: threading.Lock
 
     @property
-    def meta(self) -> Meta:
-        raise NotImplementedError
+    def meta(self) -> Meta: ...
 
-    def save_meta(self, meta: Meta) -> None:
-        raise NotImplementedError
+    def save_meta(self, meta: Meta) -> None: ...
 
-    def _vectors_table(self) -> Any | None:
+    def _vectors_table(self) -> Any | None: ...
+
+    def _drop_vectors(self, exc: BaseException) -> None: ...
+
+    def _vector_hashes(self, embedder: str | None) -> list[str]: ...
+
+
+class VectorsMixin:
+    """Store's vector methods; each takes the Store as ``self`` (typed by ``_Store``)."""
+
+    def _vectors_table(self: _Store) -> Any | None:
         try:
             return _open_table(self._db, self.index_dir, "vectors")
         except Exception as exc:  # a damaged manifest: the vectors are rebuilt from the chunks
             self._drop_vectors(exc)
             return None
 
-    def _drop_vectors(self, exc: BaseException) -> None:
+    def _drop_vectors(self: _Store, exc: BaseException) -> None:
         """Vectors can always be computed again: a damaged table is dropped, never a failure."""
         log.warning(
             "the vectors in %s were damaged (%s); computing them again", self.index_dir, _said(exc)
@@ -65,7 +73,7 @@ class VectorsMixin:
             self._db.drop_table("vectors")
         shutil.rmtree(self.index_dir / "lance" / "vectors.lance", ignore_errors=True)
 
-    def _vector_hashes(self, embedder: str | None) -> list[str]:
+    def _vector_hashes(self: _Store, embedder: str | None) -> list[str]:
         """Content hashes holding a vector (from ``embedder``, or any); [] if damaged."""
         vectors = self._vectors_table()
         if vectors is None:
@@ -77,7 +85,7 @@ class VectorsMixin:
             self._drop_vectors(exc)
             return []
 
-    def missing_vectors(self, embedder: str, limit: int) -> list[tuple[str, str]]:
+    def missing_vectors(self: _Store, embedder: str, limit: int) -> list[tuple[str, str]]:
         """(content_hash, text) of chunks that have no vector from ``embedder`` yet."""
         wanted = dict.fromkeys(_column(self._chunks, "content_hash"))
         for h in self._vector_hashes(embedder):
@@ -90,7 +98,7 @@ class VectorsMixin:
                 texts.setdefault(row["content_hash"], row["text"])
         return [(h, texts[h]) for h in hashes if h in texts]
 
-    def put_vectors(self, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:
+    def put_vectors(self: _Store, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:
         """Store one vector per content hash; an existing (hash, embedder) pair is kept."""
         import pyarrow as pa
 
@@ -126,7 +134,7 @@ class VectorsMixin:
         )
         table.merge_insert(["content_hash", "embedder"]).when_not_matched_insert_all().execute(rows)
 
-    def vector_count(self, embedder: str | None) -> int:
+    def vector_count(self: _Store, embedder: str | None) -> int:
         """Vectors (from ``embedder``, or any) of chunks in the index: vectors of content no
         longer indexed wait for optimize() to delete them and are not counted."""
         stored = self._vector_hashes(embedder)
@@ -135,7 +143,7 @@ class VectorsMixin:
         return len(set(stored) & set(_column(self._chunks, "content_hash")))
 
     def vector_search(
-        self, embedder: str, vector: np.ndarray, limit: int
+        self: _Store, embedder: str, vector: np.ndarray, limit: int
     ) -> list[tuple[Chunk, float]]:
         """Chunks whose vector is nearest ``vector``, best first, scored by cosine similarity."""
         table = self._vectors_table()

@@ -77,6 +77,9 @@ class WorkspaceFile:
     path: str  # repo-relative, "/" separators
     size: int
     mtime_ns: int
+    # Changes with any write or permission change and cannot be set back: the manifest's check
+    # (index/manifest.py) is thereby stricter than the size + mtime shortcut of a pass.
+    ctime_ns: int = 0
 
 
 @dataclass
@@ -168,7 +171,9 @@ def _scan_file(rel: str, path: str, config: Config) -> WorkspaceFile | Skip:
     if not stat.S_ISREG(st.st_mode):
         return Skip(rel, REASON_NOT_REGULAR)
     too_large = _too_large(st.st_size, config)
-    return Skip(rel, too_large) if too_large else WorkspaceFile(rel, st.st_size, st.st_mtime_ns)
+    if too_large:
+        return Skip(rel, too_large)
+    return WorkspaceFile(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def scan(

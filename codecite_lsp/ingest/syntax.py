@@ -355,6 +355,8 @@ class Header:
     name: str
     start_line: int
     end_line: int
+    kind: str = ""  # "function", "method", "class", ... (the query's definition.<kind>)
+    last_line: int = 0  # the definition's last line (its body's end)
 
 
 def headers(path: str, text: str) -> list[Header]:
@@ -365,8 +367,11 @@ def headers(path: str, text: str) -> list[Header]:
     if lines is None or language is None or language == "markdown":
         return []
     parsed = parse_any(language, lines)
-    if parsed is None:
-        return []  # too deep or too slow to parse safely
+    return [] if parsed is None else parsed_headers(parsed, lines)  # None: too deep or slow
+
+
+def parsed_headers(parsed: Parsed, lines: Lines) -> list[Header]:
+    """``headers`` of a text already parsed, by start line."""
     found: list[Header] = []
     pending = list(parsed.roots)
     while pending:
@@ -376,13 +381,17 @@ def headers(path: str, text: str) -> list[Header]:
         if node is None:
             continue
         body = node.child_by_field_name("body")
+        if body is None and node.named_child_count:  # `const f = () => {}`: the value's body
+            value = node.named_children[0].child_by_field_name("value")
+            body = value.child_by_field_name("body") if value is not None else None
         end = definition.head
         if body is not None and body.start_point.row > definition.head:
             row = body.start_point.row
             before = lines.source[lines.byte_starts[row] : body.start_byte]
             end = row if before.strip() else row - 1  # `) {` ends a signature; an indent does not
         name = definition.path.rsplit(CODE_SEPARATOR, 1)[-1]
-        found.append(Header(name, definition.head + 1, min(end, lines.count - 1) + 1))
+        last = min(end, lines.count - 1) + 1
+        found.append(Header(name, definition.head + 1, last, definition.kind, definition.end))
     return sorted(found, key=lambda header: header.start_line)
 
 

@@ -52,7 +52,8 @@ async def index_with_progress(ls: CodeciteServer, session: Session) -> None:
     token = f"codecite-index-{uuid.uuid4().hex[:8]}"
     cancel = threading.Event()
     ls.index_runs.add(cancel)
-    session.indexing = True  # from now: status says "indexing" while the watcher starts too
+    # from now: status says "indexing" while the watcher starts too
+    session.upkeep.indexing = True
     progress = await _begin(ls, token, session.root.name)
     if progress:
         ls.work_done_progress.tokens[token].add_done_callback(lambda _: cancel.set())
@@ -65,17 +66,17 @@ async def index_with_progress(ls: CodeciteServer, session: Session) -> None:
 
     loop = asyncio.get_running_loop()
     try:  # before the pass, so edits made while it runs are caught too
-        await loop.run_in_executor(ls.work, session.watch)
+        await loop.run_in_executor(ls.work, session.upkeep.watch)
     except Exception as exc:  # no live updates, but didSave and requests still work
         ls.report("file watcher", exc)
     summary = "cancelled"
     try:
-        summary = await loop.run_in_executor(ls.indexing, session.index, on_progress, cancel)
+        summary = await loop.run_in_executor(ls.indexing, session.upkeep.index, on_progress, cancel)
     except Exception as exc:
         ls.report("indexing", exc)
         summary = f"failed: {exc}"
     finally:
-        session.indexing = False
+        session.upkeep.indexing = False
         ls.index_runs.discard(cancel)
         if progress:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=summary))

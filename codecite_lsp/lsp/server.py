@@ -27,7 +27,8 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..core.environment import apply_defaults
 from ..core.wording import Wording, wording
-from ..service.session import Cancelled, Session, SessionError
+from ..service.errors import Cancelled, SessionError
+from ..service.session import Session
 from . import roots
 from .features import ask, citations, hover, search, status
 from .params import AskParams, HistoryParams, SearchParams, one_argument, parse, plain, uri_to_path
@@ -333,7 +334,7 @@ def on_save(ls: CodeciteServer, params: types.DidSaveTextDocumentParams) -> None
     except JsonRpcInvalidParams:
         return  # a file outside every workspace folder: nothing to index
     path = uri_to_path(params.text_document.uri)
-    ls.work.submit(_guard_notification, ls, "index update", session.saved, path)
+    ls.work.submit(_guard_notification, ls, "index update", session.upkeep.saved, path)
 
 
 def _guard_notification(

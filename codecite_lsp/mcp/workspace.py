@@ -1,9 +1,8 @@
 """The live index behind the MCP tools: the language server's ``Session``, driven for an agent.
 
-This is the only module of the MCP server that touches ``codecite_lsp.lsp`` (one import,
-``Session``, allowed by name in the import-linter contract): the Session already owns the lazy
-build, the watcher, the upkeep after edits and the index notes, and the MCP server must not grow
-a second copy of them.
+The Session already owns the lazy build, and its Upkeep the watcher, the upkeep after edits and
+the index notes; the tools' work is the service's own ``ask`` and ``search``: the MCP server must
+not grow a second copy of any of them.
 
 Start-up order matters for the first tool call (issue 14: answered within 2 s): ``start`` opens
 the index in a background thread while the stdio loop answers ``initialize``; a call that needs
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..service import ask, search
 from ..service.session import Session
 
 log = logging.getLogger("codecite_lsp")
@@ -66,11 +66,11 @@ class Workspace:
         finally:
             self._searchable.set()
         try:  # before the pass, so edits made while it runs are caught too
-            self.session.watch()
+            self.session.upkeep.watch()
         except Exception:  # no live updates, but the pass and every tool still work
             log.exception("file watcher failed")
         try:
-            self.summary = self.session.index(self._on_progress, self._cancel)
+            self.summary = self.session.upkeep.index(self._on_progress, self._cancel)
             log.info("index pass: %s", self.summary)
         except Exception as exc:  # e.g. another process kept the index locked too long
             log.exception("indexing failed")
@@ -95,15 +95,15 @@ class Workspace:
             done, total = self.progress.done, self.progress.total
             counted = f" ({done}/{total}: {self.progress.message})" if total else ""
             return f"indexing is still running{counted}: results may be incomplete"
-        return self.pass_failure or self.session.index_note()
+        return self.pass_failure or self.session.upkeep.note()
 
     # -- the tools' work (blocking: run in worker threads) ------------------------------------
 
     def search(self, query: str, limit: int, cancel: threading.Event) -> list[dict[str, Any]]:
-        return self.session.search(query, limit, cancel=cancel)
+        return search.search(self.session, query, limit, cancel=cancel)
 
     def ask(self, question: str, cancel: threading.Event) -> dict[str, Any]:
-        return self.session.ask(question, None, None, None, cancel=cancel)
+        return ask.ask(self.session, question, None, None, None, cancel=cancel)
 
     def close(self) -> None:
         """Stop the pass (it checks between steps, so a batch being written finishes) and the

@@ -1,4 +1,5 @@
-"""The server's features, one module each: thin handlers between typed params and a Session.
+"""The server's features, one module each: thin handlers between typed params and the service's
+operations (service/ask.py, search.py, citations.py, status.py) on a root's Session.
 
 Each handler takes a ``Host`` (the server, or a fake in unit tests) and returns the JSON or LSP
 value to send; the blocking work runs in ``host.run`` (a worker thread), never on the event loop.

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...answer.followup import Turn
+from ...service.ask import ask as ask_root
 from .. import region
 from ..params import AskParams, uri_to_path
 
@@ -46,7 +47,8 @@ def _ask(
         text, position = (
             (None, None) if found is None else (found[0], (found[1], params.position.character))
         )
-    return session.ask(
+    return ask_root(
+        session,
         params.question,
         path,
         text,

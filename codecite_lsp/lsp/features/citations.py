@@ -4,19 +4,15 @@ now) and ``codecite/history`` (past answers, one page at a time, citations re-re
 from __future__ import annotations
 
 import functools
-import threading
-from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ...service import shaping
-from ...service.session import check
+from ...service.citations import past_answers, resolve
+from ...service.paths import absolute
 from ..params import CitationArg, HistoryParams, parse
 
 if TYPE_CHECKING:
-    from ...service.session import Session
     from . import Host
 
 OPEN_CITATION = "codecite.openCitation"
@@ -25,9 +21,9 @@ OPEN_CITATION = "codecite.openCitation"
 async def open_citation(host: Host, citation: dict[str, Any]) -> dict[str, Any]:
     where = parse(CitationArg, citation, OPEN_CITATION)
     session = host.citation_session(where.root, where.path)
-    path = session.absolute(where.path)
+    path = absolute(session.root, where.path)
     resolution = await host.run(
-        session.resolve, citation, functools.partial(host.current_text, path)
+        resolve, session, citation, functools.partial(host.current_text, path)
     )
     state, rel = resolution["state"], where.path
     if state in ("exact", "moved"):
@@ -58,37 +54,6 @@ async def history(host: Host, params: HistoryParams) -> dict[str, Any]:
         entries.extend(await host.run(past_answers, session, wanted, host.current_text))
     entries.sort(key=lambda entry: str(entry.get("time", "")), reverse=True)
     return {"entries": entries[params.offset : wanted]}
-
-
-def past_answers(
-    session: Session,
-    limit: int,
-    read: Callable[[Path], str | None],
-    offset: int = 0,
-    *,
-    cancel: threading.Event,
-) -> list[dict[str, Any]]:
-    """One root's page of past answers (newest first after ``offset``), every citation
-    re-resolved against what the user sees now; a file now private is never read."""
-    from ...answer.history import History
-
-    privacy = session.privacy()
-    private: dict[str, str] = {}
-    shown: dict[str, str | None] = {}
-
-    def read_rel(rel: str) -> str | None:
-        if rel not in shown:
-            why = privacy.file_refusal(rel)
-            if why is not None:
-                private[rel] = why
-            shown[rel] = None if why is not None else read(session.absolute(rel))
-        return shown[rel]
-
-    records = []
-    for item in History(session.index_dir).resolved(session.root, read_rel, limit, offset):
-        check(cancel)
-        records.append(shaping.history_record(item, session.root, shown, private))
-    return records[::-1]
 
 
 def line_range(text: str, start_line: int, end_line: int) -> types.Range:

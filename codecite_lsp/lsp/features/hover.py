@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ...service.session import check, is_credential
+from ...service.ask import is_credential
+from ...service.errors import check
+from ...service.paths import relative
 from .. import region
 from ..params import uri_to_path
 
@@ -67,7 +69,7 @@ def explain(
     from ...answer.hover import command_link, explain_symbol
     from ...ingest.workers import SymbolQuery, symbol_isolated
 
-    rel = session.relative(path)
+    rel = relative(session.root, path)
     if session.privacy().path_refusal(rel):
         return None  # the word under the cursor may be the secret itself
     # Parsed in a worker process: an unsaved buffer that crashes the grammar costs the
@@ -85,7 +87,7 @@ def explain(
             symbol,
             found,
             functools.partial(command_link, root=session.root),
-            note=session.index_note(),
+            note=session.upkeep.note(),
             cancel=cancel,
             ask_model=_model(session, rel, symbol),
             model_wait=session.config.hover_timeout,

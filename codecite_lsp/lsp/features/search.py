@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...service.search import search as search_root
 from ..params import SearchParams
 
 if TYPE_CHECKING:
@@ -12,5 +13,5 @@ if TYPE_CHECKING:
 
 async def search(host: Host, params: SearchParams) -> dict[str, Any]:
     session = host.session_for(params.uri) if params.uri else host.default_session()
-    results = await host.run(session.search, params.query, params.limit)
+    results = await host.run(search_root, session, params.query, params.limit)
     return {"results": results}

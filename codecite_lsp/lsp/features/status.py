@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...service.status import status as root_status
+
 if TYPE_CHECKING:
     from . import Host
 
@@ -11,4 +13,4 @@ if TYPE_CHECKING:
 async def status(host: Host) -> dict[str, Any]:
     # On the event loop, deliberately: it only reads counters, and it must answer while
     # every worker is busy (a hover on a huge buffer, an index pass).
-    return {"roots": [session.status() for session in list(host.sessions.values())]}
+    return {"roots": [root_status(session.upkeep) for session in list(host.sessions.values())]}

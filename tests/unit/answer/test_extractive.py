@@ -52,7 +52,7 @@ ROTATE_KEY_LINES = range(47, 58)  # def rotate_key ... return fresh in keyvault/
 @pytest.mark.parametrize("window", [12, 20, 80])
 def test_key_rotation_question_quotes_rotate_key(window: int) -> None:
     sources = repo_sources(window)
-    raw = answer("how are API keys rotated?", sources)
+    raw = answer("Which function rotates API keys?", sources)
     claims = claims_of(raw)
     assert 2 <= len(claims) <= 4
     path, start, end = lines_cited(sources, claims[0])
@@ -64,6 +64,17 @@ def test_key_rotation_question_quotes_rotate_key(window: int) -> None:
     for claim in claims:  # short windows of lines, never whole chunks
         _, first, last = lines_cited(sources, claim)
         assert last - first < 4
+    assert isinstance(verify(raw, sources), GatePassed)
+
+
+@pytest.mark.parametrize("window", [12, 20, 80])
+def test_how_keys_are_rotated_is_answered_by_the_body_of_rotate_key(window: int) -> None:
+    sources = repo_sources(window)
+    raw = answer("how are API keys rotated?", sources)
+    claims = claims_of(raw)
+    path, start, end = lines_cited(sources, claims[0])
+    assert (path, start, end) == ("keyvault/keys.py", 55, 55)  # fresh = new_key(now)
+    assert claims[0]["text"] == "In `rotate_key` (keyvault/keys.py), line 55:"
     assert isinstance(verify(raw, sources), GatePassed)
 
 
@@ -160,7 +171,7 @@ SPLIT = [
 
 
 def test_a_signature_and_docstring_split_across_chunks_are_quoted_together() -> None:
-    raw = answer("how are API keys rotated?", SPLIT)
+    raw = answer("Which function rotates API keys?", SPLIT)
     first = claims_of(raw)[0]
     assert first["text"].startswith("`rotate_key` in keyvault/keys.py: Rotate a client's API key")
     assert [(c["source"], c["start_line"], c["end_line"]) for c in first["citations"]] == [
@@ -248,7 +259,7 @@ def test_a_claim_says_defined_only_when_it_quotes_the_definition() -> None:
     )
     sources = [source("S1", "locks.py", lock, 128, "Lock.release")]
     claims = claims_of(answer("When is RuntimeError raised for a lock not acquired?", sources))
-    assert [c["text"] for c in claims] == ["In `release` (locks.py), line 130:"]
+    assert [c["text"] for c in claims] == ["In `Lock.release` (locks.py), line 130:"]
     assert claims[0]["citations"][0]["quote"] == "    raise RuntimeError('Lock is not acquired.')"
 
 

@@ -125,7 +125,7 @@ def test_definitions_come_before_their_uses() -> None:
     )
     definition = 'def rotate(key):\n    """Return a replacement."""\n    return new_key(key)'
     sources = _sources(("jobs.py", use), ("keys.py", definition))
-    result = verify(answer("how does rotate issue a fresh key?", sources), sources)
+    result = verify(answer("Where does rotate issue a fresh key?", sources), sources)
     assert isinstance(result, GatePassed)
     cited = [s.citations[0] for s in result.spans if isinstance(s, ClaimSpan)]
     order = [c.path for c in cited]

@@ -25,7 +25,7 @@ from codecite_lsp.ingest.chunking import chunk_text
 FAKE_KEY = "THISISAFAKESECRETDONOTLEAK"
 SUMMARY = re.compile(
     r"^indexed (\d+) files, (\d+) chunks in [\d.]+ s "
-    r"\((\d+) written, (\d+) deleted, (\d+) skipped\)$"
+    r"\((\d+) written, (\d+) deleted, (\d+) skipped\)( - unchanged since the last pass)?$"
 )
 
 

@@ -42,8 +42,12 @@ def test_prose_defines_nothing() -> None:
 
 def test_a_signature_ends_where_the_body_begins() -> None:
     python = "@cached\ndef consume_value(\n    self, ctx\n):\n    return ctx\n"
-    assert headers("core.py", python) == [Header("consume_value", 1, 4)]
+    assert headers("core.py", python) == [Header("consume_value", 1, 4, "function", 5)]
     go = "package a\n\nfunc Render(\n\tw int,\n) error {\n\treturn nil\n}\n"
-    assert headers("a.go", go) == [Header("Render", 3, 5)]  # `) error {` is signature
+    # `) error {` is signature
+    assert headers("a.go", go) == [Header("Render", 3, 5, "function", 7)]
     cut_short = "class Loader:\n    def load(self, name):\n        if name:\n"
-    assert headers("l.py", cut_short) == [Header("Loader", 1, 1), Header("load", 2, 2)]
+    assert headers("l.py", cut_short) == [
+        Header("Loader", 1, 1, "class", 3),
+        Header("load", 2, 2, "method", 3),
+    ]

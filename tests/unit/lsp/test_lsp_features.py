@@ -12,50 +12,84 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from codecite_lsp.core.answers import Refused
+from codecite_lsp.core.records import Result
 from codecite_lsp.lsp import region
 from codecite_lsp.lsp.features import ask, citations, hover, search, status
 from codecite_lsp.lsp.params import AskParams, HistoryParams, Position, SearchParams
+from codecite_lsp.service.errors import SessionError
 
 T = TypeVar("T")
 
 
 class FakeConfig:
     hover = True
+    embedding = "none"
 
 
-class FakeSession:
+class FakeIndexer:
+    def __init__(self) -> None:
+        self.pending: set[str] = set()
+
+    def status(self) -> dict[str, Any]:
+        return {"files_indexed": 3, "chunks": 7}
+
+
+class FakeUpkeep:
+    """The index's upkeep, without an index: three files indexed, nothing pending."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self.config = FakeConfig()
-        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        self.indexer = FakeIndexer()
+        self.indexing = False
+        self.skipped: list[Any] = []
 
-    def ask(self, question: str, path: Path | None, text: str | None, position: Any, **_: Any):
-        self.calls.append(("ask", (question, path, text, position)))
-        return {"status": "refused", "reason": "no_span_in_retrieval"}
+    def note(self) -> str | None:
+        return None
 
-    def search(self, query: str, limit: int, **_: Any) -> list[dict[str, Any]]:
+
+class FakeRetriever:
+    def __init__(self, calls: list[tuple[str, tuple[Any, ...]]]) -> None:
+        self.calls = calls
+
+    def search(self, query: str, limit: int) -> list[Result]:
         self.calls.append(("search", (query, limit)))
-        return [{"path": "a.py"}]
+        return [Result(path, 1, 2, None, 1.0, "h", "x = 1") for path in ("a.py", ".env")]
 
-    @property
-    def index_dir(self) -> Path:
-        return self.root / ".codecite"
 
-    def privacy(self) -> Any:
-        class Open:
-            def file_refusal(self, path: str) -> None:
-                return None
+class FakeAnswerer:
+    def __init__(self, calls: list[tuple[str, tuple[Any, ...]]]) -> None:
+        self.calls = calls
 
-        return Open()
+    def ask(self, question: str, context: dict[str, Any] | None, **_: Any) -> Refused:
+        self.calls.append(("ask", (question, context)))
+        return Refused(reason="no_span_in_retrieval", detail="")
 
-    def status(self) -> dict[str, Any]:
-        return {"root": str(self.root), "files_indexed": 3}
 
-    def absolute(self, rel: str) -> Path:
-        return self.root / rel
+class OnlyEnvIsPrivate:
+    """The privacy rules: ``.env`` is a secret, everything else is open."""
 
-    def resolve(self, citation: dict[str, Any], read: Any, **_: Any) -> dict[str, Any]:
-        return {"state": "gone", "path": citation["path"], "reason": "not an indexed file"}
+    def path_refusal(self, path: str) -> str | None:
+        return "not an indexed file" if path == ".env" else None
+
+    file_refusal = path_refusal
+
+
+class FakeSession:
+    """The parts the features and service operations use, with no index behind them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.config = FakeConfig()
+        self.index_dir = root / ".codecite"
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        self.upkeep = FakeUpkeep(root)
+        self.retriever = FakeRetriever(self.calls)
+        self.answerer = FakeAnswerer(self.calls)
+
+    def privacy(self) -> OnlyEnvIsPrivate:
+        return OnlyEnvIsPrivate()
 
 
 class FakeHost:
@@ -65,6 +99,7 @@ class FakeHost:
         self.text = text
         self.told: list[str] = []
         self.shown: list[types.ShowDocumentParams] = []
+        self.read: list[Path] = []
 
     def session_for(self, uri: str) -> FakeSession:
         if not uri.startswith(self.session.root.as_uri()):
@@ -78,6 +113,7 @@ class FakeHost:
         return self.session
 
     def current_text(self, path: Path) -> str | None:
+        self.read.append(path)
         return self.text
 
     def encoding(self) -> str:
@@ -126,24 +162,35 @@ def test_hover_outside_every_root_is_empty_not_an_error(tmp_path: Path):
     assert asyncio.run(hover.hover(host, params)) is None  # type: ignore[arg-type]
 
 
-def test_ask_passes_the_cursor_region_and_position(tmp_path: Path):
-    host = FakeHost(tmp_path, "def f():\n    return 1\n")
-    params = AskParams(question="why?", uri=(tmp_path / "a.py").as_uri(), position=Position(1, 4))
+def test_ask_boosts_the_symbol_at_the_cursor(tmp_path: Path):
+    host = FakeHost(tmp_path, "def f():\n    return 1\n\ndef g():\n    return 2\n")
+    params = AskParams(question="why?", uri=(tmp_path / "a.py").as_uri(), position=Position(4, 4))
+    answer = asyncio.run(ask.ask(host, params))  # type: ignore[arg-type]
+    assert answer["status"] == "refused"
+    assert host.session.calls == [("ask", ("why?", {"path": "a.py", "symbol": "g"}))]
+
+
+def test_ask_in_a_private_file_sends_no_symbol(tmp_path: Path):
+    host = FakeHost(tmp_path, "API_KEY = 'x'\n")
+    params = AskParams(question="why?", uri=(tmp_path / ".env").as_uri(), position=Position(0, 1))
     asyncio.run(ask.ask(host, params))  # type: ignore[arg-type]
-    ((name, (question, path, text, position)),) = host.session.calls
-    assert (name, question, path, text, position) == (
-        "ask",
-        "why?",
-        tmp_path / "a.py",
-        "def f():\n    return 1\n",
-        (1, 4),
-    )
+    assert host.session.calls == [("ask", ("why?", {"path": ".env"}))]
 
 
-def test_search_returns_results_under_their_key(tmp_path: Path):
+def test_ask_about_a_file_not_indexed_yet_is_refused_without_the_model(tmp_path: Path):
+    host = FakeHost(tmp_path, "x = 1\n")
+    host.session.upkeep.indexer.pending = {"new.py"}
+    params = AskParams(question="why?", uri=(tmp_path / "new.py").as_uri())
+    answer = asyncio.run(ask.ask(host, params))  # type: ignore[arg-type]
+    assert (answer["status"], answer["reason"]) == ("refused", "stale_index")
+    assert "new.py is not indexed yet" in answer["detail"]
+    assert host.session.calls == []
+
+
+def test_search_returns_results_under_their_key_less_private_files(tmp_path: Path):
     host = FakeHost(tmp_path)
     found = asyncio.run(search.search(host, SearchParams(query="keys", limit=3)))  # type: ignore[arg-type]
-    assert found == {"results": [{"path": "a.py"}]}
+    assert [result["path"] for result in found["results"]] == ["a.py"]
     assert host.session.calls == [("search", ("keys", 3))]
 
 
@@ -160,17 +207,25 @@ def test_history_pages_newest_first(tmp_path: Path):
 
 def test_status_lists_every_root(tmp_path: Path):
     host = FakeHost(tmp_path)
-    assert asyncio.run(status.status(host)) == {  # type: ignore[arg-type]
-        "roots": [{"root": str(tmp_path), "files_indexed": 3}]
-    }
+    (root,) = asyncio.run(status.status(host))["roots"]  # type: ignore[arg-type]
+    assert (root["root"], root["files_indexed"], root["chunks"]) == (str(tmp_path), 3, 7)
+    assert (root["indexing"], root["skipped_count"]) == (False, 0)
 
 
-def test_a_gone_citation_opens_nothing_and_says_why(tmp_path: Path):
-    host = FakeHost(tmp_path)
-    resolution = asyncio.run(citations.open_citation(host, {"path": ".env"}))  # type: ignore[arg-type]
+def test_a_private_citation_opens_nothing_reads_nothing_and_says_why(tmp_path: Path):
+    host = FakeHost(tmp_path, "API_KEY = 'x'\n")
+    citation = {"path": ".env", "start_line": 1, "end_line": 1, "quote": "API_KEY"}
+    citation |= {"content_hash": "h", "revision": "r"}
+    resolution = asyncio.run(citations.open_citation(host, citation))  # type: ignore[arg-type]
     assert resolution["state"] == "gone"
-    assert host.shown == []
+    assert host.shown == [] and host.read == []
     assert host.told == ["codecite: the cited lines are gone from .env: not an indexed file"]
+
+
+def test_a_citation_outside_the_root_is_a_bad_request(tmp_path: Path):
+    host = FakeHost(tmp_path / "root")
+    with pytest.raises(SessionError, match="outside the workspace folder"):
+        asyncio.run(citations.open_citation(host, {"path": "../else.py"}))  # type: ignore[arg-type]
 
 
 def test_open_citation_needs_a_path(tmp_path: Path):

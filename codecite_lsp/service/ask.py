@@ -1,0 +1,80 @@
+"""A question answered for one root: the editor's file and the symbol at its cursor boost
+retrieval, unless the file is private or not indexed yet."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .paths import RootParts, relative
+
+if TYPE_CHECKING:
+    from ..answer.followup import Turn
+    from ..answer.pipeline import Answerer
+    from ..ingest.symbols import Encoding
+    from .upkeep import Upkeep
+
+
+class AskParts(RootParts, Protocol):
+    """What answering uses of a Session (the answerer is built lazily, in the worker thread)."""
+
+    @property
+    def upkeep(self) -> Upkeep: ...
+
+    @property
+    def answerer(self) -> Answerer: ...
+
+
+def ask(
+    parts: AskParts,
+    question: str,
+    path: Path | None,
+    text: str | None,
+    position: tuple[int, int] | None,
+    *,
+    encoding: Encoding = "utf-16",
+    cancel: threading.Event,
+    history: Sequence[Turn] = (),
+    stage: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """The answer JSON. ``text`` may be a region of the file, with ``position`` relative to it;
+    ``history`` is the conversation a follow-up continues; ``stage`` hears each step as it
+    starts."""
+    from ..core.answers import Refused
+
+    context: dict[str, Any] = {}
+    if path is not None:
+        context["path"] = relative(parts.root, path)
+        if context["path"] in parts.upkeep.indexer.pending:
+            refused = Refused(
+                reason="stale_index",
+                detail=f"{context['path']} is not indexed yet ({parts.upkeep.note()})",
+            )
+            return refused.model_dump(mode="json")
+        private = parts.privacy().path_refusal(context["path"]) is not None
+        if text is not None and position is not None and not private:
+            from ..ingest.workers import SymbolQuery, symbol_isolated
+
+            query = SymbolQuery(context["path"], text, *position, encoding)
+            at = symbol_isolated(query)  # parsed in a worker: the buffer may crash it
+            if at is not None and not is_credential(at.enclosing or at.name):
+                context["symbol"] = at.enclosing or at.name
+    answer = parts.answerer.ask(
+        question,
+        context=context or None,
+        cancel=cancel,
+        index_note=parts.upkeep.note(),
+        history=history,
+        stage=stage,
+    )
+    result: dict[str, Any] = answer.model_dump(mode="json")
+    return result
+
+
+def is_credential(word: str) -> bool:
+    """A word under the cursor that is a key itself must not reach retrieval or a model."""
+    from ..ingest.secrets import find_credential
+
+    return find_credential(word) is not None
