@@ -37,9 +37,11 @@ from pathlib import Path
 import numpy as np
 
 from codecite_lsp.answer.retrieval import Retriever, result_from_chunk
+from codecite_lsp.answer.semantic import SemanticRanker
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Result
 from codecite_lsp.index.embedding import StaticEmbedder, TrainingParams, fill_vectors
+from codecite_lsp.index.minilm import MiniLMEmbedder, VectorCache
 from codecite_lsp.index.store import Store
 
 SKIP_PARTS = {"test", "tests", "idle_test", "site-packages", "lib2to3", "__pycache__"}
@@ -224,6 +226,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=600)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--minilm-weights",
+        default="1.0,0.5,2.0",
+        help="weights of the MiniLM question-time rerank to compare (the first runs cold)",
+    )
+    parser.add_argument("--no-static-d128", action="store_true", help="skip that variant")
+    parser.add_argument("--no-static", action="store_true", help="skip the static embedder rows")
+    parser.add_argument(
+        "--minilm-cache",
+        type=Path,
+        help="keep MiniLM's chunk vectors here (a later run with other weights reuses them)",
+    )
     args = parser.parse_args()
 
     from codecite_lsp.index.indexer import Indexer
@@ -253,10 +267,26 @@ def main() -> int:
         systems.append(("keyword (ours)", evaluate(queries, by_search(keyword))))
         systems.append(("keyword + rerank", evaluate(queries, by_retrieve(keyword))))
 
+        # The question-time MiniLM rerank; one cache for all weights: the first row pays for
+        # embedding the candidates (cold), the others find them cached (warm).
+        cache = VectorCache(args.minilm_cache or work / "minilm", MiniLMEmbedder())
+        weights = [float(w) for w in args.minilm_weights.split(",") if w]
+        for i, weight in enumerate(weights):
+            ranker = SemanticRanker(cache, weight)
+            semantic = Retriever(store, None, config, semantic=ranker)
+            state = "warm" if i or cache.path.exists() else "cold"
+            label = f"keyword + rerank + MiniLM w={weight:g} ({state} cache)"
+            systems.append((label, evaluate(queries, by_retrieve(semantic))))
+        minilm_weight = weights[0] if weights else 1.0
+
         variants = {
             "static d128 w4": TrainingParams(dim=128, window=4),
             "static d256 w8 (default)": TrainingParams(),
         }
+        if args.no_static_d128 or args.no_static:
+            del variants["static d128 w4"]
+        if args.no_static:
+            variants.clear()
         for label, params in variants.items():
             embedder = StaticEmbedder(work / f"{label.split(' (')[0].replace(' ', '-')}.npz")
             t0 = time.perf_counter()
@@ -279,6 +309,13 @@ def main() -> int:
                 (f"hybrid, vector weight 1, {label}", evaluate(queries, by_search(even)))
             )
             systems.append((f"hybrid + rerank, {label}", evaluate(queries, by_retrieve(hybrid))))
+            both = Retriever(store, embedder, config, semantic=SemanticRanker(cache, minilm_weight))
+            systems.append(
+                (
+                    f"hybrid + rerank + MiniLM w={minilm_weight:g}, {label}",
+                    evaluate(queries, by_retrieve(both)),
+                )
+            )
 
         header = "| system | R@1 | R@5 | R@10 | MRR | ms/query |\n|---|---|---|---|---|---|"
         print("\nFile level (is the definition's file among the top k):")
@@ -299,7 +336,7 @@ def main() -> int:
             print(f"| {name} | {file_cmp[0]} | {file_cmp[1]} | {chunk_cmp[0]} | {chunk_cmp[1]} |")
         print(
             f"\ntotal {time.perf_counter() - started:.0f} s;"
-            f" command: python bench/eval_retrieval.py --queries {args.queries} --seed {args.seed}"
+            f" command: python bench/eval_retrieval.py {' '.join(sys.argv[1:])}"
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -4,8 +4,9 @@ or made of its words ("choice loader" -> ChoiceLoader); and whether a text holds
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from ..core.terms import STOP_WORDS
+from ..core.terms import STOP_WORDS, word_parts
 
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
 _IDENTIFIER_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -68,3 +69,10 @@ def exact_share(names: set[str], text: str) -> float | None:
     if not names:
         return None
     return sum(whole_word(name, text) for name in names) / len(names)
+
+
+@lru_cache(maxsize=16384)
+def words_of(text: str) -> frozenset[str]:
+    """``word_parts`` of a chunk's text or a name, as a set, remembered: the same chunks come
+    back query after query, and splitting their text was a third of a question's retrieval."""
+    return frozenset(word_parts(text))

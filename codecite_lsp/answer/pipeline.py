@@ -123,9 +123,11 @@ class Answerer:
         history: History | None = None,
         trace: TraceLog | None = None,
         replies: MockReplies | None = None,
+        in_memory: bool = False,
     ) -> None:
         self.repo = repo
         self.config = config
+        self.in_memory = in_memory  # open_retriever's: a long-lived process keeps the index view
         index_dir = config.resolved_index_dir(repo)
         self._retriever = retriever
         self._lock = threading.Lock()
@@ -140,7 +142,7 @@ class Answerer:
             if self._retriever is None:
                 from .retrieval import open_retriever
 
-                self._retriever = open_retriever(self.repo, self.config)
+                self._retriever = open_retriever(self.repo, self.config, self.in_memory)
             return self._retriever
 
     def ask(

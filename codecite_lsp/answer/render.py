@@ -26,8 +26,50 @@ def place(citation: Citation | RetrievedRef) -> str:
     return f"{citation.path}:L{start}" + (f"-{end}" if end != start else "")
 
 
+_SIBLING_CLAUSE = re.compile(r"(else|elif|except|finally)\b")
+_OPENS_BLOCK = (":", "{", "(", "[")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _depth(line: str) -> int:
+    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
+
+
+def _first_line_indent(lines: list[str]) -> int | None:
+    """The indentation the first line had, when a later line shows it: the line that closes the
+    first line's bracket, or an `else`-like clause of the block the first line opens."""
+    depth = first_depth = _depth(lines[0])
+    opens_block = lines[0].endswith(":")
+    for line in lines[1:]:
+        stripped = line.lstrip()
+        closes_first = first_depth > 0 and depth + _depth(stripped[:1]) == 0
+        if stripped[:1] in ")]}" and closes_first:
+            return _indent(line)
+        if depth == 0 and opens_block and _SIBLING_CLAUSE.match(stripped):
+            return _indent(line)
+        depth += _depth(line)
+    return None
+
+
 def _quote_lines(quote: str) -> list[str]:
-    return [line.rstrip() for line in quote.strip("\n").split("\n")]
+    """A quote's lines as the code reads. A quote starts at its first word, so its first line lost
+    the indentation the others kept; the others are shifted left to sit under it (display only:
+    the verified quote is unchanged)."""
+    lines = [line.rstrip() for line in quote.strip("\n").split("\n")]
+    rest = [line for line in lines[1:] if line.strip()]
+    if not rest or _indent(lines[0]) > 0:
+        return lines
+    cut = _first_line_indent(lines)
+    if cut is None:
+        deepest_common = min(_indent(line) for line in rest)
+        nested = lines[0].endswith(_OPENS_BLOCK) and deepest_common >= 4
+        cut = deepest_common - 4 if nested else deepest_common
+    if any(_indent(line) < cut for line in rest):
+        return lines
+    return [lines[0]] + [line[cut:] for line in lines[1:]]
 
 
 def answer_to_text(answer: Answered | Refused) -> str:

@@ -9,19 +9,23 @@ Scores:
   would (a plain word that names a definition lifts it by ``NAMED_LIFT``). When the query holds
   identifiers, the score is the mean of that and the share of them the chunk holds verbatim; it
   is scaled by ``SUPPORTING_WEIGHT`` for docs, tests, changelogs, examples and configuration not
-  asked for, and gains ``FILE_SHARE`` of the best other candidate of its file. Capped to (0, 1].
+  asked for, lifted by up to ``CENTRALITY_LIFT`` by its file's place in the reference graph
+  (:mod:`.centrality`), and gains ``FILE_SHARE`` of the best other candidate of its file; the
+  chunks beside the best candidates are scored from theirs (:mod:`.neighbours`), and each further
+  chunk of a file is scaled by ``FILE_REPEAT`` once more. Capped to (0, 1].
 - ``retrieve``: ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the
   floor (config.relevance_floor) is applied to it.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from ..core.environment import apply_defaults
 from ..core.records import Chunk, Result
@@ -33,7 +37,9 @@ if TYPE_CHECKING:
     from ..core.config import Config
     from ..index.store import Store
 
-from .names import exact_share, identifiers, named_in, whole_word
+from .centrality import central_weight, file_centrality
+from .names import exact_share, identifiers, named_in, whole_word, words_of
+from .neighbours import neighbour_scores, spread_over_files
 from .selection import (
     dedup_overlapping,
     line_range,
@@ -42,6 +48,7 @@ from .selection import (
     result_from_chunk,
     select_sources,
 )
+from .semantic import SemanticRanker, make_ranker
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +69,9 @@ NAMED_LIFT = 1.3
 
 # Evidence of the whole file: a chunk gains this share of the best other candidate of its file.
 FILE_SHARE = 0.2
+
+# The best candidates whose neighbouring chunks are scored (:mod:`.neighbours`).
+NEIGHBOUR_LENDERS = 10
 
 # The search score's share in the question path's rerank (it carries code-first, named
 # definitions and file evidence, which word coverage alone does not see).
@@ -161,6 +171,24 @@ def relevance(coverage: float, fused: float) -> float:
     return coverage * (0.75 + 0.25 * fused)
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _one_version(
+    method: Callable[Concatenate[Retriever, _P], _T],
+) -> Callable[Concatenate[Retriever, _P], _T]:
+    """The call reads one version of the index (see ``Store.pinned``): its many look-ups do
+    not each ask LanceDB for the latest version."""
+
+    @functools.wraps(method)
+    def pinned(self: Retriever, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        with self.store.pinned():
+            return method(self, *args, **kwargs)
+
+    return pinned
+
+
 class Retriever:
     def __init__(
         self,
@@ -168,13 +196,16 @@ class Retriever:
         embedder: Embedder | None,
         config: Config,
         vector_weight: float = VECTOR_WEIGHT,
+        semantic: SemanticRanker | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.config = config
         self.vector_weight = vector_weight
+        self.semantic = semantic
         self.warnings: list[str] = []
         self._has_vectors: str | None = None  # embedder name known to have stored vectors
+        self._central: tuple[int, dict[str, float]] | None = None  # (chunks version, files)
 
     # -- hybrid search --------------------------------------------------------------------
 
@@ -201,8 +232,11 @@ class Retriever:
         found = self.store.vector_search(embedder.name, vector, limit)
         return [(chunk, similarity) for chunk, similarity in found if similarity >= MIN_SIMILARITY]
 
-    def search(self, query: str, limit: int = 10) -> list[Result]:
-        """Best first; empty for an empty query; keyword-only when no vectors exist yet."""
+    @_one_version
+    def search(self, query: str, limit: int = 10, *, spread: bool = True) -> list[Result]:
+        """Best first; empty for an empty query; keyword-only when no vectors exist yet.
+        ``spread=False`` keeps a file's further chunks at their own score (the question path
+        reranks its candidates itself and wants a definition's neighbours in its pool)."""
         if not query.strip():
             return []
         if isinstance(self.embedder, StaticEmbedder):
@@ -239,10 +273,41 @@ class Retriever:
             for key, value in scores.items()
             for exact in [exact_share(names, chunks[key].text)]
         }
+        centrality = self._centrality()
+        scores = {
+            key: value * central_weight(centrality.get(chunks[key].path))
+            for key, value in scores.items()
+        }
         scores = _with_file_evidence(scores, chunks)
+        scores = self._with_neighbours(scores, chunks)
+        if spread:
+            scores = spread_over_files(scores, chunks)
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
         results = (result_from_chunk(chunks[key], min(1.0, scores[key])) for key in ordered)
         return dedup_overlapping(results)[:limit]
+
+    def _centrality(self) -> dict[str, float]:
+        """Each file's percentile in the reference graph (:mod:`.centrality`), computed once per
+        version of the chunks table."""
+        version = self.store.versions()["chunks"]
+        if self._central is None or self._central[0] != version:
+            self._central = (version, file_centrality(self.store.references()))
+        return self._central[1]
+
+    def _with_neighbours(
+        self, scores: dict[str, float], chunks: dict[str, Chunk]
+    ) -> dict[str, float]:
+        """The chunks beside the best candidates, scored by :func:`.neighbours.neighbour_scores`
+        (one store read)."""
+        top = sorted(scores, key=lambda key: (-scores[key], key))[:NEIGHBOUR_LENDERS]
+        lenders = {key: (chunks[key], scores[key]) for key in top}
+        spans = {(c.path, c.start_line, c.end_line) for c, _ in lenders.values()}
+        found = self.store.adjacent(spans)
+        lent = neighbour_scores(lenders, found)
+        for chunk in found:
+            if chunk.id in lent:
+                chunks.setdefault(chunk.id, chunk)
+        return {**scores, **lent}
 
     # -- questions ------------------------------------------------------------------------
 
@@ -261,7 +326,7 @@ class Retriever:
     ) -> _Signals:
         symbol_words = set(word_parts(candidate.symbol or ""))
         path_words = set(word_parts(candidate.path))
-        words = set(word_parts(candidate.text)) | symbol_words | path_words
+        words = words_of(candidate.text) | symbol_words | path_words
         said = {t for t in terms if t in words or any(says(word, t) for word in words)}
         exact = exact_share(typed, candidate.text) or 0.0
         # An identifier the question names weighs as much as its two rarest words together:
@@ -283,12 +348,13 @@ class Retriever:
             rerank += 0.15
         return _Signals(relevance=score, rerank=rerank)
 
+    @_one_version
     def retrieve(self, question: str, context: RetrievalContext | None = None) -> Retrieval:
         """Candidates (the search's, plus the code they lead to), reranked; the prompt's sources
         chosen from them by :func:`.selection.select_sources`."""
         extra = [*context.extra_terms, context.symbol or ""] if context else []
         query = " ".join([question, *extra]).strip()
-        fused = self.search(query, self.config.candidates)
+        fused = self.search(query, self.config.candidates, spread=False)
         files: dict[str, list[Chunk]] = {}
         callees, callers = self._followed(question, fused, files)
         terms = {word: self._idf(word) for word in word_parts(question)}
@@ -311,6 +377,10 @@ class Retriever:
                 )
                 scored.append((result, inherited))
         scored.sort(key=lambda pair: -pair[1].rerank)
+        if self.semantic is not None:  # the question-time MiniLM rerank (:mod:`.semantic`)
+            weighed = [(r, s.rerank, _role_weight(r, asked)) for r, s in scored]
+            ranks = self.semantic.order(question, weighed, self.warnings)
+            scored = [scored[i] for i in ranks]
         candidates = [replace(r, score=round(s.relevance, 4)) for r, s in scored]
         selected = select_sources(
             candidates,
@@ -348,7 +418,7 @@ class Retriever:
             for chunk in self._chunks_of(best.path, files)
             if chunk.start_line <= best.end_line and best.start_line <= chunk.end_line
             for name in chunk.uses
-            if words.intersection(word_parts(name))
+            if not words.isdisjoint(words_of(name))
         }
         callers = self.store.naming(named, FOLLOW_LIMIT, column="uses")
         definitions = self.store.naming(callees - named, FOLLOW_LIMIT)
@@ -384,6 +454,7 @@ class Retriever:
                 found.append(line_range(result_from_chunk(owner, result.score), start, end))
         return found
 
+    @_one_version
     def retrieve_for_symbol(
         self, name: str, definition_path: str | None = None, limit: int = 6
     ) -> Retrieval:
@@ -413,10 +484,15 @@ class Retriever:
         )
 
 
-def open_retriever(repo: Path, config: Config) -> Retriever:
-    """Open the repository's index (read-only use) and its embedder."""
+def open_retriever(repo: Path, config: Config, in_memory: bool = False) -> Retriever:
+    """Open the repository's index (read-only use) and its embedder. ``in_memory`` (a process
+    answering many queries: the server): answer them from an in-memory view of the index
+    (:mod:`..index.view`), loaded in the background (seconds on a large index; LanceDB answers
+    meanwhile) and kept in step with every write. A one-shot command reads LanceDB only."""
     apply_defaults()
     from ..index.store import Store  # lazy: lancedb takes seconds to import
 
     index_dir = config.resolved_index_dir(repo)
-    return Retriever(Store.open(index_dir), make_embedder(config, index_dir), config)
+    store = Store.open(index_dir, in_memory=in_memory)
+    semantic = make_ranker(config.rerank, index_dir)
+    return Retriever(store, make_embedder(config, index_dir), config, semantic=semantic)

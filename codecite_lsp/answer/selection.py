@@ -58,9 +58,12 @@ def _touching(a: Result, b: Result) -> bool:
 def dedup_overlapping(results: Iterable[Result]) -> list[Result]:
     """Keep the first (best) of results that share lines of one file."""
     kept: list[Result] = []
+    by_path: dict[str, list[Result]] = {}  # only a result of the same file can overlap
     for result in results:
-        if not any(overlaps(result, other) for other in kept):
+        same_file = by_path.setdefault(result.path, [])
+        if not any(overlaps(result, other) for other in same_file):
             kept.append(result)
+            same_file.append(result)
     return kept
 
 

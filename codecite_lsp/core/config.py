@@ -51,6 +51,9 @@ class Config:
     # provider's standard name; the key itself never appears in settings or LSP messages.
     api_key_env: str | None = None
     embedding: str = "default"
+    # Question-time semantic rerank of the candidates: "minilm" (offline model, the `minilm`
+    # extra) or "none". Opt-in for now: README, Measured, says what it gains and what is open.
+    rerank: str = "none"
     index_dir: str | None = None  # None: <repo>/.codecite
     chunk_budget: int = 1800  # characters per chunk before a definition is split
     max_file_bytes: int = 1_048_576
@@ -105,13 +108,14 @@ def cached_index_dir(repo: Path) -> Path | None:
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 # Keys of a repository's files that decide where code or a key is sent.
 ROUTING_KEYS = frozenset({"model", "api_key_env"})
-_LOCAL_EMBEDDINGS = frozenset({"default", "none"})
+_LOCAL_EMBEDDINGS = frozenset({"default", "minilm", "none"})
 TRUST_ENV = "CODECITE_TRUST_REPO_CONFIG"
 # Keys of the user's own settings saying the repository is trusted (not Config fields).
 _TRUST_KEYS = ("trusted", "trust_repository_settings")
 _OPTIONAL_STRINGS = {"index_dir", "api_key_env"}
 _POSITIVE_REALS = {"model_timeout", "hover_timeout"}
 _FRACTIONS = {"relevance_floor"}
+_CHOICES = {"rerank": frozenset({"minilm", "none"})}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -160,6 +164,8 @@ def _coerce(key: str, value: Any) -> Any:
         return real
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{key} must be a non-empty string, got {value!r}")
+    if key in _CHOICES and value.strip() not in _CHOICES[key]:
+        raise ValueError(f"{key} must be one of {', '.join(sorted(_CHOICES[key]))}, got {value!r}")
     return value.strip()
 
 

@@ -355,10 +355,15 @@ def static_model_path(index_dir: Path) -> Path:
 
 
 def make_embedder(config: Config, index_dir: Path) -> Embedder | None:
-    """None for ``embedding = "none"``; the static default (maybe untrained); else litellm."""
+    """None for ``embedding = "none"``; the static default (maybe untrained); MiniLM (offline,
+    ~40 chunks/s: vectors fill behind the keyword index); else litellm."""
     choice = config.embedding.strip()
     if choice == "none":
         return None
+    if choice == "minilm":
+        from .minilm import MiniLMEmbedder  # lazy: onnxruntime loads only when chosen
+
+        return MiniLMEmbedder()
     if choice == "default":
         path = static_model_path(index_dir)
         embedder = StaticEmbedder(path)

@@ -44,6 +44,7 @@ from .tables import (
     write_meta,
 )
 from .vectors import VectorsMixin
+from .view import IndexView, forget_view, shared_view
 
 __all__ = ["FileRecord", "IndexDamaged", "Meta", "Store", "sql_literal"]
 
@@ -61,7 +62,9 @@ _FTS_MEMORY_MB = 64
 class Store(VectorsMixin):
     """One index folder. Safe to share between threads; readers always see the latest commit."""
 
-    def __init__(self, index_dir: Path, db: Any, chunks: Any, files: Any) -> None:
+    def __init__(
+        self, index_dir: Path, db: Any, chunks: Any, files: Any, in_memory: bool = False
+    ) -> None:
         self.index_dir = index_dir
         self._db = db
         self._chunks = chunks
@@ -69,9 +72,21 @@ class Store(VectorsMixin):
         self._chunk_schema = chunks.schema
         self._lock = threading.Lock()  # guards lazy creation of the FTS index / vectors table
         self._fts_ready = False
+        # Queries answered from memory (:mod:`.view`): for a process that serves many (the
+        # server); a one-shot command reads LanceDB directly rather than load every row.
+        self._view: IndexView | None = shared_view(index_dir, chunks) if in_memory else None
+
+    def pinned(self) -> contextlib.AbstractContextManager[None]:
+        """Within: the in-memory view checks the table's version once (a request's reads)."""
+        return self._view.chunks.pinned() if self._view is not None else contextlib.nullcontext()
+
+    def wait_for_view(self) -> None:
+        """Until the in-memory view has loaded (its loading starts with the store)."""
+        if self._view is not None:
+            self._view.chunks.load(wait=True)
 
     @classmethod
-    def open(cls, index_dir: Path) -> Store:
+    def open(cls, index_dir: Path, in_memory: bool = False) -> Store:
         apply_defaults()
         lancedb = import_lancedb()  # lazy: it takes seconds (the least possible, see there)
 
@@ -93,7 +108,7 @@ class Store(VectorsMixin):
         chunk_schema, file_schema = _schemas()
         chunks = _open_or_rebuild(db, index_dir, "chunks", chunk_schema)
         files = _open_or_rebuild(db, index_dir, "files", file_schema)
-        return cls(index_dir, db, chunks, files)
+        return cls(index_dir, db, chunks, files, in_memory)
 
     def reset(self) -> Store:
         """Drop every table and start an empty index (meta too): for damage found in the
@@ -103,7 +118,8 @@ class Store(VectorsMixin):
                 self._db.drop_table(name)
             shutil.rmtree(self.index_dir / "lance" / f"{name}.lance", ignore_errors=True)
         write_meta(self.index_dir, Meta())
-        return Store.open(self.index_dir)
+        forget_view(self.index_dir)
+        return Store.open(self.index_dir, in_memory=self._view is not None)
 
     # -- meta ------------------------------------------------------------------------------
 
@@ -147,7 +163,38 @@ class Store(VectorsMixin):
                 result.setdefault(row["path"], Counter())[row["revision"]] += 1
         return result
 
+    def references(self) -> list[tuple[str, list[str], list[str]]]:
+        """(path, defines, uses) of every chunk: the reference graph's rows (no texts read)."""
+        found = self._view.chunks.references() if self._view is not None else None
+        if found is not None:
+            return found
+        query = self._chunks.search().select(["path", "defines", "uses"]).limit(None)
+        table = query.to_arrow()
+        columns = [table[name].to_pylist() for name in ("path", "defines", "uses")]
+        return [
+            (path, defines or [], uses or []) for path, defines, uses in zip(*columns, strict=True)
+        ]
+
+    def adjacent(self, spans: Collection[tuple[str, int, int]]) -> list[Chunk]:
+        """The chunks right above and right below each (path, start_line, end_line) span (a
+        file's chunks cover its lines exactly once): one read, whatever the number of spans."""
+        if not spans:
+            return []
+        found = self._view.chunks.adjacent(spans) if self._view is not None else None
+        if found is not None:
+            return found
+        where = " OR ".join(
+            f"(path = {sql_literal(path)} AND (end_line = {int(start) - 1}"
+            f" OR start_line = {int(end) + 1}))"
+            for path, start, end in sorted(set(spans))
+        )
+        rows = self._chunks.search().where(where).limit(None).to_arrow().to_pylist()
+        return [_chunk_from_row(row) for row in rows]
+
     def chunks_for_path(self, path: str) -> list[Chunk]:
+        found = self._view.chunks.for_path(path) if self._view is not None else None
+        if found is not None:
+            return found
         query = self._chunks.search().where(f"path = {sql_literal(path)}").limit(None)
         chunks = [_chunk_from_row(row) for row in query.to_arrow().to_pylist()]
         return sorted(chunks, key=lambda c: c.start_line)
@@ -267,8 +314,10 @@ class Store(VectorsMixin):
         terms = query_terms(query)
         if not terms or limit <= 0 or (paths is not None and not paths):
             return []
+        view = self._view.chunks if self._view is not None and self._view.chunks.ready else None
+        columns = ["id", "_score"] if view is not None else None
         try:
-            rows = self._keyword_rows(terms, limit, paths)
+            rows = self._keyword_rows(terms, limit, paths, columns)
         except Exception as exc:  # damaged full-text index files: rebuild them, once
             log.warning(
                 "the full-text index in %s was damaged (%s); rebuilding it",
@@ -277,16 +326,33 @@ class Store(VectorsMixin):
             )
             try:
                 self.rebuild_fts()
-                rows = self._keyword_rows(terms, limit, paths)
+                rows = self._keyword_rows(terms, limit, paths, columns)
             except Exception as again:
                 raise IndexDamaged(
                     f"the index in {self.index_dir} cannot be searched ({_said(again)}); "
                     "run `codecite index` to rebuild it"
                 ) from None
-        return [(_chunk_from_row(row), float(row["_score"])) for row in rows]
+        if view is None:
+            return [(_chunk_from_row(row), float(row["_score"])) for row in rows]
+        chunks = view.by_ids(row["id"] for row in rows) or [None] * len(rows)
+        if None in chunks:  # written after the view's version check, or the view is reloading
+            read = {c.id: c for c in self._chunks_by_id({row["id"] for row in rows})}
+            chunks = [chunk or read.get(row["id"]) for row, chunk in zip(rows, chunks, strict=True)]
+        return [
+            (chunk, float(row["_score"]))
+            for row, chunk in zip(rows, chunks, strict=True)
+            if chunk is not None
+        ]
+
+    def _chunks_by_id(self, ids: Collection[str]) -> list[Chunk]:
+        found: list[Chunk] = []
+        for where in _in_filters("id", ids):
+            rows = self._chunks.search().where(where).limit(None).to_arrow().to_pylist()
+            found.extend(_chunk_from_row(row) for row in rows)
+        return found
 
     def _keyword_rows(
-        self, terms: str, limit: int, paths: Collection[str] | None
+        self, terms: str, limit: int, paths: Collection[str] | None, columns: list[str] | None
     ) -> list[dict[str, Any]]:
         self.ensure_fts()
         if not self._fts_ready:
@@ -294,6 +360,8 @@ class Store(VectorsMixin):
         search = self._chunks.search(terms, query_type="fts", fts_columns="search_text")
         if paths is not None:
             search = search.where(" OR ".join(_in_filters("path", paths)), prefilter=True)
+        if columns is not None:  # the view holds the rows: read only their keys and scores
+            search = search.select(columns)
         rows: list[dict[str, Any]] = search.limit(limit).to_arrow().to_pylist()
         return rows
 
@@ -302,6 +370,9 @@ class Store(VectorsMixin):
         wanted = sorted({n for n in names if n})[:_NAMES_MAX]
         if not wanted or limit <= 0 or column not in ("defines", "uses"):
             return []
+        found = self._view.chunks.naming(wanted, limit, column) if self._view else None
+        if found is not None:
+            return found
         literals = ", ".join(sql_literal(n) for n in wanted)
         query = self._chunks.search().where(f"array_has_any({column}, make_array({literals}))")
         return [_chunk_from_row(row) for row in query.limit(limit).to_arrow().to_pylist()]

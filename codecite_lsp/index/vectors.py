@@ -30,6 +30,7 @@ from .tables import (
 if TYPE_CHECKING:
     from ..core.records import Chunk
     from .tables import Meta
+    from .view import IndexView
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ class _Store(Protocol):
     _db: Any
     _chunks: Any
     _lock: threading.Lock
+    _view: IndexView | None
 
     @property
     def meta(self) -> Meta: ...
@@ -149,26 +151,41 @@ class VectorsMixin:
         table = self._vectors_table()
         if table is None or limit <= 0:
             return []
-        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        nearest = None
+        if self._view is not None and self._view.chunks.ready:
+            with contextlib.suppress(Exception):  # LanceDB's own read below tells what is wrong
+                nearest = self._view.vectors.nearest(table, embedder, vector, limit)
         try:
-            if query.shape[0] != table.schema.field("vector").type.list_size:
-                return []
-            hits = (
-                table.search(query, vector_column_name="vector")
-                .distance_type("cosine")
-                .where(f"embedder = {sql_literal(embedder)}", prefilter=True)
-                .select(["content_hash", "_distance"])
-                .limit(limit)
-                .to_arrow()
-                .to_pylist()
-            )
+            if nearest is None:
+                nearest = _nearest(table, embedder, vector, limit)
         except Exception as exc:  # keyword search still answers; the indexer refills them
             self._drop_vectors(exc)
             return []
-        similarity = {h["content_hash"]: 1.0 - float(h["_distance"]) for h in hits}
-        found: list[tuple[Chunk, float]] = []
-        for where in _in_filters("content_hash", similarity):
-            for row in self._chunks.search().where(where).limit(None).to_arrow().to_pylist():
-                found.append((_chunk_from_row(row), similarity[row["content_hash"]]))
+        similarity = dict(nearest)
+        chunks = self._view.chunks.with_hashes(similarity) if self._view is not None else None
+        if chunks is None:  # no view, or it is reloading: read the chunks behind the vectors
+            chunks = [
+                _chunk_from_row(row)
+                for where in _in_filters("content_hash", similarity)
+                for row in self._chunks.search().where(where).limit(None).to_arrow().to_pylist()
+            ]
+        found = [(c, similarity[c.content_hash]) for c in chunks]
         found.sort(key=lambda pair: (-pair[1], pair[0].path, pair[0].start_line))
         return found[:limit]
+
+
+def _nearest(table: Any, embedder: str, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
+    """(content hash, cosine similarity) of the ``limit`` nearest vectors: LanceDB's scan."""
+    query = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if query.shape[0] != table.schema.field("vector").type.list_size:
+        return []
+    hits = (
+        table.search(query, vector_column_name="vector")
+        .distance_type("cosine")
+        .where(f"embedder = {sql_literal(embedder)}", prefilter=True)
+        .select(["content_hash", "_distance"])
+        .limit(limit)
+        .to_arrow()
+        .to_pylist()
+    )
+    return [(h["content_hash"], 1.0 - float(h["_distance"])) for h in hits]

@@ -50,7 +50,8 @@ class Session:
             if self._retriever is None:
                 from ..answer.retrieval import open_retriever
 
-                self._retriever = open_retriever(self.root, self.config)
+                # the server answers many queries: from the index's in-memory view
+                self._retriever = open_retriever(self.root, self.config, in_memory=True)
             return self._retriever
 
     @property
@@ -59,7 +60,7 @@ class Session:
             if self._answerer is None:
                 from ..answer.pipeline import Answerer
 
-                self._answerer = Answerer(self.root, self.config)
+                self._answerer = Answerer(self.root, self.config, in_memory=True)
             return self._answerer
 
     def privacy(self) -> Privacy:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import memory
+from ..core import memory
 from .paths import relative
 
 if TYPE_CHECKING:

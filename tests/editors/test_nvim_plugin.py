@@ -52,7 +52,9 @@ def make_repo(base: Path) -> Path:
 def run_driver(
     driver: str, base: Path, settings: dict[str, Any], **env: str
 ) -> tuple[Path, dict[str, Any]]:
-    repo = make_repo(base)
+    """One Neovim session; a second one with the same `base` reopens the same repository, with
+    the same state folder (what a user's closing and reopening Neovim keeps)."""
+    repo = base / "repo" if (base / "repo").is_dir() else make_repo(base)
     out = base / "report.json"
     setup = {
         "cmd": [sys.executable, "-m", "codecite_lsp", "serve"],

@@ -71,9 +71,14 @@ def test_extension_packages_as_vsix(npm: str) -> None:
         "extension/out/extension.js",
         "extension/out/web/chat.js",
         "extension/media/chat.css",
-        "extension/node_modules/vscode-languageclient/package.json",
     ):
         assert needed in names, f"{needed} missing from the .vsix"
+    # One bundled file: vscode-languageclient inside it, no node_modules to load at activation.
+    assert not any(name.startswith("extension/node_modules/") for name in names)
+    with zipfile.ZipFile(vsix) as archive:
+        bundled = archive.read("extension/out/extension.js").decode()
+    assert "LanguageClient=class extends" in bundled
+    assert 'require("vscode")' in bundled
     assert not any(name.startswith(("extension/src/", "extension/out/test/")) for name in names), (
         "sources and tests are not shipped"
     )

@@ -37,6 +37,12 @@ CHROMIUM = "/usr/bin/chromium"
 # Files of tests/fixtures/sample_repo that the index holds (.env is a secret, never indexed).
 INDEXED_FILES = 8
 SCENARIO_SECONDS = 480
+# After a reload the status bar must show the index's files and age within this many seconds of
+# the language server's process start, and the server's own reply within the second bound:
+# generous for a shared 2-core machine (at a load average of 19 the reply took 12.5 s); the target
+# (2 s) is a figure the run reports (artifacts/results.json, step reload_status_figures).
+RELOAD_STATUS_SECONDS = 10
+RELOAD_CONFIRM_SECONDS = 30
 USER_SETTINGS = {
     "security.workspace.trust.enabled": False,
     "workbench.startupEditor": "none",
@@ -187,11 +193,11 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[s
             start_new_session=True,
         )
     scenario: subprocess.Popen[str] | None = None
+    results = data / "results.json"
     # A SIGTERM (a CI job's timeout) must still run the clean-up below, not orphan code-server.
     previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     try:
         url = _listening_url(log, server)
-        results = data / "results.json"
         settings = {
             "url": f"{url}?folder={workspace}",
             "workspace": str(workspace),
@@ -209,10 +215,15 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[s
                 "path": "keyvault/ratelimit.py",
                 "line": 7,
             },
-            "secondQuestion": "where are api keys rotated?",
+            # Asked after the reload: only the restored turns say what "it" is (TokenBucket).
+            "followUpAfterReload": {
+                "question": "what fields does it have?",
+                "path": "keyvault/ratelimit.py",
+            },
             "unanswerable": "how are kubernetes pods rescheduled after a node failure?",
             "hover": {"path": "keyvault/keys.py", "token": "GRACE_PERIOD_SECONDS"},
-            "reloadSettleSeconds": 5,
+            "reloadStatusSeconds": RELOAD_STATUS_SECONDS,
+            "reloadConfirmSeconds": RELOAD_CONFIRM_SECONDS,
         }
         (data / "scenario.json").write_text(json.dumps(settings))
         node = shutil.which("node") or str(node24 / "node")
@@ -239,10 +250,14 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[s
         if ARTIFACTS.parent.is_dir():
             shutil.rmtree(ARTIFACTS, ignore_errors=True)
             shutil.copytree(data / "artifacts", ARTIFACTS)
+            if results.exists():
+                shutil.copy(results, ARTIFACTS / "results.json")
 
 
 # Each step of the scenario, in order, and what a user sees when it passes.
 STEPS = {
+    "chat_first_open": "the chat view opened as soon as the window shows (before activation) "
+    "shows its page within seconds (no blank view with a spinner)",
     "activation": "the .vsix installs into VS Code 1.139 and its status item appears",
     "status_indexing": 'during the first pass the item says "indexing", not "0 files · not '
     'indexed"',
@@ -257,13 +272,19 @@ STEPS = {
     '"Searching the code…" under its own answer',
     "hover_link_opens_lines": "a hover on a constant's use cites its definition; the link "
     "selects it",
-    "status_after_reload": "after a window reload on the same index the item is indexed, never "
-    '"not indexed"',
-    "chat_after_reload": "the chat view restored by the reload answers a question at once",
+    "status_after_reload": "after a window reload on the same index the item shows its files and "
+    f'time (never "not indexed") within {RELOAD_STATUS_SECONDS} s of the server process starting, '
+    f"and the server's own reply within {RELOAD_CONFIRM_SECONDS} s",
+    "chat_restored_after_reload": "the reloaded chat shows the conversation, each question with "
+    "its reply; a restored chip opens its cited lines",
+    "follow_up_after_reload": 'after the reload, "what fields does it have?" continues the '
+    "restored conversation (a chip on TokenBucket's file)",
+    "new_chat_clears_conversation": '"New chat" empties the chat',
     "status_after_failed_start": "with a bad codecite.pythonPath, the item says the server is not "
     'running while the error is shown (not "starting")',
     "failed_start_offers_fix": "the start-failure message's button opens a settings editor that "
     "lists codecite.pythonPath (in a remote window: the Remote tab)",
+    "new_chat_stays_cleared_after_reload": "after New chat, the next window's chat is empty",
 }
 
 
@@ -276,3 +297,5 @@ def test_in_real_vscode(steps: dict[str, dict[str, Any]], name: str) -> None:
     assert entry["ok"], (
         f"{name} ({STEPS[name]}): {entry['detail']}\nscreenshot: {entry.get('screenshot')}"
     )
+    # Shown by `pytest -rP` (and kept in artifacts/results.json): what the step measured.
+    print(f"{name}: {entry['detail']}")

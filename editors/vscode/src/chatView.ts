@@ -1,14 +1,25 @@
 // The chat panel's host side: serves the page, answers its messages, and keeps questions that are
-// still being answered so a panel opened (or re-opened) mid-answer shows them.
+// still being answered so a panel opened (or re-opened) mid-answer shows them. The conversation
+// (conversation.ts) outlives a window reload: a reloaded panel shows it and follow-ups continue it.
 
 import * as vscode from "vscode";
 import { AskCancel, type CodeciteApi } from "./codeciteApi.js";
 import { openLocation, readLines } from "./open.js";
-import { historyExchanges } from "./history.js";
-import type { AskParams, Citation, Exchange, HostMessage, PageMessage, Turn, Wording } from "./protocol.js";
+import { Conversation, type StateStore } from "./conversation.js";
+import type {
+  AskParams,
+  Citation,
+  Exchange,
+  HistoryEntry,
+  HostMessage,
+  PageMessage,
+  Wording,
+} from "./protocol.js";
 import { chatPageHtml, makeNonce } from "./webviewHtml.js";
 
 export const CHAT_VIEW_ID = "codecite.chat";
+// codecite/history entries read to re-resolve a restored conversation's citations (the stored
+// turns are at most as many).
 const HISTORY_LIMIT = 50;
 // The server reads only the last few turns of a conversation; sending more costs bytes, not sense.
 const TURNS_SENT = 3;
@@ -56,15 +67,19 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private pageReady = false;
   private readonly inFlight = new Map<string, Exchange>();
   private readonly cancels = new Map<string, AskCancel>();
-  /** The conversation follow-ups continue: answered or refused turns since "New conversation". */
-  private conversation: Turn[] = [];
+  /** The conversation follow-ups continue: answered or refused turns since "New chat". */
+  private readonly conversation: Conversation;
   private asked = 0;
   private wording: Wording | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly api: CodeciteApi,
-  ) {}
+    /** Where the conversation is kept across reloads (the workspace state). */
+    store?: StateStore,
+  ) {
+    this.conversation = new Conversation(store);
+  }
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
@@ -101,8 +116,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     switch (message.type) {
       case "ready":
         this.pageReady = true;
+        // What is known without the server first: every request waits until the server has
+        // started, which after a reload can take seconds (or never happen).
+        if (this.wording) {
+          this.post({ type: "wording", wording: this.wording });
+        }
+        this.sendConversation();
         await this.sendWording();
-        await this.sendHistory();
+        await this.sendResolvedConversation();
         return;
       case "ask":
         await this.ask({ question: message.question });
@@ -111,7 +132,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         this.cancels.get(message.id)?.cancel();
         return;
       case "newConversation":
-        this.conversation = [];
+        this.conversation.clear();
         this.post({ type: "conversationCleared" });
         return;
       case "openCitation":
@@ -137,7 +158,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.inFlight.set(id, exchange);
     this.cancels.set(id, cancel);
     this.post({ type: "exchange", exchange });
-    const history = this.conversation.slice(-TURNS_SENT);
+    const history = this.conversation.recent(TURNS_SENT);
     try {
       exchange.answer = await this.api.ask(history.length > 0 ? { ...params, history } : params, {
         cancel,
@@ -146,7 +167,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
           this.post({ type: "exchange", exchange });
         },
       });
-      this.conversation.push({ question: params.question, answer: exchange.answer });
+      this.conversation.add({ id, question: params.question, answer: exchange.answer });
     } catch (error) {
       if (cancel.isCancellationRequested) {
         exchange.cancelled = true;
@@ -165,22 +186,34 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
    * cannot answer yet (starting, or older than the request) is asked again on the next page load,
    * and the page says "No answer." without the reason's sentence meanwhile. */
   private async sendWording(): Promise<void> {
+    if (this.wording) {
+      return;
+    }
     try {
-      this.wording ??= await this.api.wording();
+      this.wording = await this.api.wording();
     } catch {
       return;
     }
     this.post({ type: "wording", wording: this.wording });
   }
 
-  private async sendHistory(): Promise<void> {
-    let exchanges: Exchange[] = [];
-    try {
-      exchanges = historyExchanges(await this.api.history(HISTORY_LIMIT));
-    } catch {
-      // No history yet (server starting or not running): the panel still works for new questions.
-    }
+  /** The conversation as it was answered, with the questions still in flight. */
+  private sendConversation(entries: HistoryEntry[] = []): void {
+    const exchanges = this.conversation.exchanges(entries);
     this.post({ type: "history", exchanges: [...exchanges, ...this.inFlight.values()] });
+  }
+
+  /** The conversation again, each citation resolved against the files as they are now, so
+   * moved, changed or gone lines show as such. */
+  private async sendResolvedConversation(): Promise<void> {
+    if (this.conversation.length === 0) {
+      return;
+    }
+    try {
+      this.sendConversation(await this.api.history(HISTORY_LIMIT));
+    } catch {
+      // Server not running: the turns stay as answered; a chip is still resolved when clicked.
+    }
   }
 
   private async openCitation(citation: Citation): Promise<void> {

@@ -143,12 +143,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const server = new ServerConnection(output);
   connection = server;
   const api = new CodeciteApi(server);
-  const chat = new ChatViewProvider(context.extensionUri, api);
+  const chat = new ChatViewProvider(context.extensionUri, api, context.workspaceState);
   const statusBar = new IndexStatusBar(
     vscode.window.createStatusBarItem("codecite.index", vscode.StatusBarAlignment.Left, 10),
     () => api.status(),
     COMMANDS.status,
     COMMANDS.serverSettings,
+    context.workspaceState,
   );
   context.subscriptions.push(
     output,

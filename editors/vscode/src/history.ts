@@ -1,10 +1,11 @@
-// codecite/history entries -> the panel's exchanges. Pure (no `vscode` import), so the test
-// against the real server checks it on real entries.
+// A codecite/history entry -> the answer the panel draws, each citation's fresh resolution
+// attached. Pure (no `vscode` import), so the test against the real server checks it on real
+// entries.
 
-import type { Answer, Citation, Exchange, HistoryEntry } from "./protocol.js";
+import type { Answer, Citation, HistoryEntry } from "./protocol.js";
 
 /** The stored answer with each citation's current resolution (and its root) attached. */
-function resolvedAnswer(entry: HistoryEntry): Answer {
+export function resolvedAnswer(entry: HistoryEntry): Answer {
   const resolved = entry.citations ?? [];
   if (entry.answer.status !== "answered") {
     return entry.answer;
@@ -23,20 +24,4 @@ function resolvedAnswer(entry: HistoryEntry): Answer {
     span.kind === "claim" ? { ...span, citations: span.citations.map(attach) } : span,
   );
   return { ...entry.answer, spans };
-}
-
-/** History entries, oldest first (the panel reads top to bottom like a conversation). */
-export function historyExchanges(entries: HistoryEntry[]): Exchange[] {
-  // The server sends newest first, times to the second: reversed first, so two questions asked
-  // within one second keep their order through the (stable) sort.
-  return [...entries]
-    .reverse()
-    .filter((entry) => typeof entry?.question === "string" && entry.answer)
-    .sort((a, b) => String(a.time ?? "").localeCompare(String(b.time ?? "")))
-    .map((entry, index) => ({
-      id: `history-${index}-${entry.answer.trace_id ?? ""}`,
-      question: entry.question,
-      answer: resolvedAnswer(entry),
-      fromHistory: true,
-    }));
 }

@@ -3,6 +3,7 @@
 // handling, which vscode-languageclient already shows as a progress notification.
 
 import * as vscode from "vscode";
+import type { StateStore } from "./conversation.js";
 import type { IndexStatus, RootStatus } from "./protocol.js";
 
 export interface StatusView {
@@ -13,6 +14,9 @@ export interface StatusView {
 
 const BUSY_POLL_MS = 2_000;
 const IDLE_POLL_MS = 15_000;
+/** The last codecite/status reply, in the workspace state: what a reloaded window shows while
+ * its server starts. */
+export const LAST_STATUS_KEY = "codecite.lastStatus";
 
 function timestamp(value: string | number | null | undefined): number | undefined {
   if (value === null || value === undefined || value === "") {
@@ -37,6 +41,14 @@ function ago(then: number, now: number): string {
   }
   const hours = Math.floor(minutes / 60);
   return hours < 24 ? `${hours} h ago` : `${Math.floor(hours / 24)} d ago`;
+}
+
+/** " · 5 min ago": the stalest root's last update, when every root reports one. */
+function freshness(roots: RootStatus[], now: number): string {
+  const known = roots.map((root) => timestamp(root.last_update));
+  return known.every((update) => update !== undefined)
+    ? ` · ${ago(Math.min(...(known as number[])), now)}`
+    : "";
 }
 
 function embedderName(root: RootStatus): string | undefined {
@@ -94,12 +106,8 @@ export function describeStatus(status: IndexStatus, now: number): StatusView {
   }
   if (running && indexed > 0) {
     // A pass checking an existing index (a restart, a reindex): the index is usable as it is.
-    const known = roots.map((root) => timestamp(root.last_update));
-    const at = known.every((update) => update !== undefined)
-      ? ` · ${ago(Math.min(...(known as number[])), now)}`
-      : "";
     return {
-      text: `$(sync~spin) Codecite: ${indexed} files${at} · checking`,
+      text: `$(sync~spin) Codecite: ${indexed} files${freshness(roots, now)} · checking`,
       tooltip: ["Checking the index for changes", ...lines].join("\n"),
       indexing: true,
     };
@@ -131,12 +139,34 @@ export function describeStatus(status: IndexStatus, now: number): StatusView {
   }
   // Freshness of the stalest root: that is the one an answer might be behind on. A server that
   // does not report the time still has an index: say the count, never "not indexed".
-  const known = updates.filter((update): update is number => update !== undefined);
-  const fresh = known.length === roots.length ? ` · ${ago(Math.min(...known), now)}` : "";
   return {
-    text: `$(check) Codecite: ${indexed} files${fresh}`,
+    text: `$(check) Codecite: ${indexed} files${freshness(roots, now)}`,
     tooltip: ["Index up to date", ...lines].join("\n"),
     indexing: false,
+  };
+}
+
+const STARTING: StatusView = {
+  text: "$(sync~spin) Codecite: starting",
+  tooltip: "Starting the Codecite server",
+  indexing: true,
+};
+
+/** While the server starts: the index as this workspace last saw it (its server's last reply),
+ * so a reloaded window shows its files and age at once instead of only "starting". */
+export function describeStarting(last: IndexStatus | undefined, now: number): StatusView {
+  const roots = Array.isArray(last?.roots) ? last.roots : [];
+  const indexed = roots.reduce((sum, root) => sum + (root.files_indexed ?? 0), 0);
+  if (indexed === 0 || roots.some((root) => root.error)) {
+    return STARTING;
+  }
+  return {
+    text: `$(sync~spin) Codecite: ${indexed} files${freshness(roots, now)} · starting`,
+    tooltip: [
+      "Starting the Codecite server; the index when this window last saw it:",
+      ...roots.map((root) => describeRoot(root, now)),
+    ].join("\n"),
+    indexing: true,
   };
 }
 
@@ -151,6 +181,8 @@ export class IndexStatusBar implements vscode.Disposable {
     private readonly fetchStatus: () => Promise<IndexStatus>,
     private readonly command: string,
     private readonly fixCommand: string,
+    /** Where the last reply is kept for the next window (the workspace state). */
+    private readonly memory?: StateStore,
   ) {
     item.name = "Codecite index";
     item.show();
@@ -161,8 +193,9 @@ export class IndexStatusBar implements vscode.Disposable {
   starting(): void {
     this.failure = undefined;
     this.item.command = this.command;
-    this.item.text = "$(sync~spin) Codecite: starting";
-    this.item.tooltip = "Starting the Codecite server";
+    const view = describeStarting(this.memory?.get<IndexStatus>(LAST_STATUS_KEY), Date.now());
+    this.item.text = view.text;
+    this.item.tooltip = view.tooltip;
     this.item.backgroundColor = undefined;
   }
 
@@ -185,7 +218,9 @@ export class IndexStatusBar implements vscode.Disposable {
       return false;
     }
     try {
-      const view = describeStatus(await this.fetchStatus(), Date.now());
+      const status = await this.fetchStatus();
+      void this.memory?.update(LAST_STATUS_KEY, status).then(undefined, () => undefined);
+      const view = describeStatus(status, Date.now());
       this.item.text = view.text;
       this.item.tooltip = view.tooltip;
       this.item.command = this.command;

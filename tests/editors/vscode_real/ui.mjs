@@ -165,6 +165,23 @@ export async function ask(chat, question, timeout) {
   return exchange;
 }
 
+/** The exchanges the chat shows, once there are at least `count`: [{question, replied}]. */
+export async function exchanges(chat, count, timeout) {
+  const articles = chat.locator("article");
+  const deadline = Date.now() + timeout;
+  while ((await articles.count()) < count && Date.now() < deadline) {
+    await chat.page().waitForTimeout(200);
+  }
+  return articles.evaluateAll(
+    (nodes, reply) =>
+      nodes.map((node) => ({
+        question: node.querySelector(".question")?.textContent ?? "",
+        replied: node.querySelector(reply) !== null,
+      })),
+    REPLY,
+  );
+}
+
 /** Questions in the log still waiting for a reply ("Searching the code…"). */
 export async function unanswered(chat) {
   const waiting = chat.locator("article").filter({ hasNot: chat.locator(REPLY) });

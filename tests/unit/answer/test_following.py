@@ -102,11 +102,12 @@ def test_an_identifier_typed_verbatim_finds_the_test_that_alone_holds_it(tmp_pat
 
 def test_the_question_path_brings_the_definitions_the_best_chunk_calls(tmp_path: Path) -> None:
     # The question names handle_upload; the parsing it asks about happens in parse_multipart,
-    # defined in another file that forty noisier files outrank by keyword.
+    # defined in another file that sixty noisier files outrank by keyword (and by keyword with
+    # the reference graph's prior, which lifts it as the one definition something calls).
     files = {
         f"noise/n{n}.py": f"def noise_{n}(request):\n    # parse the request, parse request\n"
         f"    return request.parse(request)\n"
-        for n in range(40)
+        for n in range(60)
     }
     files["service.py"] = (
         "def handle_upload(request):\n    data = parse_multipart(request.body)\n"

@@ -1,5 +1,6 @@
 -- What the user commands do: ask, open a citation, quickfix, status, reindex, start.
 local client = require("codecite.client")
+local conversation = require("codecite.conversation")
 local render = require("codecite.render")
 
 local M = {}
@@ -9,7 +10,8 @@ local M = {}
 M.last = nil
 local asked = 0 -- sequence number: a slow reply to an older question must not replace a newer one
 
---- The conversation a follow-up continues: {question, answer} turns since :CodeciteNew.
+--- The conversation a follow-up continues: {question, answer} turns since :CodeciteNew, those
+--- of the root last asked about (each root's are kept across sessions: conversation.lua).
 ---@type {question: string, answer: table}[]
 M.conversation = {}
 local TURNS_SENT = 3 -- the server reads only the last few turns
@@ -34,8 +36,13 @@ vim.api.nvim_create_autocmd("LspProgress", {
   end,
 })
 
---- :CodeciteNew: the next question stands alone.
+--- :CodeciteNew: the next question about this repository stands alone (also after a restart).
 function M.new_conversation()
+  local lsp_client = client.get()
+  local root = lsp_client and client.root(lsp_client) or (M.last and M.last.root)
+  if root then
+    conversation.clear(root)
+  end
   M.conversation = {}
   client.say("new conversation: the next question stands alone")
 end
@@ -98,6 +105,8 @@ function M.ask(question, range)
   end
   local bufnr = vim.api.nvim_get_current_buf()
   local params = range and selection_params(lsp_client, question, range) or { question = question }
+  local root = client.root(lsp_client)
+  M.conversation = conversation.turns(root)
   if #M.conversation > 0 then
     params.history = vim.list_slice(M.conversation, math.max(1, #M.conversation - TURNS_SENT + 1))
   end
@@ -127,12 +136,13 @@ function M.ask(question, range)
       end
       local rendered = render.render(question, result, wording)
       render.write(buf, rendered)
-      table.insert(M.conversation, { question = question, answer = result })
+      conversation.add(root, { question = question, answer = result })
+      M.conversation = conversation.turns(root)
       M.last = {
         question = question,
         answer = result,
         client_id = lsp_client.id,
-        root = client.root(lsp_client),
+        root = root,
         origin_win = origin_win,
         targets = rendered.targets,
       }

@@ -15,8 +15,8 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from "vscode-jsonrpc/node";
-import { historyExchanges } from "../../history.js";
 import { CodeciteApi } from "../../codeciteApi.js";
+import { Conversation } from "../../conversation.js";
 import type { Answered, Citation, IndexStatus } from "../../protocol.js";
 import { launchPlan, readSettings, serverOptions } from "../../settings.js";
 
@@ -102,6 +102,7 @@ function citationsOf(answer: Answered): Citation[] {
 }
 
 let asked: Citation | undefined;
+let askedAnswer: Answered | undefined;
 
 test("codecite/status reports the indexed root in the shape the status bar reads", async () => {
   const status = await api.status();
@@ -133,6 +134,7 @@ test("codecite/ask answers with claims citing quoted lines of the repository", a
   const squash = (text: string) => text.replace(/\s+/g, " ").trim();
   assert.ok(squash(lines.join("\n")).includes(squash(keys.quote)), "the quote is on the cited lines");
   asked = keys;
+  askedAnswer = answer;
 });
 
 test("a question the code cannot answer is refused with a reason and the closest places", async () => {
@@ -156,15 +158,22 @@ test("clicking a chip (codecite.openCitation) makes the server show the cited li
   assert.equal(document.selection?.end.line, asked.end_line - 1);
 });
 
-test("after an edit above the cited lines, history marks the citation moved", async () => {
-  assert.ok(asked, "needs the answer of the previous tests");
+test("after an edit above the cited lines, a restored conversation shows the citation moved", async () => {
+  assert.ok(asked && askedAnswer, "needs the answer of the previous tests");
   const path = join(repo, asked.path);
   writeFileSync(path, `# one\n# two\n# three\n${readFileSync(path, "utf8")}`);
-  const exchanges = historyExchanges(await api.history(50));
-  // Oldest first, as the panel shows them.
+  // The conversation as a window reload finds it in the workspace state, then its citations
+  // re-resolved through codecite/history (matched by trace id).
+  const stored = new Map<string, unknown>();
+  const store = {
+    get: <T>(key: string) => stored.get(key) as T | undefined,
+    update: async (key: string, value: unknown) => void stored.set(key, value),
+  };
+  new Conversation(store).add({ id: "a1", question: "How are API keys rotated?", answer: askedAnswer });
+  const exchanges = new Conversation(store).exchanges(await api.history(50));
   assert.deepEqual(
     exchanges.map((exchange) => exchange.question),
-    ["How are API keys rotated?", "What colour is the login button?"],
+    ["How are API keys rotated?"],
   );
   const first = exchanges[0].answer;
   assert.ok(first?.status === "answered");

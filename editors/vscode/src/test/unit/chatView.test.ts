@@ -4,7 +4,7 @@ import { beforeEach, test } from "node:test";
 import type * as vscode from "vscode";
 import { ChatViewProvider } from "../../chatView.js";
 import { type CancelToken, CodeciteApi, type ProgressValue } from "../../codeciteApi.js";
-import type { Exchange, HostMessage } from "../../protocol.js";
+import type { AskParams, Exchange, HostMessage } from "../../protocol.js";
 import { FakeTransport, FakeWebviewView } from "../fakes.js";
 import { ANSWERED, CITATION, REFUSED } from "../fixtures.js";
 
@@ -37,7 +37,44 @@ test("the panel page only runs its own nonce'd script", () => {
   assert.notEqual(/nonce-([^']+)/.exec(second)?.[1], nonce, "a fresh nonce per page");
 });
 
-test("a ready page receives the history, oldest first, with each citation's resolution", async () => {
+/** The workspace state as VS Code keeps it across window reloads. */
+class FakeState {
+  readonly saved = new Map<string, unknown>();
+  get<T>(key: string): T | undefined {
+    // A reload reads what was written, not the object the old window held.
+    const value = this.saved.get(key);
+    return value === undefined ? undefined : (JSON.parse(JSON.stringify(value)) as T);
+  }
+  async update(key: string, value: unknown): Promise<void> {
+    this.saved.set(key, value);
+  }
+}
+
+function openWith(transport: FakeTransport, state: FakeState): FakeWebviewView {
+  const provider = new ChatViewProvider(
+    Uri.file("/ext") as unknown as vscode.Uri,
+    new CodeciteApi(transport),
+    state,
+  );
+  const view = new FakeWebviewView();
+  provider.resolveWebviewView(view as unknown as vscode.WebviewView);
+  return view;
+}
+
+function histories(messages: HostMessage[]): Exchange[][] {
+  return messages.flatMap((message) => (message.type === "history" ? [message.exchanges] : []));
+}
+
+test("after a window reload the panel shows the conversation, its citations resolved afresh", async () => {
+  const state = new FakeState();
+  const before = openWith(
+    new FakeTransport({ "codecite/ask": (params) => ((params as AskParams).history ? REFUSED : ANSWERED) }),
+    state,
+  );
+  await before.fromPage({ type: "ready" });
+  await before.fromPage({ type: "ask", question: "How are keys rotated?" });
+  await before.fromPage({ type: "ask", question: "Billing?" });
+
   const moved = {
     state: "moved" as const,
     path: CITATION.path,
@@ -46,52 +83,115 @@ test("a ready page receives the history, oldest first, with each citation's reso
     old_start_line: 47,
     old_end_line: 51,
   };
-  // The server's codecite/history shape: newest first, resolutions listed beside the answer.
+  // The server's codecite/history shape: newest first, resolutions listed beside the answer; an
+  // older question of another conversation is in it too, and is not shown.
   const transport = new FakeTransport({
     "codecite/history": () => ({
       entries: [
-        {
-          question: "Billing?",
-          time: "2026-11-29T11:05:00+00:00",
-          answer: REFUSED,
-          root: "/repo",
-          citations: [],
-        },
+        { question: "Billing?", answer: REFUSED, root: "/repo", citations: [] },
         {
           question: "How are keys rotated?",
-          time: "2026-11-29T11:00:00+00:00",
           answer: ANSWERED,
           root: "/repo",
           citations: [{ citation: CITATION, resolution: moved }],
         },
+        { question: "Older question", answer: { ...ANSWERED, trace_id: "t-0" }, citations: [] },
       ],
     }),
+    "codecite/ask": () => ANSWERED,
   });
-  const { view } = open(transport);
-  await view.fromPage({ type: "ready" });
-  assert.deepEqual(transport.sent.at(-1), { method: "codecite/history", params: { limit: 50 } });
-  const history = view.posted.at(-1)!;
-  assert.ok(history.type === "history");
+  const after = openWith(transport, state);
+  await after.fromPage({ type: "ready" });
+  const [atOnce, resolved] = histories(after.posted);
+  // At once, before the server answers anything: the turns as they were answered.
   assert.deepEqual(
-    history.exchanges.map((exchange) => [exchange.question, exchange.answer?.status]),
+    atOnce.map((exchange) => [exchange.question, exchange.answer?.status]),
     [
       ["How are keys rotated?", "answered"],
       ["Billing?", "refused"],
     ],
   );
-  const answer = history.exchanges[0].answer;
+  assert.deepEqual(transport.sent.at(-1), { method: "codecite/history", params: { limit: 50 } });
+  assert.deepEqual(
+    resolved.map((exchange) => exchange.id),
+    atOnce.map((exchange) => exchange.id),
+  );
+  const answer = resolved[0].answer;
   assert.ok(answer?.status === "answered" && answer.spans[1].kind === "claim");
   assert.deepEqual(answer.spans[1].citations, [{ ...CITATION, root: "/repo", resolution: moved }]);
+
+  // The next follow-up continues the restored conversation.
+  await after.fromPage({ type: "ask", question: "Where is it called?" });
+  assert.deepEqual(transport.sent.at(-1)?.params, {
+    question: "Where is it called?",
+    history: [
+      { question: "How are keys rotated?", answer: ANSWERED },
+      { question: "Billing?", answer: REFUSED },
+    ],
+  });
 });
 
-test("a ready page gets the server's wording first, fetched once per server", async () => {
+test("a reloaded panel shows the conversation while the server is still starting", async () => {
+  const state = new FakeState();
+  const before = openWith(new FakeTransport({ "codecite/ask": () => ANSWERED }), state);
+  await before.fromPage({ type: "ready" });
+  await before.fromPage({ type: "ask", question: "How are keys rotated?" });
+  // vscode-languageclient holds every request until the server has started.
+  const starting = { sendRequest: () => new Promise<never>(() => undefined) };
+  const after = openWith(starting as unknown as FakeTransport, state);
+  void after.fromPage({ type: "ready" });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(
+    histories(after.posted).map((shown) => shown.map((exchange) => exchange.question)),
+    [["How are keys rotated?"]],
+  );
+});
+
+test("New chat clears the stored conversation: a reload then shows an empty panel", async () => {
+  const state = new FakeState();
+  const transport = new FakeTransport({ "codecite/ask": () => ANSWERED });
+  const before = openWith(transport, state);
+  await before.fromPage({ type: "ready" });
+  await before.fromPage({ type: "ask", question: "How are keys rotated?" });
+  await before.fromPage({ type: "newConversation" });
+  const after = openWith(transport, state);
+  await after.fromPage({ type: "ready" });
+  assert.deepEqual(histories(after.posted), [[]]);
+  await after.fromPage({ type: "ask", question: "What is a KeyStore?" });
+  assert.deepEqual(transport.sent.at(-1)?.params, { question: "What is a KeyStore?" });
+});
+
+test("a stored conversation that is not shaped as turns is dropped, not drawn", async () => {
+  const state = new FakeState();
+  await state.update("codecite.conversation", [
+    { id: "a", question: "No spans?", answer: { status: "answered" } },
+    "text",
+    { id: "b", question: "Kept", answer: REFUSED },
+  ]);
+  const view = openWith(new FakeTransport({ "codecite/history": () => [] }), state);
+  await view.fromPage({ type: "ready" });
+  assert.deepEqual(
+    histories(view.posted)
+      .at(-1)
+      ?.map((exchange) => exchange.question),
+    ["Kept"],
+  );
+});
+
+test("a ready page gets the server's wording, fetched once per server", async () => {
   const wording = { reasons: { ambiguous: "Too many places." }, labels: { no_answer: "No answer" } };
   const transport = new FakeTransport({ "codecite/wording": () => wording, "codecite/history": () => [] });
   const { view } = open(transport);
   await view.fromPage({ type: "ready" });
-  await view.fromPage({ type: "ready" }); // the panel re-opened
-  assert.deepEqual(view.posted[0], { type: "wording", wording });
-  assert.equal(view.posted.filter((message) => message.type === "wording").length, 2);
+  assert.deepEqual(view.posted, [
+    { type: "history", exchanges: [] },
+    { type: "wording", wording },
+  ]);
+  await view.fromPage({ type: "ready" }); // the panel re-opened: the known words come first
+  assert.deepEqual(view.posted.slice(2), [
+    { type: "wording", wording },
+    { type: "history", exchanges: [] },
+  ]);
   assert.equal(transport.sent.filter((sent) => sent.method === "codecite/wording").length, 1);
 });
 

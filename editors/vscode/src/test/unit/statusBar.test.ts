@@ -2,7 +2,7 @@ import { reset, ThemeColor } from "../vscodeStub.js";
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 import type * as vscode from "vscode";
-import { describeStatus, IndexStatusBar } from "../../statusBar.js";
+import { describeStarting, describeStatus, IndexStatusBar } from "../../statusBar.js";
 
 beforeEach(reset);
 
@@ -162,4 +162,46 @@ test("a server that failed to start keeps saying so, and a click opens its setti
   assert.equal(asked, 1);
   assert.equal(item.command, "codecite.showIndexStatus");
   bar.dispose();
+});
+
+test("a reloaded window shows the index it last saw while its server starts", async () => {
+  const saved = new Map<string, unknown>();
+  const memory = {
+    get: <T>(key: string) => saved.get(key) as T | undefined,
+    update: async (key: string, value: unknown) => void saved.set(key, value),
+  };
+  const twoMinutesAgo = Date.now() / 1000 - 120;
+  const status = { roots: [{ root: "/a", files_indexed: 8, pending: 0, last_update: twoMinutesAgo }] };
+  const before = new IndexStatusBar(
+    new FakeItem() as unknown as vscode.StatusBarItem,
+    async () => status,
+    "codecite.showIndexStatus",
+    "codecite.openServerSettings",
+    memory,
+  );
+  assert.equal(await before.refresh(), false);
+  before.dispose();
+  // The next window, before its server answered anything.
+  const item = new FakeItem();
+  const after = new IndexStatusBar(
+    item as unknown as vscode.StatusBarItem,
+    () => new Promise(() => undefined),
+    "codecite.showIndexStatus",
+    "codecite.openServerSettings",
+    memory,
+  );
+  assert.equal(item.text, "$(sync~spin) Codecite: 8 files · 2 min ago · starting");
+  assert.match(
+    String(item.tooltip),
+    /^Starting the Codecite server; the index when this window last saw it:\n\/a: 8 files/,
+  );
+  after.dispose();
+});
+
+test("with no index seen before, or one that failed, a starting server says only 'starting'", () => {
+  assert.equal(describeStarting(undefined, NOW).text, "$(sync~spin) Codecite: starting");
+  const failed = { roots: [{ root: "/a", files_indexed: 8, pending: 0, error: "disk full" }] };
+  assert.equal(describeStarting(failed, NOW).text, "$(sync~spin) Codecite: starting");
+  const empty = { roots: [{ root: "/a", files_indexed: 0, pending: 0, indexing: true }] };
+  assert.equal(describeStarting(empty, NOW).text, "$(sync~spin) Codecite: starting");
 });

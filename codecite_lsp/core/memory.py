@@ -1,4 +1,4 @@
-"""Give memory back to the system after a whole-index pass."""
+"""Give memory back to the system after a whole-index pass or loading the index into memory."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import gc
 def release() -> None:
     """The server lives as long as the editor, and the allocators keep freed pages (~150 MB
     after the stdlib's index)."""
-    import pyarrow as pa  # loaded already by the index pass that calls this
+    import pyarrow as pa  # loaded already by the index pass or the read that calls this
 
     gc.collect()
     pa.default_memory_pool().release_unused()

