@@ -185,8 +185,9 @@ class _WorkerPool:
     """A few worker processes, each fed slices of jobs by a parent thread (dynamic balancing).
 
     A worker that dies (a crash in a grammar no guard foresaw, the OOM killer) costs no file
-    but the one that killed it: its slice is run again one file at a time (``_Resident.alone``),
-    and a file a fresh worker dies on is skipped with the reason.
+    but the one that killed it: its slice is run again one file at a time, each in a fresh
+    worker (``_Resident(keep=0).alone``), and a file a fresh worker dies on is skipped with the
+    reason.
     """
 
     def __init__(self, size: int) -> None:
@@ -257,7 +258,7 @@ class _WorkerPool:
                 if answer is None:
                     self._retire(process)
                     process = None
-                    alone = _RESIDENT.alone(part)
+                    alone = _Resident(keep=0).alone(part)  # fresh workers, none kept
                     answer = [_as_prepared(j.path, a) for j, a in zip(part, alone, strict=True)]
                 results.put(list(zip(part, answer, strict=True)))
         except Exception as exc:  # reported to the consumer, which must not wait forever
