@@ -123,11 +123,13 @@ def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     # Nothing changed since the last complete pass: answered from a stat walk, without
     # importing lancedb (seconds); anything different runs the pass, which fixes it.
     report = None
+    note = config.index_dir_note(repo)  # the repository cannot be written: where the index is
+    said = f" - {note}" if note else ""
     if not os.environ.get(manifest.BYPASS_ENV):
         report = manifest.unchanged_since_last_pass(repo, config)
     if report is not None:
         _print_skips(report)
-        print(report.summary())
+        print(report.summary() + said)
         return 0
     from .index.indexer import IndexBusy, Indexer
     from .index.store import IndexDamaged
@@ -137,7 +139,7 @@ def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     except (IndexBusy, IndexDamaged) as exc:  # locked too long; or unusable even rebuilt
         print(f"codecite: {exc}", file=sys.stderr)
         return 1
-    print(report.summary())
+    print(report.summary() + said)
     return 0
 
 

@@ -10,11 +10,17 @@ trust). An ``index_dir`` from the repository must stay inside it, trusted or not
 ignored is reported in plain words, like an invalid value.
 
 Every key is documented once, in README.md ("Configuration").
+
+Without ``index_dir`` the index is kept in ``<repo>/.codecite``, unless the repository cannot be
+written (a checkout owned by another user, a read-only mount): then in the user's cache folder,
+``$XDG_CACHE_HOME/codecite/<name>-<hash of the resolved root>`` (``~/.cache`` by default). An
+index already in ``<repo>/.codecite`` is used even when it cannot be written, to be read.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import re
@@ -67,7 +73,36 @@ class Config:
         if self.index_dir:
             path = Path(self.index_dir).expanduser()
             return path if path.is_absolute() else (repo / path)
-        return repo / ".codecite"
+        local = repo / ".codecite"
+        if _writable(local) or (local / "meta.json").is_file():
+            return local  # a writable index, or one somebody built here to be read
+        if local.exists() or not _writable(repo):
+            return cached_index_dir(repo) or local
+        return local
+
+    def index_dir_note(self, repo: Path) -> str | None:
+        """Where the index went when the repository could not hold it, in plain words."""
+        where = self.resolved_index_dir(repo)
+        if self.index_dir or where == repo / ".codecite":
+            return None
+        return f"{repo} cannot be written; its index is kept in {where}"
+
+
+def _writable(folder: Path) -> bool:
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def cached_index_dir(repo: Path) -> Path | None:
+    """The user's cache folder for ``repo``'s index; None without a home folder to hold it."""
+    resolved = repo.resolve()
+    cache = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(cache):  # the XDG spec: a relative path is to be ignored
+        try:
+            cache = str(Path.home() / ".cache")
+        except RuntimeError:  # no HOME and no passwd entry
+            return None
+    digest = hashlib.sha256(os.fsencode(resolved)).hexdigest()[:12]
+    return Path(cache) / "codecite" / f"{resolved.name or 'root'}-{digest}"
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}

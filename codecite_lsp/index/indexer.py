@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ..core.config import Config
 from ..ingest.paths import repo_relative
-from ..ingest.workers import Job, Prepared, chunked, prepared
+from ..ingest.workers import Job, Prepared, chunked_isolated, prepared
 from . import manifest
 from .lock import IndexBusy, write_lock
 from .passes import (
@@ -260,20 +260,20 @@ class Indexer:
         return pass_report(self.store, started, totals)
 
     def _update(self, paths: Iterable[str]) -> Totals:
-        from ..ingest.scan import read_source
-
         store = self.store
         known = store.files()
         targets, rules_changed = self._expand(paths, known)
         if rules_changed:
             return self._full_pass(None, None)
         batch = Batch()
+        jobs = []
         for rel in sorted(targets):
             if self._indexable(rel):
-                ready = Prepared(read_source(self.repo, rel, self.config))
-                self._add(batch, rel, ready, known.get(rel), rechunk=False)
+                jobs.append(Job(self.repo, rel, self.config, known_revision(known, rel)))
             elif rel in known:
                 batch.deletes.add(rel)
+        for job, ready in prepared(jobs):  # read and chunked in a worker process
+            self._add(batch, job.path, ready, known.get(job.path), rechunk=False)
         totals = Totals()
         self._commit(batch, totals)
         if len(batch):
@@ -345,7 +345,11 @@ class Indexer:
         source = ready.source
         assert isinstance(source, SourceFile)
         if ready.chunks is None and ready.error is None:
-            ready = chunked(rel, source, self.config.chunk_budget)
+            ready = chunked_isolated(rel, source, self.config.chunk_budget)
+        if isinstance(ready.source, Skip):  # the parser crashed on it
+            batch.skipped.append(ready.source)
+            batch.deletes.add(rel)
+            return
         if ready.error is not None:  # a chunker bug must not stop the whole index
             log.error("could not chunk %s: %s", rel, ready.error)
             batch.skipped.append(Skip(rel, f"could not be chunked ({ready.error})"))

@@ -51,13 +51,20 @@ def _identifier_at(line: str, index: int) -> re.Match[str] | None:
 
 
 def symbol_at(
-    path: str, text: str, line: int, character: int, *, encoding: Encoding = "utf-16"
+    path: str,
+    text: str,
+    line: int,
+    character: int,
+    *,
+    encoding: Encoding = "utf-16",
+    parse: bool = True,
 ) -> SymbolAtPosition | None:
     """The identifier at 0-based ``line``/``character`` and the definitions around it. Pure.
 
     ``character`` counts UTF-16 code units (the LSP default); pass ``encoding="utf-32"`` for
     code points or ``"utf-8"`` for bytes when the client negotiated another position encoding.
     A position just after an identifier counts as on it. None when no identifier is there.
+    ``parse=False`` gives the identifier alone (for text whose parse crashed a worker).
     """
     if not text:
         return None
@@ -72,7 +79,7 @@ def symbol_at(
     found = _identifier_at(row, index)
     if found is None:
         return None
-    parsed = parse_any(language_for_path(path), lines)
+    parsed = parse_any(language_for_path(path), lines) if parse else None
     offset = lines.byte_starts[line] + len(row[: found.start()].encode("utf-8"))
     innermost: Def | None = None
     level = parsed.roots if parsed else []

@@ -1,16 +1,23 @@
-"""Reading and chunking the files of an index pass: inline, or in worker processes for a large
-pass (parsing is CPU-bound and holds the GIL, so threads would not help).
+"""Reading, chunking and parsing of repository and buffer text, always in worker processes, so
+a crash in a grammar no guard foresaw (guard.py) costs one file, never the indexer or the server.
 
 Workers are plain ``python -m codecite_lsp.ingest.workers`` processes fed over pipes rather than a
 multiprocessing pool: a pool's spawn start re-imports the caller's main script (breaking any
 unguarded script that embeds the indexer), and its workers outlive a parent killed with -9.
 Here a worker exits as soon as its stdin closes, which a dead parent always does.
+
+A large pass runs in a few workers started for it (parsing is CPU-bound and holds the GIL, so
+threads would not help). Everything smaller (a small pass, a save, a hover's parse of an unsaved
+buffer) goes to a resident worker: started on first use, kept between requests (a worker's start
+costs about a tenth of a second, a request to a warm one well under a millisecond), replaced when
+it dies.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 import pickle
 import queue
@@ -21,18 +28,22 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from ..core.config import Config
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from ..core.records import Chunk
     from .scan import Skip, SourceFile
+    from .symbols import Encoding, SymbolAtPosition
 
 REASON_CRASHED = "the parser crashed on this file"
 PARALLEL_MIN_FILES = 200  # below this, starting workers costs more than it saves
 _SLICE = 16  # files per message to a worker
 _HEADER = 8
+_RESIDENT_IDLE = 2  # warm workers kept between requests (a pass and a hover at the same time)
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,9 @@ class Job:
     path: str
     config: Config
     known_revision: str | None
+
+    def run(self) -> Prepared:
+        return prepare(self)
 
 
 @dataclass(frozen=True)
@@ -76,14 +90,77 @@ def prepare(job: Job) -> Prepared:
     return dataclasses.replace(ready, source=dataclasses.replace(source, text=""))
 
 
+@dataclass(frozen=True)
+class Chunking:
+    """Chunk a file already read (a save whose file rows need its chunks again)."""
+
+    path: str
+    source: SourceFile
+    budget: int
+
+    def run(self) -> Prepared:
+        return chunked(self.path, self.source, self.budget)
+
+
+@dataclass(frozen=True)
+class SymbolQuery:
+    """The symbol at a position of a buffer (a hover or a question asked from the editor)."""
+
+    path: str
+    text: str
+    line: int
+    character: int
+    encoding: Encoding
+
+    def run(self, *, parse: bool = True) -> SymbolAtPosition | None:
+        from .symbols import symbol_at
+
+        position = (self.line, self.character)
+        return symbol_at(self.path, self.text, *position, encoding=self.encoding, parse=parse)
+
+
+@dataclass(frozen=True)
+class _Died:
+    """A task whose worker died on it, alone, in a fresh worker."""
+
+    code: int | None
+
+
 def prepared(jobs: list[Job]) -> Iterator[tuple[Job, Prepared]]:
-    """Each job with its result, in completion order; in workers when the pass is large."""
+    """Each job with its result, in completion order, always in worker processes."""
     workers = min(os.cpu_count() or 1, 4)
     if len(jobs) < PARALLEL_MIN_FILES or workers < 2:
-        for job in jobs:
-            yield job, prepare(job)
+        for start in range(0, len(jobs), _SLICE):
+            part = jobs[start : start + _SLICE]
+            for job, answer in zip(part, _RESIDENT.run(part), strict=True):
+                yield job, _as_prepared(job.path, answer)
         return
     yield from _WorkerPool(workers).run(jobs)
+
+
+def chunked_isolated(path: str, source: SourceFile, budget: int) -> Prepared:
+    """``chunked`` in the resident worker; the file is skipped with the reason if it kills it."""
+    return _as_prepared(path, _RESIDENT.run([Chunking(path, source, budget)])[0])
+
+
+def symbol_isolated(query: SymbolQuery) -> SymbolAtPosition | None:
+    """The symbol at a buffer position, parsed in the resident worker. Text that kills the
+    worker still gets its identifier, without the definitions around it (no parse)."""
+    answer = _RESIDENT.run([query])[0]
+    if isinstance(answer, _Died):
+        log.warning("the parser crashed on %s (%s); answering without it", query.path, answer)
+        return query.run(parse=False)
+    from .symbols import SymbolAtPosition
+
+    assert answer is None or isinstance(answer, SymbolAtPosition)
+    return answer
+
+
+def _as_prepared(path: str, answer: object) -> Prepared:
+    if isinstance(answer, _Died):
+        return Prepared(_crashed(path, answer.code))
+    assert isinstance(answer, Prepared)
+    return answer
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,8 +185,9 @@ class _WorkerPool:
     """A few worker processes, each fed slices of jobs by a parent thread (dynamic balancing).
 
     A worker that dies (a crash in a grammar no guard foresaw, the OOM killer) costs no file
-    but the one that killed it: its slice is run again one file at a time in fresh workers, and
-    a file a fresh worker dies on is skipped with the reason.
+    but the one that killed it: its slice is run again one file at a time, each in a fresh
+    worker (``_Resident(keep=0).alone``), and a file a fresh worker dies on is skipped with the
+    reason.
     """
 
     def __init__(self, size: int) -> None:
@@ -150,21 +228,16 @@ class _WorkerPool:
         with self._live_lock:
             if self._stop.is_set():
                 return None
-            process = subprocess.Popen(
-                [sys.executable, "-m", "codecite_lsp.ingest.workers"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
+            process = _spawn()
             self._live.add(process)
             return process
 
-    def _retire(self, process: subprocess.Popen[bytes]) -> int | None:
-        """Close a worker that stopped answering; its exit code."""
+    def _retire(self, process: subprocess.Popen[bytes]) -> None:
+        """Close a worker that stopped answering."""
         with self._live_lock:
             self._live.discard(process)
         _close_input(process)
         _reap(process)
-        return process.returncode
 
     def _feed(
         self,
@@ -185,36 +258,74 @@ class _WorkerPool:
                 if answer is None:
                     self._retire(process)
                     process = None
-                    answer = self._one_by_one(part)
-                    if answer is None:
-                        return  # stopping
+                    alone = _Resident(keep=0).alone(part)  # fresh workers, none kept
+                    answer = [_as_prepared(j.path, a) for j, a in zip(part, alone, strict=True)]
                 results.put(list(zip(part, answer, strict=True)))
         except Exception as exc:  # reported to the consumer, which must not wait forever
             results.put(exc)
 
-    def _one_by_one(self, part: list[Job]) -> list[Prepared] | None:
-        """Each job of a slice a worker died on, alone; None if the pool is stopping."""
-        answers: list[Prepared] = []
-        process: subprocess.Popen[bytes] | None = None
-        for job in part:
-            process = process or self._start()
-            if process is None:
-                return None
-            answer = _exchange(process, [job])
-            if answer is None:
-                code = self._retire(process)
-                process = None
-                if self._stop.is_set():
-                    return None
-                answers.append(Prepared(_crashed(job.path, code)))
-            else:
-                answers.extend(answer)
-        if process is not None:
-            self._retire(process)
-        return answers
+
+class _Resident:
+    """Warm workers kept between requests; each request takes an idle one (or starts one) and
+    gives it back, so a hover never waits behind a pass's slice.
+
+    A worker that dies on a request costs no task but the one that killed it: the request's
+    tasks are run again one at a time, and a task a worker dies on alone gets ``_Died`` as its
+    answer.
+    """
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._idle: list[subprocess.Popen[bytes]] = []
+        self._lock = threading.Lock()
+
+    def run(self, tasks: list[Any]) -> list[object]:
+        answers = self._exchange(tasks)
+        return answers if isinstance(answers, list) else self.alone(tasks)
+
+    def alone(self, tasks: list[Any]) -> list[object]:
+        """Each task in a request of its own: a worker died on a request holding all of them,
+        and only one is to blame (a worker that dies on one is replaced for the next)."""
+        alone: list[object] = []
+        for task in tasks:
+            answer = self._exchange([task])
+            alone.append(answer[0] if isinstance(answer, list) else _Died(answer))
+        return alone
+
+    def _exchange(self, tasks: list[Any]) -> list[object] | int | None:
+        """The answers, or the exit code of the worker that died on them."""
+        process = self._take()
+        answers = _exchange(process, tasks)
+        with self._lock:
+            if answers is not None and len(self._idle) < self._keep:
+                self._idle.append(process)
+                return answers
+        _close_input(process)
+        _reap(process)
+        return answers if answers is not None else process.returncode
+
+    def _take(self) -> subprocess.Popen[bytes]:
+        with self._lock:
+            while self._idle:
+                process = self._idle.pop()
+                if process.poll() is None:
+                    return process
+                _reap(process)  # died while idle (the OOM killer): start another
+        return _spawn()
 
 
-def _exchange(process: subprocess.Popen[bytes], part: list[Job]) -> list[Prepared] | None:
+_RESIDENT = _Resident(_RESIDENT_IDLE)
+
+
+def _spawn() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "codecite_lsp.ingest.workers"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+
+
+def _exchange(process: subprocess.Popen[bytes], part: list[Any]) -> list[Any] | None:
     """Send a slice, wait for its results; None if the worker died meanwhile."""
     assert process.stdin is not None and process.stdout is not None
     try:
@@ -252,13 +363,14 @@ def _reap(process: subprocess.Popen[bytes]) -> None:
 
 
 def _worker() -> None:
-    """Serve slices of jobs from stdin until it closes (the parent finished, or died)."""
+    """Serve lists of tasks (``Job``, ``Chunking``, ``SymbolQuery``) from stdin until it closes
+    (the parent finished, or died)."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but results may reach the pipe
     try:
         while (part := _receive(stdin)) is not None:
             assert isinstance(part, list)
-            _send(stdout, [prepare(job) for job in part])
+            _send(stdout, [task.run() for task in part])
     except BrokenPipeError:
         pass  # the parent is gone (a server that exited mid-pass): nobody wants the results
     # Every result is flushed: skip the interpreter's teardown (a tenth of a second the parent

@@ -3,13 +3,17 @@
 A root is indexed whole and gets a ``.codecite`` folder, and the client alone names it (initialize,
 didChangeWorkspaceFolders). A client that names ``/etc`` would have the server read ``shadow``
 and write into ``/etc``: system folders and the home folder itself are refused, with a message
-saying why, and a root whose index folder cannot be written is refused in plain words too.
+saying why. A root whose index folder cannot be written (a checkout owned by another user, an
+index another user built in it) is indexed into the user's cache folder instead, and said so; it
+is refused in plain words only when that cannot be written either, or ``index_dir`` was chosen.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from ..core.config import Config, cached_index_dir
 
 # Never a project, nor anything below them.
 _SYSTEM_TREES = ("/etc", "/proc", "/sys", "/dev", "/boot", "/run", "/bin", "/sbin", "/lib",
@@ -57,3 +61,12 @@ def unwritable(index_dir: Path) -> str | None:
     if not os.access(index_dir, os.W_OK | os.X_OK):
         return f"cannot write to the index folder {index_dir} (permission denied)"
     return None
+
+
+def cache_instead(root: Path, config: Config) -> Path | None:
+    """The user's cache folder for the index of a root whose own index folder cannot be
+    written; None when the user chose ``index_dir``, or the cache cannot be written either."""
+    if config.index_dir:
+        return None
+    cached = cached_index_dir(root)
+    return cached if cached is not None and unwritable(cached) is None else None

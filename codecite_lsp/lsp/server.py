@@ -59,6 +59,7 @@ class CodeciteServer(LanguageServer):
         super().__init__("codecite-lsp", __version__, protocol_cls=CodeciteProtocol)
         self.sessions: dict[Path, Session] = {}
         self.settings: dict[str, Any] = {}
+        self.cached: dict[Path, str] = {}  # roots indexed in the cache (their folder unwritable)
         # Separate pools: a long index run must never queue a hover behind it.
         self.work = ThreadPoolExecutor(max_workers=4, thread_name_prefix="codecite-work")
         self.indexing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codecite-index")
@@ -116,6 +117,13 @@ class CodeciteServer(LanguageServer):
             return None
         session = Session(root, self.settings)
         unwritable = roots.unwritable(session.index_dir)
+        cached = roots.cache_instead(root, session.config) if unwritable is not None else None
+        if cached is not None:
+            session.close()
+            self.cached[root] = str(cached)
+            session = Session(root, self.settings_for(root))
+            self.tell(f"codecite: {unwritable}; {root.name} is indexed in {cached} instead")
+            unwritable = None
         if unwritable is not None:
             session.close()
             self.tell(
@@ -124,11 +132,22 @@ class CodeciteServer(LanguageServer):
             )
             return None
         self.sessions[root] = session
+        moved = session.config.index_dir_note(root)
+        if moved is not None:
+            self.tell(f"codecite: {moved}", types.MessageType.Info)
         for problem in session.problems:
             self.tell(f"codecite ({root.name}): invalid setting ignored: {problem}")
         return session
 
+    def settings_for(self, root: Path) -> dict[str, Any]:
+        """The client's settings, with the cache folder of a root that cannot hold its index
+        (unless the user has since chosen an ``index_dir``)."""
+        if root in self.cached and not self.settings.get("index_dir"):
+            return {**self.settings, "index_dir": self.cached[root]}
+        return self.settings
+
     def remove_root(self, root: Path) -> None:
+        self.cached.pop(root.resolve(), None)
         session = self.sessions.pop(root.resolve(), None)
         if session is not None:
             session.close()
@@ -301,7 +320,7 @@ def on_configuration(ls: CodeciteServer, params: types.DidChangeConfigurationPar
     merged = {**ls.settings, **changes}
     ls.settings = {key: value for key, value in merged.items() if value is not None}
     for session in list(ls.sessions.values()):
-        needs_reindex = session.reconfigure(ls.settings)
+        needs_reindex = session.reconfigure(ls.settings_for(session.root))
         for problem in session.problems:
             ls.tell(f"codecite ({session.root.name}): invalid setting ignored: {problem}")
         if needs_reindex:

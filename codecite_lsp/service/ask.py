@@ -55,9 +55,10 @@ def ask(
             return refused.model_dump(mode="json")
         private = parts.privacy().path_refusal(context["path"]) is not None
         if text is not None and position is not None and not private:
-            from ..ingest.symbols import symbol_at
+            from ..ingest.workers import SymbolQuery, symbol_isolated
 
-            at = symbol_at(context["path"], text, *position, encoding=encoding)
+            query = SymbolQuery(context["path"], text, *position, encoding)
+            at = symbol_isolated(query)  # parsed in a worker: the buffer may crash it
             if at is not None and not is_credential(at.enclosing or at.name):
                 context["symbol"] = at.enclosing or at.name
     answer = parts.answerer.ask(

@@ -57,9 +57,11 @@ def status(
     indexing: bool,
     embedding: str,
     skipped: list[Skip],
+    index_dir: Path,
 ) -> dict[str, Any]:
     return {
         "root": str(root),
+        "index_dir": str(index_dir),  # in the user's cache when the root cannot be written
         "files_indexed": counts.get("files_indexed", 0),
         "chunks": counts.get("chunks", 0),
         "pending": counts.get("pending", 0),

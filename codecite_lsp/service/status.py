@@ -28,4 +28,5 @@ def status(upkeep: Upkeep) -> dict[str, Any]:
         indexing=upkeep.indexing,
         embedding=upkeep.config.embedding,
         skipped=upkeep.skipped,
+        index_dir=upkeep.index_dir,
     )

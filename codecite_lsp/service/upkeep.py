@@ -100,6 +100,9 @@ class Upkeep:
     def update(self, paths: Iterable[str]) -> None:
         """Re-index changed files (watcher batches and saves)."""
         report = self.indexer.update_paths(paths)
+        # A file skipped on a save (the parser crashed on it) is listed until the next full pass.
+        fresh = {skip.path for skip in report.skipped}
+        self.skipped = [s for s in self.skipped if s.path not in fresh] + report.skipped
         self._changed()
         self._schedule()
         log.info("updated %s: %s", paths, report.summary())

@@ -82,11 +82,17 @@ def assert_no_workers_left(timeout: float = 5.0) -> None:
 
 
 def _is_worker(pid: str) -> bool:
+    """A worker process, not one of this test process's own resident workers (kept warm by
+    the tests that index in-process; see ingest/workers.py)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return b"codecite_lsp.ingest.workers" in handle.read()
-    except OSError:
+            if b"codecite_lsp.ingest.workers" not in handle.read():
+                return False
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
         return False
+    return parent != os.getpid()
 
 
 def run_and_kill(repo: Path, index_dir: Path, table: str, commits: int) -> bool:

@@ -67,12 +67,14 @@ def explain(
 ) -> str | None:
     """Markdown explaining the symbol at ``line``/``character`` of ``text``, or None."""
     from ...answer.hover import command_link, explain_symbol
-    from ...ingest.symbols import symbol_at
+    from ...ingest.workers import SymbolQuery, symbol_isolated
 
     rel = relative(session.root, path)
     if session.privacy().path_refusal(rel):
         return None  # the word under the cursor may be the secret itself
-    at = symbol_at(rel, text, line, character, encoding=encoding)
+    # Parsed in a worker process: an unsaved buffer that crashes the grammar costs the
+    # definitions around the cursor, not the server.
+    at = symbol_isolated(SymbolQuery(rel, text, line, character, encoding))
     if at is None or is_credential(at.name):
         return None  # a key typed in an unsaved buffer must not reach retrieval or a model
     symbol = at.name

@@ -40,6 +40,7 @@ class FakeUpkeep:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.index_dir = root / ".codecite"
         self.config = FakeConfig()
         self.indexer = FakeIndexer()
         self.indexing = False
@@ -210,6 +211,7 @@ def test_status_lists_every_root(tmp_path: Path):
     (root,) = asyncio.run(status.status(host))["roots"]  # type: ignore[arg-type]
     assert (root["root"], root["files_indexed"], root["chunks"]) == (str(tmp_path), 3, 7)
     assert (root["indexing"], root["skipped_count"]) == (False, 0)
+    assert root["index_dir"] == str(tmp_path / ".codecite")  # where the index is kept
 
 
 def test_a_private_citation_opens_nothing_reads_nothing_and_says_why(tmp_path: Path):
