@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
@@ -40,6 +40,24 @@ if TYPE_CHECKING:
 from .centrality import central_weight, file_centrality
 from .names import exact_share, identifiers, named_in, whole_word, words_of
 from .neighbours import neighbour_scores, spread_over_files
+from .scoring import (
+    CALLEE_SHARE,
+    FOLLOW_LIMIT,
+    HEAD_LINES,
+    MIN_SIMILARITY,
+    NAMED_LIFT,
+    NEIGHBOUR_LENDERS,
+    RRF_K,
+    SEARCH_WEIGHT,
+    VECTOR_WEIGHT,
+    Signals,
+    relevance,
+    role_weight,
+    rrf,
+    search_depth,
+    search_score,
+    with_file_evidence,
+)
 from .selection import (
     dedup_overlapping,
     line_range,
@@ -51,38 +69,6 @@ from .selection import (
 from .semantic import SemanticRanker, make_ranker
 
 log = logging.getLogger(__name__)
-
-RRF_K = 60  # the usual constant of Cormack et al.: dampens the weight of the very first ranks
-# The vector ranking's weight in the fusion (keyword: 1.0). bench/eval_retrieval.py: 0.5 and
-# 1.0 are within noise; 0.5 keeps a keyword hit ahead of a chunk that is merely similar.
-VECTOR_WEIGHT = 0.5
-# A chunk this dissimilar to the query (cosine) is noise, not a vector candidate: queries made of
-# words the index never saw land around 0.15 (hashed vectors) against 0.3-0.7 for related code.
-MIN_SIMILARITY = 0.2
-
-# Code first: a chunk that is not code (docs, tests, changelogs, examples, configuration) has
-# its search score scaled by this unless the question asks for that kind of file by name.
-SUPPORTING_WEIGHT = {"test": 0.35, "doc": 0.35, "changelog": 0.2, "example": 0.45, "config": 0.45}
-
-# A chunk defining a plain word of the query ("retry": `def retry`) has its score scaled by this.
-NAMED_LIFT = 1.3
-
-# Evidence of the whole file: a chunk gains this share of the best other candidate of its file.
-FILE_SHARE = 0.2
-
-# The best candidates whose neighbouring chunks are scored (:mod:`.neighbours`).
-NEIGHBOUR_LENDERS = 10
-
-# The search score's share in the question path's rerank (it carries code-first, named
-# definitions and file evidence, which word coverage alone does not see).
-SEARCH_WEIGHT = 0.25
-# A chunk naming its symbol in this many first lines starts that definition (with decorators
-# and leading comments): it needs no signature from above.
-HEAD_LINES = 8
-# The share of its best caller's evidence a called definition inherits (question path).
-CALLEE_SHARE = 0.85
-# Chunks followed from the question's names (callers) and from the best chunks (callees).
-FOLLOW_LIMIT = 6
 
 
 @dataclass(frozen=True)
@@ -100,75 +86,6 @@ class Retrieval:
     candidates: list[Result]  # every reranked candidate, best first (for refusals)
     cleared_floor: bool
     warnings: list[str] = field(default_factory=list)
-
-
-def rrf(
-    rankings: Sequence[Sequence[str]], k: int = RRF_K, weights: Sequence[float] | None = None
-) -> dict[str, float]:
-    """Reciprocal rank fusion: the sum of weight/(k + rank) over the rankings holding a key
-    (rank 1-based; weights default to 1)."""
-    scores: dict[str, float] = {}
-    for i, ranking in enumerate(rankings):
-        weight = weights[i] if weights else 1.0
-        for rank, key in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
-    return scores
-
-
-# ---------------------------------------------------------------------------------------------
-# Reranking signals
-
-
-def search_depth(limit: int) -> int:
-    """Candidates taken from each ranking: fusion and the code-first weights need a deep pool."""
-    return max(limit * 3, 50)
-
-
-def _role_weight(chunk: Chunk | Result, asked: frozenset[str], exact: float | None = None) -> float:
-    """Code first, unless asked for; for a query of identifiers alone, a chunk holding them is
-    demoted half as much (the name a user looks up may live in a test or a doc only)."""
-    kind = role(chunk.path, chunk.language)
-    if kind == "code" or kind in asked:
-        return 1.0
-    weight = SUPPORTING_WEIGHT[kind]
-    return weight + (1.0 - weight) * (exact or 0.0) / 2
-
-
-def _with_file_evidence(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
-    """A chunk whose file holds another good candidate is more likely the place: it gains
-    FILE_SHARE of the best other candidate's score in its file (not capped: callers cap)."""
-    best_two: dict[str, list[float]] = {}
-    for key, value in scores.items():
-        top = best_two.setdefault(chunks[key].path, [])
-        top.append(value)
-        top.sort(reverse=True)
-        del top[2:]
-    lifted = {}
-    for key, value in scores.items():
-        top = best_two[chunks[key].path]
-        # a file's best chunk gains from its runner-up, every other chunk from the best
-        other = top[0] if value < top[0] else (top[1] if len(top) > 1 else 0.0)
-        lifted[key] = value + FILE_SHARE * other
-    return lifted
-
-
-def _search_score(fused: float, exact: float | None) -> float:
-    """An identifier the user typed outweighs rank fusion: a chunk merely similar to one that
-    holds ``rotate_key`` verbatim must not come first because both retrievers half-liked it."""
-    return fused if exact is None else (fused + exact) / 2
-
-
-@dataclass(frozen=True)
-class _Signals:
-    relevance: float
-    rerank: float
-
-
-def relevance(coverage: float, fused: float) -> float:
-    """Calibrated relevance in [0, 1]: the idf-weighted share of the question's content words
-    the chunk holds, scaled by 0.75..1.0 with its fused rank. No shared content word -> 0, so a
-    question about things the repository does not contain cannot clear the floor."""
-    return coverage * (0.75 + 0.25 * fused)
 
 
 _P = ParamSpec("_P")
@@ -268,8 +185,8 @@ class Retriever:
             lifted = max(scores.get(chunk.id, 0.0), floor) * (1.0 if exact else NAMED_LIFT)
             scores[chunk.id] = min(1.0, lifted)
         scores = {
-            key: _search_score(value, exact)
-            * _role_weight(chunks[key], asked, exact if names_only else None)
+            key: search_score(value, exact)
+            * role_weight(chunks[key], asked, exact if names_only else None)
             for key, value in scores.items()
             for exact in [exact_share(names, chunks[key].text)]
         }
@@ -278,7 +195,7 @@ class Retriever:
             key: value * central_weight(centrality.get(chunks[key].path))
             for key, value in scores.items()
         }
-        scores = _with_file_evidence(scores, chunks)
+        scores = with_file_evidence(scores, chunks)
         scores = self._with_neighbours(scores, chunks)
         if spread:
             scores = spread_over_files(scores, chunks)
@@ -323,7 +240,7 @@ class Retriever:
         typed: set[str],
         context: RetrievalContext | None,
         asked: frozenset[str],
-    ) -> _Signals:
+    ) -> Signals:
         symbol_words = set(word_parts(candidate.symbol or ""))
         path_words = set(word_parts(candidate.path))
         words = words_of(candidate.text) | symbol_words | path_words
@@ -339,14 +256,14 @@ class Retriever:
         rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.15 * exact
-        if _role_weight(candidate, asked) < 1.0:
+        if role_weight(candidate, asked) < 1.0:
             rerank -= 0.15  # code first: docs, tests, changelogs follow the code they describe
         # Context reorders near-equals (the file being edited first); it is never evidence.
         if context and context.path == candidate.path:
             rerank += 0.20
         if context and context.symbol and whole_word(context.symbol, candidate.text):
             rerank += 0.15
-        return _Signals(relevance=score, rerank=rerank)
+        return Signals(relevance=score, rerank=rerank)
 
     @_one_version
     def retrieve(self, question: str, context: RetrievalContext | None = None) -> Retrieval:
@@ -361,7 +278,7 @@ class Retriever:
         typed = identifiers(question)
         asked = asked_roles(question)
 
-        def signals(result: Result) -> _Signals:
+        def signals(result: Result) -> Signals:
             return self._signals(result, terms, typed, context, asked)
 
         scored = [(r, signals(r)) for r in dedup_overlapping([*fused, *callers])]
@@ -371,14 +288,14 @@ class Retriever:
         for result in callees:
             own = signals(result)
             if caller is not None and not any(overlaps(result, r) for r, _ in scored):
-                inherited = _Signals(
+                inherited = Signals(
                     relevance=max(own.relevance, CALLEE_SHARE * caller.relevance),
                     rerank=max(own.rerank, CALLEE_SHARE * caller.rerank),
                 )
                 scored.append((result, inherited))
         scored.sort(key=lambda pair: -pair[1].rerank)
         if self.semantic is not None:  # the question-time MiniLM rerank (:mod:`.semantic`)
-            weighed = [(r, s.rerank, _role_weight(r, asked)) for r, s in scored]
+            weighed = [(r, s.rerank, role_weight(r, asked)) for r, s in scored]
             ranks = self.semantic.order(question, weighed, self.warnings)
             scored = [scored[i] for i in ranks]
         candidates = [replace(r, score=round(s.relevance, 4)) for r, s in scored]

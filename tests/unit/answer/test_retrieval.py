@@ -19,9 +19,8 @@ from codecite_lsp.answer.retrieval import (
     dedup_overlapping,
     merge_adjacent,
     open_retriever,
-    rrf,
-    search_depth,
 )
+from codecite_lsp.answer.scoring import rrf, search_depth
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Result, content_hash
 from codecite_lsp.index.embedding import StaticEmbedder

@@ -49,7 +49,7 @@ QUESTIONS: dict[str, list[tuple[str, str]]] = {
         ("codecite_lsp/answer/trace.py", "summarise"),
         ("codecite_lsp/answer/trace.py", ""),
     ],
-    "How is reciprocal rank fusion computed?": [("codecite_lsp/answer/retrieval.py", "rrf")],
+    "How is reciprocal rank fusion computed?": [("codecite_lsp/answer/scoring.py", "rrf")],
     "What does answer_to_text print for a refused answer?": [
         ("codecite_lsp/answer/render.py", "answer_to_text")
     ],
