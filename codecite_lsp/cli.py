@@ -286,7 +286,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _os_error(exc: OSError) -> str:
     where = f": {exc.filename}" if exc.filename else ""
-    return f"{exc.strerror or exc}{where}"
+    hint = (
+        " (an index somebody else built here is read as it is; pass --index-dir DIR to keep"
+        " one of your own)"
+        if isinstance(exc, PermissionError)
+        else ""
+    )
+    return f"{exc.strerror or exc}{where}{hint}"
 
 
 def serve_main() -> None:

@@ -74,3 +74,8 @@ def test_an_index_the_user_cannot_write_still_answers(repo: Path, tmp_path: Path
     assert '"path":"keyvault/keys.py"' in asked.stdout.replace(" ", "")
     assert "index not refreshed" in asked.stderr  # said, not a failure
     assert not (home / ".cache").exists()  # the index that is there was read, not rebuilt
+
+    (repo / "keyvault" / "keys.py").write_text("def rotate_key():\n    pass\n")  # the owner edits
+    updated = codecite(home, "index", "--repo", str(repo), "--embedding", "none")
+    assert updated.returncode == 1  # it cannot be updated by this user: said, with the way out
+    assert "Permission denied" in updated.stderr and "--index-dir DIR" in updated.stderr
