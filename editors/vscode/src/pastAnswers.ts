@@ -80,7 +80,10 @@ export class PastAnswers {
   private offset = 0;
   private more = true;
 
-  constructor(private readonly read: (limit: number, offset: number) => Promise<HistoryEntry[]>) {}
+  constructor(
+    private readonly read: (limit: number, offset: number) => Promise<HistoryEntry[]>,
+    private readonly pageSize = PAGE_SIZE,
+  ) {}
 
   get hasMore(): boolean {
     return this.more;
@@ -88,10 +91,10 @@ export class PastAnswers {
 
   /** Reads the next page: `offset` is the number of entries the server already gave. */
   async loadMore(): Promise<void> {
-    const page = await this.read(PAGE_SIZE, this.offset);
+    const page = await this.read(this.pageSize, this.offset);
     this.offset += page.length;
     // A short page is the last one; a full page may be followed by more.
-    this.more = page.length >= PAGE_SIZE;
+    this.more = page.length >= this.pageSize;
     this.entries = [...this.entries, ...page.filter(isEntry)];
   }
 
