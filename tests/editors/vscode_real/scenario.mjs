@@ -405,10 +405,13 @@ try {
   if (clearedChat) {
     await step(page, "past_answer_after_new_chat", async () => {
       await ui.runCommand(page, "Codecite: Show Past Answers");
-      const row = page.locator(".quick-input-widget .monaco-list-row").first();
+      // The palette's own row stays in the widget until the picker replaces it: wait for an answer.
+      const row = page
+        .locator(".quick-input-widget .monaco-list-row", { hasText: / · (answered|refused)|(answered|refused) · / })
+        .first();
       await row.waitFor({ state: "visible", timeout: WAIT });
       const listed = (await row.innerText()).replace(/\s+/g, " ").trim();
-      await page.keyboard.press("Enter");
+      await row.click(); // as a user picks it (an Enter right after the list shows can be lost)
       const past = chat.locator("article.exchange-past");
       await past.waitFor({ timeout: 15_000 });
       const label = await past.locator(".past-label").innerText();
