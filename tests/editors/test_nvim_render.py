@@ -57,3 +57,16 @@ def test_status_says_whether_the_index_can_be_trusted_now(shown: dict[str, Any])
     assert stale == "/stale: 4 files, 9 chunks; 2 pending"
     assert new == "/new: 0 files, 0 chunks; never indexed"
     assert broken == "/broken: 0 files, 0 chunks; failed: permission denied"
+
+
+def test_a_past_answer_is_listed_by_age_and_its_chips_say_where_they_point_now(
+    shown: dict[str, Any],
+) -> None:
+    past = shown["past"]
+    assert past["label"] == "Where? · answered · 2 days ago · keyvault/keys.py"
+    places = [line for line in past["lines"] if line.startswith("  keyvault/")]
+    assert places == [
+        "  keyvault/keys.py:L47-48 (moved to L50-51)",
+        "  keyvault/keys.py:L47-48 (changed)",
+        "  keyvault/keys.py:L47-48 (gone)",
+    ]

@@ -280,6 +280,8 @@ STEPS = {
     "follow_up_after_reload": 'after the reload, "what fields does it have?" continues the '
     "restored conversation (a chip on TokenBucket's file)",
     "new_chat_clears_conversation": '"New chat" empties the chat',
+    "past_answer_after_new_chat": "Codecite: Show Past Answers lists the cleared conversation's "
+    "answers; the chosen one shows in the chat as a read-only past answer",
     "status_after_failed_start": "with a bad codecite.pythonPath, the item says the server is not "
     'running while the error is shown (not "starting")',
     "failed_start_offers_fix": "the start-failure message's button opens a settings editor that "

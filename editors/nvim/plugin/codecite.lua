@@ -25,6 +25,9 @@ command("CodeciteStatus", run("status"), { desc = "Show codecite's index status"
 command("CodeciteReindex", run("reindex"), { desc = "Re-index the workspace" })
 command("CodeciteStart", run("start"), { desc = "Start codecite for the current buffer" })
 command("CodeciteNew", run("new_conversation"), { desc = "Start a new conversation (no follow-up)" })
+command("CodeciteHistory", function()
+  require("codecite.past").pick()
+end, { desc = "Pick a past answer (any conversation) and show it" })
 command("CodeciteCancel", run("cancel"), { desc = "Stop the question being answered" })
 
 vim.api.nvim_create_autocmd("FileType", {

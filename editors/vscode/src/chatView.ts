@@ -6,6 +6,8 @@ import * as vscode from "vscode";
 import { AskCancel, type CodeciteApi } from "./codeciteApi.js";
 import { openLocation, readLines } from "./open.js";
 import { Conversation, type StateStore } from "./conversation.js";
+import { resolvedAnswer } from "./history.js";
+import { age } from "./pastAnswers.js";
 import type {
   AskParams,
   Citation,
@@ -69,6 +71,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private readonly cancels = new Map<string, AskCancel>();
   /** The conversation follow-ups continue: answered or refused turns since "New chat". */
   private readonly conversation: Conversation;
+  /** Past answers opened from "Show Past Answers": shown after the conversation, read-only, and
+   * never sent as history; "New chat" removes them too. */
+  private past: Exchange[] = [];
   private asked = 0;
   private wording: Wording | undefined;
 
@@ -133,6 +138,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         return;
       case "newConversation":
         this.conversation.clear();
+        this.past = [];
         this.post({ type: "conversationCleared" });
         return;
       case "openCitation":
@@ -182,6 +188,24 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.post({ type: "exchange", exchange });
   }
 
+  /** Shows a codecite/history entry as a read-only block, chips carrying their fresh resolution
+   * (moved, changed, gone). Shown again, it moves to the end instead of appearing twice. */
+  async showPast(entry: HistoryEntry): Promise<void> {
+    const id = `past-${entry.time ?? ""}-${entry.answer.trace_id ?? entry.question}`;
+    const when = age(entry.time, Date.now());
+    const exchange: Exchange = {
+      id,
+      question: entry.question,
+      answer: resolvedAnswer(entry),
+      fromHistory: true,
+      past: when ? `Past answer · ${when}` : "Past answer",
+    };
+    this.past = [...this.past.filter((shown) => shown.id !== id), exchange];
+    await this.reveal();
+    // A panel opened just now gets it with the rest on "ready"; an open one gets it now.
+    this.sendConversation();
+  }
+
   /** Fetched once per window (the words change only with the server's version); a server that
    * cannot answer yet (starting, or older than the request) is asked again on the next page load,
    * and the page says "No answer." without the reason's sentence meanwhile. */
@@ -200,7 +224,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   /** The conversation as it was answered, with the questions still in flight. */
   private sendConversation(entries: HistoryEntry[] = []): void {
     const exchanges = this.conversation.exchanges(entries);
-    this.post({ type: "history", exchanges: [...exchanges, ...this.inFlight.values()] });
+    this.post({
+      type: "history",
+      exchanges: [...exchanges, ...this.past, ...this.inFlight.values()],
+    });
   }
 
   /** The conversation again, each citation resolved against the files as they are now, so

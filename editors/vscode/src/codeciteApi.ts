@@ -93,8 +93,10 @@ export class CodeciteApi {
     }
   }
 
-  async history(limit: number): Promise<HistoryEntry[]> {
-    const reply = await this.transport.sendRequest<unknown>(METHODS.history, { limit });
+  /** One page of past answers, newest first: `offset` newest entries skipped, `limit` returned. */
+  async history(limit: number, offset = 0): Promise<HistoryEntry[]> {
+    const params = offset > 0 ? { limit, offset } : { limit };
+    const reply = await this.transport.sendRequest<unknown>(METHODS.history, params);
     // A bare list or {entries: [...]}: accept both so a server-side wrapper does not blank the panel.
     if (Array.isArray(reply)) {
       return reply as HistoryEntry[];

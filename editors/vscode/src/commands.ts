@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import type { ChatViewProvider } from "./chatView.js";
 import type { CodeciteApi } from "./codeciteApi.js";
+import { PastAnswers, type PastItem } from "./pastAnswers.js";
 import { SETTINGS_QUERY, settingsCommand } from "./settings.js";
 import { describeStatus } from "./statusBar.js";
 
@@ -14,7 +15,11 @@ export const COMMANDS = {
   reindex: "codecite.reindexWorkspace",
   status: "codecite.showIndexStatus",
   serverSettings: "codecite.openServerSettings",
+  pastAnswers: "codecite.showPastAnswers",
 } as const;
+
+/** The last row of the picker while the server may hold older answers. */
+export const LOAD_MORE = "$(history) Load older answers…";
 
 /** Selected code is appended to the question (capped) so retrieval can match on it. */
 const SELECTION_LIMIT = 4_000;
@@ -89,6 +94,39 @@ async function showStatus(api: CodeciteApi): Promise<void> {
   }
 }
 
+/** A picker of every conversation's answers, newest first; "Load older answers…" reads the next
+ * page (codecite/history with the next offset) and shows the picker again with it. */
+async function showPastAnswers(api: CodeciteApi, chat: ChatViewProvider): Promise<void> {
+  const past = new PastAnswers((limit, offset) => api.history(limit, offset));
+  const more: vscode.QuickPickItem = { label: LOAD_MORE, alwaysShow: true };
+  for (;;) {
+    try {
+      await past.loadMore();
+    } catch (error) {
+      failure("reading past answers", error);
+      return;
+    }
+    const items: Array<PastItem | vscode.QuickPickItem> = past.items(Date.now());
+    if (items.length === 0 && !past.hasMore) {
+      void vscode.window.showInformationMessage("Codecite: no past answers yet.");
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(past.hasMore ? [...items, more] : items, {
+      title: "Codecite: Past answers",
+      placeHolder: "Pick an answer to show it in the chat (read-only)",
+      matchOnDescription: true,
+      matchOnDetail: true,
+    });
+    if (!picked) {
+      return;
+    }
+    if ("entry" in picked) {
+      await chat.showPast(picked.entry);
+      return;
+    }
+  }
+}
+
 /** The settings tab where the server settings take effect in this window (Remote or User). */
 export function openServerSettings(): Thenable<unknown> {
   return vscode.commands.executeCommand(settingsCommand(vscode.env.remoteName), SETTINGS_QUERY);
@@ -105,5 +143,6 @@ export function registerCommands(
     vscode.commands.registerCommand(COMMANDS.reindex, () => reindex(api, status)),
     vscode.commands.registerCommand(COMMANDS.status, () => showStatus(api)),
     vscode.commands.registerCommand(COMMANDS.serverSettings, openServerSettings),
+    vscode.commands.registerCommand(COMMANDS.pastAnswers, () => showPastAnswers(api, chat)),
   ];
 }

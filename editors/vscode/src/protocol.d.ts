@@ -115,6 +115,9 @@ export interface Exchange {
   answer?: Answer;
   error?: string;
   fromHistory?: boolean;
+  /** A past answer shown read-only ("Codecite: Show Past Answers"): the line above it, e.g.
+   * "Past answer · 2 days ago". Not part of the conversation a follow-up continues. */
+  past?: string;
   /** While waiting: the step the server is on (retrieving, asking the model, verifying…). */
   stage?: string;
   cancelled?: boolean;

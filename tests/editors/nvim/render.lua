@@ -20,6 +20,31 @@ local report = {
   }, wording).lines,
   unknown_reason = render.render("?", { status = "refused", reason = "new_reason", detail = "" }, wording).lines,
   without_wording = render.render("?", { status = "refused", reason = "ambiguous", detail = "" }, nil).lines,
+  -- A past answer (codecite/history): each citation carries where it points now.
+  past = (function()
+    local past = require("codecite.past")
+    local entry = {
+      question = "Where?",
+      time = "2026-11-28T12:00:00Z",
+      answer = {
+        status = "answered",
+        spans = {
+          { kind = "claim", text = "Moved.", citations = { citation } },
+          { kind = "claim", text = "Changed and gone.", citations = { citation, citation } },
+        },
+      },
+      citations = {
+        { citation = citation, resolution = { state = "moved", start_line = 50, end_line = 51 } },
+        { citation = citation, resolution = { state = "stale", reason = "edited" } },
+        { citation = citation, resolution = { state = "gone", reason = "deleted" } },
+      },
+    }
+    local now = os.time({ year = 2026, month = 11, day = 30, hour = 13, min = 0, sec = 0 })
+    return {
+      label = past.label(entry, now),
+      lines = render.render(entry.question, past.resolved_answer(entry), wording).lines,
+    }
+  end)(),
   status = render.status_lines({
     roots = {
       { root = "/fresh", files_indexed = 4, chunks = 9, pending = 0, indexing = false, last_update = 1764523880 },

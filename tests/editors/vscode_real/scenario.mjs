@@ -400,6 +400,29 @@ try {
     return "the chat is empty";
   });
 
+  // Answers of the cleared conversation are still reachable: Show Past Answers lists the server's
+  // history; the chosen one shows read-only (the reload below then finds the chat still empty).
+  if (clearedChat) {
+    await step(page, "past_answer_after_new_chat", async () => {
+      await ui.runCommand(page, "Codecite: Show Past Answers");
+      // The palette's own row stays in the widget until the picker replaces it: wait for an answer.
+      const row = page
+        .locator(".quick-input-widget .monaco-list-row", { hasText: / · (answered|refused)|(answered|refused) · / })
+        .first();
+      await row.waitFor({ state: "visible", timeout: WAIT });
+      const listed = (await row.innerText()).replace(/\s+/g, " ").trim();
+      await row.click(); // as a user picks it (an Enter right after the list shows can be lost)
+      const past = chat.locator("article.exchange-past");
+      await past.waitFor({ timeout: 15_000 });
+      const label = await past.locator(".past-label").innerText();
+      const question = await past.locator(".question").innerText();
+      if (!listed.includes(question.replace(/\s+/g, " ").trim())) {
+        throw new Error(`picked "${listed}" but the chat shows "${question}"`);
+      }
+      return `picked "${listed}"; the chat shows "${label}: ${question}"`;
+    });
+  }
+
   // -- a server that cannot start: the status says so, the message's button opens the setting -
   let toast;
   await step(page, "status_after_failed_start", async () => {

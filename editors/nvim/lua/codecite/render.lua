@@ -22,6 +22,20 @@ function M.place(item)
   return item.path .. ":" .. lines
 end
 
+--- Where a past answer's citation points now (codecite/history resolves it): nothing when it is
+--- unchanged or not resolved (a fresh answer), else the same words as the VS Code chat's badges.
+---@param resolution any
+---@return string
+local function resolution_note(resolution)
+  if type(resolution) ~= "table" or resolution.state == "exact" then
+    return ""
+  elseif resolution.state == "moved" then
+    local now = { path = "", start_line = resolution.start_line, end_line = resolution.end_line }
+    return (" (moved to %s)"):format(M.place(now):sub(2))
+  end
+  return resolution.state == "stale" and " (changed)" or " (gone)"
+end
+
 --- The refusal sentence and labels from the server's wording (codecite/wording); without it
 --- (an older server) the reason code itself, which still tells a user what happened.
 ---@param wording table?
@@ -98,7 +112,8 @@ function M.render(question, answer, wording)
         end
         for _, citation in ipairs(span.citations or {}) do
           local target = { kind = "citation", item = citation }
-          add("  " .. M.place(citation), "Directory", target)
+          local where = M.place(citation) .. resolution_note(citation.resolution)
+          add("  " .. where, "Directory", target)
           for _, line in ipairs(quote_lines(citation.quote)) do
             add("      " .. line, "Comment", target)
           end

@@ -71,6 +71,10 @@ export const recorded = {
   messages: [] as Message[],
   inputBoxes: [] as Array<Record<string, unknown>>,
   inputReplies: [] as Array<string | undefined>,
+  /** Each QuickPick shown: its items (as labels) and options. */
+  quickPicks: [] as Array<{ items: Array<Record<string, unknown>>; options?: Record<string, unknown> }>,
+  /** What the "user" picks in the next QuickPicks: the index of an item (undefined: dismissed). */
+  quickPickReplies: [] as Array<number | undefined>,
   /** The button the "user" clicks on the next messages shown (undefined: dismissed). */
   messageReplies: [] as Array<string | undefined>,
   /** vscode.env.remoteName: set in a remote window (e.g. "ssh-remote", "wsl"). */
@@ -94,6 +98,8 @@ export function reset(): void {
   recorded.messages = [];
   recorded.inputBoxes = [];
   recorded.inputReplies = [];
+  recorded.quickPicks = [];
+  recorded.quickPickReplies = [];
   recorded.messageReplies = [];
   recorded.remoteName = undefined;
   recorded.statusItems = [];
@@ -125,6 +131,14 @@ export const window = {
   async showInputBox(options: Record<string, unknown>): Promise<string | undefined> {
     recorded.inputBoxes.push(options);
     return recorded.inputReplies.shift();
+  },
+  async showQuickPick<T extends Record<string, unknown>>(
+    items: T[],
+    options?: Record<string, unknown>,
+  ): Promise<T | undefined> {
+    recorded.quickPicks.push({ items, options });
+    const index = recorded.quickPickReplies.shift();
+    return index === undefined ? undefined : items[index];
   },
   async showTextDocument(uri: Uri, options: { selection?: Range }): Promise<void> {
     recorded.shown.push({ uri, selection: options.selection });

@@ -228,6 +228,11 @@ function refused(answer: Refused, context: Context): HTMLElement {
 function renderExchange(exchange: Exchange, context: Context): HTMLElement {
   const node = element("article", "exchange");
   node.dataset.id = exchange.id;
+  if (exchange.past) {
+    // Read-only: a follow-up continues the current conversation, not this answer.
+    node.classList.add("exchange-past");
+    node.append(element("p", "past-label", exchange.past));
+  }
   node.append(element("div", "question", exchange.question));
   if (exchange.answer) {
     node.append(

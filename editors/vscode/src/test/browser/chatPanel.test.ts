@@ -393,6 +393,30 @@ test("New conversation asks the host to forget it, and the panel starts clean", 
   assert.equal(await page.locator(".empty-title").textContent(), "Ask about this repository");
 });
 
+test("a past answer (Show Past Answers) reads as a marked, read-only block after the conversation", async () => {
+  await fromHost({ type: "conversationCleared" });
+  await fromHost({
+    type: "history",
+    exchanges: [
+      {
+        id: "past-1",
+        question: "How are API keys rotated?",
+        answer: ANSWERED,
+        fromHistory: true,
+        past: "Past answer · 2 days ago",
+      },
+    ],
+  });
+  const block = page.locator(".exchange").first();
+  assert.equal(await block.getAttribute("class"), "exchange exchange-past");
+  assert.equal(await block.locator(".past-label").textContent(), "Past answer · 2 days ago");
+  assert.equal(await block.locator(".question").textContent(), "How are API keys rotated?");
+  assert.equal(await block.locator(".chip").count(), 1);
+  const target = resolve(REPO_ROOT, "test-artifacts", "chat-past-answer.png");
+  mkdirSync(resolve(REPO_ROOT, "test-artifacts"), { recursive: true });
+  await page.screenshot({ path: target });
+});
+
 test("screenshot of the panel (test-artifacts/chat-panel.png)", async () => {
   const moved: Citation = {
     ...CITATION,

@@ -17,6 +17,8 @@ import {
 } from "vscode-jsonrpc/node";
 import { CodeciteApi } from "../../codeciteApi.js";
 import { Conversation } from "../../conversation.js";
+import { resolvedAnswer } from "../../history.js";
+import { PastAnswers } from "../../pastAnswers.js";
 import type { Answered, Citation, IndexStatus } from "../../protocol.js";
 import { launchPlan, readSettings, serverOptions } from "../../settings.js";
 
@@ -181,6 +183,29 @@ test("after an edit above the cited lines, a restored conversation shows the cit
   assert.equal(cited?.resolution?.state, "moved", JSON.stringify(cited?.resolution));
   assert.equal(cited?.resolution?.start_line, asked.start_line + 3);
   assert.equal(cited?.root, repo);
+});
+
+test("Show Past Answers pages through the server's history, newest first, chips re-resolved", async () => {
+  assert.ok(asked, "needs the answers of the previous tests");
+  // One entry a page, so the second page is read with offset 1 from the server itself.
+  const past = new PastAnswers((limit, offset) => api.history(limit, offset), 1);
+  await past.loadMore();
+  assert.ok(past.hasMore);
+  await past.loadMore();
+  const items = past.items(Date.now());
+  assert.deepEqual(
+    items.map(({ label, description }) => ({ label, description })),
+    [
+      { label: "What colour is the login button?", description: "refused · just now" },
+      { label: "How are API keys rotated?", description: "answered · just now" },
+    ],
+  );
+  assert.match(items[1].detail, /^keyvault\//);
+  // The answer the chat shows: the citation edited away from (previous test) shows as moved.
+  const shown = resolvedAnswer(items[1].entry);
+  assert.ok(shown.status === "answered");
+  const cited = citationsOf(shown).find((citation) => citation.path === asked?.path);
+  assert.equal(cited?.resolution?.state, "moved", JSON.stringify(cited?.resolution));
 });
 
 test("Reindex (codecite.reindex) is accepted and the index settles again", async () => {
