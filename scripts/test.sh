@@ -9,7 +9,8 @@ if ! command -v chromium >/dev/null 2>&1; then
   (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
     || { echo "could not install chromium (needs root and the Debian registry)"; exit 1; }
 fi
-if [ ! -d editors/vscode/node_modules ]; then
+lock=editors/vscode/package-lock.json installed=editors/vscode/node_modules/.package-lock.json
+if [ ! -f "$installed" ] || [ "$lock" -nt "$installed" ]; then # missing, or the lock file changed
   (cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
