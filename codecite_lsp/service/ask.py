@@ -69,6 +69,10 @@ def ask(
         history=history,
         stage=stage,
     )
+    if isinstance(answer, Refused) and answer.reason == "no_span_in_retrieval":
+        note = parts.upkeep.note()
+        if parts.upkeep.indexing and note:  # nothing found yet may be nothing indexed yet
+            answer = answer.model_copy(update={"reason": "stale_index", "detail": note})
     result: dict[str, Any] = answer.model_dump(mode="json")
     return result
 

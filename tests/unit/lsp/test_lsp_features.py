@@ -233,3 +233,13 @@ def test_a_citation_outside_the_root_is_a_bad_request(tmp_path: Path):
 def test_open_citation_needs_a_path(tmp_path: Path):
     with pytest.raises(JsonRpcInvalidParams, match="path must be a string"):
         asyncio.run(citations.open_citation(FakeHost(tmp_path), {"path": 3}))  # type: ignore[arg-type]
+
+
+def test_nothing_found_while_the_first_pass_runs_says_the_index_is_not_ready(tmp_path: Path):
+    host = FakeHost(tmp_path)
+    params = AskParams(question="how are keys rotated?")
+    assert asyncio.run(ask.ask(host, params))["reason"] == "no_span_in_retrieval"  # type: ignore[arg-type]
+    host.session.upkeep.indexing = True
+    host.session.upkeep.note = lambda: "indexing is still running"  # type: ignore[method-assign]
+    answer = asyncio.run(ask.ask(host, params))  # type: ignore[arg-type]
+    assert (answer["reason"], answer["detail"]) == ("stale_index", "indexing is still running")
