@@ -47,7 +47,7 @@ __all__ = ["IndexBusy", "IndexReport", "IndexStatus", "Indexer", "Progress"]
 
 if TYPE_CHECKING:
     from ..ingest.ignore import IgnoreRules
-    from .embedding import Embedder
+    from .embedder import Embedder
     from .store import FileRecord, Meta, Store
 
 log = logging.getLogger(__name__)
