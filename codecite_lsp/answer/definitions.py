@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ingest.languages import language_for_path
-from ..ingest.syntax import Lines, parse_any, parsed_headers
+from ..ingest.lines import Lines
+from ..ingest.syntax import parse_any, parsed_headers
 
 _CLASS_BODY = ("class Cut {\n", "\n}")
 # (prefix, suffix) contexts a chunk of each language may have been cut from, tried in order when

@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 from ..core.environment import apply_defaults
 from ..core.records import Chunk, Result
 from ..core.terms import asked_roles, is_test_path, role, says, word_parts
-from ..index.embedding import Embedder, EmbeddingError, StaticEmbedder, make_embedder
+from ..index.embedder import Embedder, EmbeddingError
+from ..index.embedding import make_embedder
+from ..index.static_embedding import StaticEmbedder
 from ..ingest.syntax import headers
 
 if TYPE_CHECKING:

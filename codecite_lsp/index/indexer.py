@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ..core.config import Config
 from ..ingest.paths import repo_relative
-from ..ingest.workers import Job, Prepared, chunked_isolated, prepared
+from ..ingest.workers import Job, Prepared, prepared
 from . import manifest
 from .lock import IndexBusy, write_lock
 from .passes import (
@@ -36,7 +36,6 @@ from .passes import (
     IndexStatus,
     Totals,
     epoch,
-    file_record,
     known_revision,
     pass_report,
     unchanged,
@@ -47,7 +46,7 @@ __all__ = ["IndexBusy", "IndexReport", "IndexStatus", "Indexer", "Progress"]
 
 if TYPE_CHECKING:
     from ..ingest.ignore import IgnoreRules
-    from .embedding import Embedder
+    from .embedder import Embedder
     from .store import FileRecord, Meta, Store
 
 log = logging.getLogger(__name__)
@@ -199,7 +198,7 @@ class Indexer:
                     break
                 if progress:
                     progress(done, len(todo), job.path)
-                self._add(batch, job.path, ready, known.get(job.path), rechunk)
+                batch.add(job.path, ready, known.get(job.path), rechunk, self.config.chunk_budget)
                 if batch.chunk_rows >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
                     self._commit(batch, totals)
                     batch = Batch()
@@ -273,7 +272,9 @@ class Indexer:
             elif rel in known:
                 batch.deletes.add(rel)
         for job, ready in prepared(jobs):  # read and chunked in a worker process
-            self._add(batch, job.path, ready, known.get(job.path), rechunk=False)
+            batch.add(
+                job.path, ready, known.get(job.path), rechunk=False, budget=self.config.chunk_budget
+            )
         totals = Totals()
         self._commit(batch, totals)
         if len(batch):
@@ -318,49 +319,6 @@ class Indexer:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _add(
-        self,
-        batch: Batch,
-        rel: str,
-        ready: Prepared,
-        record: FileRecord | None,
-        rechunk: bool,
-    ) -> None:
-        """Put one file's new state (chunks + row, row only, or deletion) into the batch."""
-        from ..ingest.scan import Skip
-
-        source = ready.source
-        if isinstance(source, Skip):
-            batch.skipped.append(source)
-            if record is not None:
-                batch.deletes.add(rel)
-        elif not rechunk and record is not None and record.revision == source.revision:
-            batch.touched.append((file_record(rel, source, record.chunk_count), source))
-        else:
-            self._chunk(batch, rel, ready)
-
-    def _chunk(self, batch: Batch, rel: str, ready: Prepared) -> None:
-        from ..ingest.scan import Skip, SourceFile
-
-        source = ready.source
-        assert isinstance(source, SourceFile)
-        if ready.chunks is None and ready.error is None:
-            ready = chunked_isolated(rel, source, self.config.chunk_budget)
-        if isinstance(ready.source, Skip):  # the parser crashed on it
-            batch.skipped.append(ready.source)
-            batch.deletes.add(rel)
-            return
-        if ready.error is not None:  # a chunker bug must not stop the whole index
-            log.error("could not chunk %s: %s", rel, ready.error)
-            batch.skipped.append(Skip(rel, f"could not be chunked ({ready.error})"))
-            batch.deletes.add(rel)
-            return
-        chunks = ready.chunks or []
-        batch.chunks[rel] = chunks
-        batch.search_texts[rel] = ready.search_texts or []
-        batch.records.append(file_record(rel, source, len(chunks)))
-        batch.chunk_rows += len(chunks)
-
     def _commit(self, batch: Batch, totals: Totals) -> None:
         """Write one batch and count it into ``totals``."""
         if len(batch):
@@ -381,7 +339,7 @@ class Indexer:
                 if dict(revisions.get(record.path, {})) == expected:
                     batch.records.append(record)
                 else:
-                    self._chunk(batch, record.path, Prepared(source))
+                    batch.add_chunks(record.path, Prepared(source), self.config.chunk_budget)
         store.delete(batch.deletes)
         store.replace(batch.chunks, batch.records, batch.search_texts)
         now = time.time()

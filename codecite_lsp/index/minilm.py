@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .embedding import EmbeddingError
+from .embedder import EmbeddingError
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def _threads() -> int:
 
 
 class MiniLMEmbedder:
-    """The :class:`~.embedding.Embedder` protocol over the ONNX model; loads on first use
+    """The :class:`~.embedder.Embedder` protocol over the ONNX model; loads on first use
     (~0.3 s, ~90 MB) so opening an index that never asks for it costs nothing."""
 
     name = MINILM_NAME

@@ -1,7 +1,9 @@
-"""The records of an index pass: what it gathers per commit, what it reports, its status."""
+"""The records of an index pass: what it gathers per commit (and how one read file goes into
+it), what it reports, its status."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -10,10 +12,14 @@ from typing import TYPE_CHECKING, TypedDict
 
 from ..core.records import Chunk
 from ..ingest.languages import language_for_path
+from ..ingest.workers import chunked_isolated
 
 if TYPE_CHECKING:
     from ..ingest.scan import Skip, SourceFile, WorkspaceFile
+    from ..ingest.workers import Prepared
     from .store import FileRecord, Store
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -79,6 +85,51 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.records) + len(self.touched) + len(self.deletes)
+
+    def add(
+        self,
+        rel: str,
+        ready: Prepared,
+        record: FileRecord | None,
+        rechunk: bool,
+        budget: int,
+    ) -> None:
+        """Put one file's new state (chunks + row, row only, or deletion) into the batch."""
+        from ..ingest.scan import Skip
+
+        source = ready.source
+        if isinstance(source, Skip):
+            self.skipped.append(source)
+            if record is not None:
+                self.deletes.add(rel)
+        elif not rechunk and record is not None and record.revision == source.revision:
+            self.touched.append((file_record(rel, source, record.chunk_count), source))
+        else:
+            self.add_chunks(rel, ready, budget)
+
+    def add_chunks(self, rel: str, ready: Prepared, budget: int) -> None:
+        """Put one read file's chunks and row into the batch (chunking it here if the worker did
+        not), or its deletion if it cannot be chunked."""
+        from ..ingest.scan import Skip, SourceFile
+
+        source = ready.source
+        assert isinstance(source, SourceFile)
+        if ready.chunks is None and ready.error is None:
+            ready = chunked_isolated(rel, source, budget)
+        if isinstance(ready.source, Skip):  # the parser crashed on it
+            self.skipped.append(ready.source)
+            self.deletes.add(rel)
+            return
+        if ready.error is not None:  # a chunker bug must not stop the whole index
+            log.error("could not chunk %s: %s", rel, ready.error)
+            self.skipped.append(Skip(rel, f"could not be chunked ({ready.error})"))
+            self.deletes.add(rel)
+            return
+        chunks = ready.chunks or []
+        self.chunks[rel] = chunks
+        self.search_texts[rel] = ready.search_texts or []
+        self.records.append(file_record(rel, source, len(chunks)))
+        self.chunk_rows += len(chunks)
 
 
 def known_revision(known: Mapping[str, FileRecord], path: str) -> str | None:

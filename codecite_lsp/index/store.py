@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.environment import apply_defaults
-from ..core.fulltext import query_terms, search_terms
+from ..core.fulltext import search_terms
 from ..core.records import Chunk
+from .keyword import KeywordMixin
 from .lance_import import import_lancedb
 from .tables import (
     SCHEMA_VERSION,
@@ -37,7 +38,6 @@ from .tables import (
     _column,
     _in_filters,
     _open_or_rebuild,
-    _said,
     _schemas,
     read_meta,
     sql_literal,
@@ -51,15 +51,12 @@ __all__ = ["FileRecord", "IndexDamaged", "Meta", "Store", "sql_literal"]
 log = logging.getLogger(__name__)
 _NAMES_MAX = 500  # names per definitions look-up (retrieval's)
 
-_FTS_INDEX = "search_text_idx"
-_FTS_MEMORY_MB = 64
-
 
 # ---------------------------------------------------------------------------------------------
 # The store
 
 
-class Store(VectorsMixin):
+class Store(KeywordMixin, VectorsMixin):
     """One index folder. Safe to share between threads; readers always see the latest commit."""
 
     def __init__(
@@ -263,107 +260,7 @@ class Store(VectorsMixin):
             .execute(rows)
         )
 
-    # -- keyword search --------------------------------------------------------------------
-
-    def unindexed_rows(self) -> int:
-        """Chunk rows not yet folded into the full-text index (searched by brute force)."""
-        if not self._fts_ready:
-            return self.chunk_count()
-        return int(self._chunks.index_stats(_FTS_INDEX).num_unindexed_rows)
-
-    def ensure_fts(self) -> None:
-        """Create the full-text index once; later rows are searchable before optimize().
-
-        Building it over all rows at the end of a cold run is cheaper than creating it early
-        and folding the rest in with optimize(); a query before that builds it on demand.
-        """
-        if self._fts_ready:
-            return
-        from lancedb.index import FTS
-
-        with self._lock:
-            if self._fts_ready:
-                return
-            if any(idx.name == _FTS_INDEX for idx in self._chunks.list_indices()):
-                self._fts_ready = True
-                return
-            if self._chunks.count_rows() == 0:
-                return
-            config = FTS(
-                base_tokenizer="whitespace",  # search_terms() already tokenised the text
-                lower_case=False,
-                stem=False,
-                remove_stop_words=False,
-                ascii_folding=False,
-                max_token_length=None,
-                memory_limit=_FTS_MEMORY_MB,
-            )
-            try:
-                self._chunks.create_index(
-                    "search_text", config=config, replace=False, name=_FTS_INDEX
-                )
-            except Exception:  # another process may have created it meanwhile
-                if not any(i.name == _FTS_INDEX for i in self._chunks.list_indices()):
-                    raise
-            self._fts_ready = True
-
-    def keyword_search(
-        self, query: str, limit: int, paths: Collection[str] | None = None
-    ) -> list[tuple[Chunk, float]]:
-        """BM25 over search_text, best first; ``paths`` restricts the search to those files."""
-        terms = query_terms(query)
-        if not terms or limit <= 0 or (paths is not None and not paths):
-            return []
-        view = self._view.chunks if self._view is not None and self._view.chunks.ready else None
-        columns = ["id", "_score"] if view is not None else None
-        try:
-            rows = self._keyword_rows(terms, limit, paths, columns)
-        except Exception as exc:  # damaged full-text index files: rebuild them, once
-            log.warning(
-                "the full-text index in %s was damaged (%s); rebuilding it",
-                self.index_dir,
-                _said(exc),
-            )
-            try:
-                self.rebuild_fts()
-                rows = self._keyword_rows(terms, limit, paths, columns)
-            except Exception as again:
-                raise IndexDamaged(
-                    f"the index in {self.index_dir} cannot be searched ({_said(again)}); "
-                    "run `codecite index` to rebuild it"
-                ) from None
-        if view is None:
-            return [(_chunk_from_row(row), float(row["_score"])) for row in rows]
-        chunks = view.by_ids(row["id"] for row in rows) or [None] * len(rows)
-        if None in chunks:  # written after the view's version check, or the view is reloading
-            read = {c.id: c for c in self._chunks_by_id({row["id"] for row in rows})}
-            chunks = [chunk or read.get(row["id"]) for row, chunk in zip(rows, chunks, strict=True)]
-        return [
-            (chunk, float(row["_score"]))
-            for row, chunk in zip(rows, chunks, strict=True)
-            if chunk is not None
-        ]
-
-    def _chunks_by_id(self, ids: Collection[str]) -> list[Chunk]:
-        found: list[Chunk] = []
-        for where in _in_filters("id", ids):
-            rows = self._chunks.search().where(where).limit(None).to_arrow().to_pylist()
-            found.extend(_chunk_from_row(row) for row in rows)
-        return found
-
-    def _keyword_rows(
-        self, terms: str, limit: int, paths: Collection[str] | None, columns: list[str] | None
-    ) -> list[dict[str, Any]]:
-        self.ensure_fts()
-        if not self._fts_ready:
-            return []  # nothing indexed yet
-        search = self._chunks.search(terms, query_type="fts", fts_columns="search_text")
-        if paths is not None:
-            search = search.where(" OR ".join(_in_filters("path", paths)), prefilter=True)
-        if columns is not None:  # the view holds the rows: read only their keys and scores
-            search = search.select(columns)
-        rows: list[dict[str, Any]] = search.limit(limit).to_arrow().to_pylist()
-        return rows
+    # -- look-ups by name and damage checks -------------------------------------------
 
     def naming(self, names: Collection[str], limit: int, column: str = "defines") -> list[Chunk]:
         """Chunks whose ``defines`` (or ``uses``) hold any of ``names`` (case-sensitive)."""
@@ -376,14 +273,6 @@ class Store(VectorsMixin):
         literals = ", ".join(sql_literal(n) for n in wanted)
         query = self._chunks.search().where(f"array_has_any({column}, make_array({literals}))")
         return [_chunk_from_row(row) for row in query.limit(limit).to_arrow().to_pylist()]
-
-    def rebuild_fts(self) -> None:
-        """Build the full-text index again from the chunk rows (its files were damaged)."""
-        with self._lock:
-            with contextlib.suppress(Exception):  # its manifest entry may be what is broken
-                self._chunks.drop_index(_FTS_INDEX)
-            self._fts_ready = False
-        self.ensure_fts()
 
     def probe(self) -> None:
         """One keyword and one vector query, as a search makes them: a damaged full-text index

@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING
 
 from ..core.records import Chunk, content_hash
 from .languages import TEXT_LANGUAGE, language_for_path
-from .syntax import MAX_ERROR_SHARE, Def, Lines, Names, parse_any
+from .lines import Lines
+from .syntax import MAX_ERROR_SHARE, Def, Names, parse_any
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .languages import language_for_path
-from .syntax import IDENTIFIER, Def, Lines, parse_any
+from .lines import Lines
+from .syntax import IDENTIFIER, Def, parse_any
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from lsprotocol import types
 
 if TYPE_CHECKING:
     from ..service.session import Session
-    from .server import CodeciteServer
+    from .workspace import CodeciteServer
 
 log = logging.getLogger("codecite_lsp")
 

@@ -23,7 +23,7 @@ from codecite_lsp.answer.retrieval import (
 from codecite_lsp.answer.scoring import rrf, search_depth
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Result, content_hash
-from codecite_lsp.index.embedding import StaticEmbedder
+from codecite_lsp.index.static_embedding import StaticEmbedder
 
 
 def result(path: str, start: int, end: int, text: str = "", score: float = 0.5) -> Result:

@@ -13,13 +13,11 @@ from lsp_helpers import FIXTURE as SAMPLE
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Chunk, content_hash
-from codecite_lsp.index.embedding import (
+from codecite_lsp.index.embedder import EmbeddingError
+from codecite_lsp.index.embedding import LiteLLMEmbedder, fill_vectors, make_embedder
+from codecite_lsp.index.static_embedding import (
     MIN_TRAIN_CHUNKS,
-    EmbeddingError,
-    LiteLLMEmbedder,
     StaticEmbedder,
-    fill_vectors,
-    make_embedder,
     static_model_path,
     train_static,
 )
