@@ -16,7 +16,7 @@ pytest_plugins = ["answer_helpers"]
 apply_defaults()
 
 
-_TIERS = ("unit", "cli", "lsp", "mcp", "editors")
+_TIERS = ("unit", "fuzz", "cli", "lsp", "mcp", "editors")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -6,25 +6,17 @@ bounds the slowest grammar.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from chunker_child import run_chunker
 
 from codecite_lsp.core.config import Config
-from codecite_lsp.ingest.chunking import chunk_text
 from codecite_lsp.ingest.guard import MAX_MARKDOWN_DEPTH, markdown_depth, parse_guarded
-from codecite_lsp.ingest.languages import _BY_EXTENSION, LANGUAGES
+from codecite_lsp.ingest.languages import _BY_EXTENSION
 from codecite_lsp.ingest.scan import Skip, SourceFile
-from codecite_lsp.ingest.symbols import symbol_at
-from codecite_lsp.ingest.syntax import outline
 from codecite_lsp.ingest.workers import PARALLEL_MIN_FILES, Job, prepared
 
 ROOT = Path(__file__).parents[3]
@@ -33,30 +25,6 @@ QUOTES_271 = "# T\n\n" + ">" * 260 + " word\n"
 LIST_300 = "# T\n\n" + "".join("  " * i + "- a\n" for i in range(300))
 MIXED_200 = "> - " * 200 + "a\n"
 EXTENSION = {language: ext for ext, language in reversed(_BY_EXTENSION.items())}
-
-
-_CHILD = textwrap.dedent(
-    """
-    import json, sys
-    from codecite_lsp.ingest.chunking import chunk_text
-    for path, text in json.load(sys.stdin):
-        print(path, end=" ", flush=True)  # the last one printed is the one that crashed
-        chunks = chunk_text(path, text, revision="r")
-        print(sum(len(c.text) for c in chunks) == len(text), flush=True)
-    """
-)
-
-
-def _run_chunker(files: list[tuple[str, str]]) -> subprocess.CompletedProcess[str]:
-    """Chunk in a child process: a crash must show as a failed test, not a dead test run."""
-    return subprocess.run(
-        [sys.executable, "-c", _CHILD],
-        input=json.dumps(files),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
 
 
 @pytest.mark.parametrize(
@@ -70,7 +38,7 @@ def _run_chunker(files: list[tuple[str, str]]) -> subprocess.CompletedProcess[st
     ids=["quotes", "list", "mixed", "kotlin-templates"],
 )
 def test_files_that_crashed_the_parser_are_chunked_whole(path: str, text: str) -> None:
-    done = _run_chunker([(path, text)])
+    done = run_chunker([(path, text)])
     assert done.returncode == 0, (done.stdout, done.stderr[-500:])
     assert done.stdout.split() == [path, "True"]  # every line indexed, as paragraphs
 
@@ -93,84 +61,6 @@ def test_a_parse_past_its_deadline_falls_back_to_plain_text() -> None:
     assert parse_guarded("lua", garbage, seconds=0.2) is None
     assert time.monotonic() - started < 3
     assert parse_guarded("lua", b"local x = 1\n", seconds=0.2) is not None
-
-
-# --- generated nesting, every language -------------------------------------------------------
-
-_SHAPES: list[tuple[str, str, str]] = [  # opener, middle, closer
-    ("(", "x", ")"),
-    ("[", "x", "]"),
-    ("{", "x", "}"),
-    ('"${', "x", '}"'),  # string templates: tree-sitter-kotlin aborted at 1025 levels
-    ("<a>", "x", "</a>"),
-    ("> ", "x", ""),
-    ("- ", "x", ""),
-    ("1. ", "x", ""),
-    ("/*", "x", "*/"),
-    ('"', "x", '"'),
-    ("${", "x", "}"),
-    ("$(", "x", ")"),
-    ("f(", "x", ")"),
-    ("-", "1", ""),
-    ("do ", "x", " end"),
-    ("if x then ", "y", " end"),
-    ("begin ", "x", " end"),
-    ("#", " x", ""),
-]
-_MAX_BYTES = Config().max_file_bytes
-
-
-def _nested(shape: tuple[str, str, str], depth: int, closed: bool, per_line: bool) -> str:
-    opener, middle, closer = shape
-    if per_line:  # one level per line, indented: the shape of nested blocks and lists
-        width = max(1, min(depth, 1200))  # indentation grows quadratically: stay under 1 MB
-        opened = "".join(" " * i + opener + "\n" for i in range(width))
-        return (
-            opened
-            + middle
-            + "\n"
-            + ("".join(closer + "\n" for _ in range(width)) if closed else "")
-        )
-    return opener * depth + middle + (closer * depth if closed else "") + "\n"
-
-
-@settings(
-    max_examples=int(os.environ.get("CODECITE_FUZZ_EXAMPLES", "40")),
-    deadline=None,  # the parse deadline bounds each example; the suite's time is measured
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-@given(
-    language=st.sampled_from(sorted(LANGUAGES)),
-    shape=st.sampled_from(_SHAPES),
-    depth=st.one_of(st.integers(1, 400), st.integers(400, 10_000)),
-    closed=st.booleans(),
-    per_line=st.booleans(),
-)
-def test_deep_nesting_never_crashes_or_hangs_the_chunker(
-    language: str, shape: tuple[str, str, str], depth: int, closed: bool, per_line: bool
-) -> None:
-    text = _nested(shape, depth, closed, per_line)
-    if len(text.encode()) > _MAX_BYTES:
-        return  # never read: the indexer skips the file as too large
-    path = f"deep{EXTENSION[language]}"
-    started = time.monotonic()
-    chunks = chunk_text(path, text, revision="r")
-    outline(path, text)
-    symbol_at(path, text, 0, 0)
-    assert "".join(c.text for c in chunks) == text
-    assert time.monotonic() - started < 30
-
-
-def test_ten_thousand_levels_of_every_shape_and_language_in_a_child_process() -> None:
-    """The deepest inputs, in a child process so that a crash is reported, not fatal."""
-    files = [
-        (f"deep{EXTENSION[language]}", _nested(shape, 10_000, True, False))
-        for language in sorted(LANGUAGES)
-        for shape in _SHAPES[:5]  # brackets, templates, tags; Hypothesis draws the other shapes
-    ]
-    done = _run_chunker(files)
-    assert done.returncode == 0, (done.stdout[-300:], done.stderr[-500:])
-    assert done.stdout.split()[1::2] == ["True"] * len(files)
 
 
 # --- a worker that dies costs one file ---------------------------------------------------------
