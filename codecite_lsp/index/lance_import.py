@@ -2,7 +2,7 @@
 
 ``import lancedb`` imports ``lance_namespace_urllib3_client`` (the generated client of Lance's REST
 namespace), whose API classes decorate ~370 methods with pydantic's ``validate_call``; pydantic
-builds each validator as the method is decorated: ~0.8 s of CPU, about 40% of the whole import
+builds each validator as the method is decorated: a large share of the whole import
 (bench/bench_cli.py prints where a search's imports go), paid by every ``codecite search``.
 While that one package is imported, its methods get their validator at their first call instead:
 the same validation, built when (if ever) it is needed. Anything else decorated meanwhile (another

@@ -3,8 +3,8 @@ defined and used names) and one embedder's vectors as a normalised float32 matri
 
 A search makes several LanceDB reads (full text, vectors, the chunks behind the vectors, the
 definitions a query names, a file's chunks); each filtered read scans a column of every row, and
-a brute-force vector query reads every vector from disk: ~150 ms per search on the 30k chunks
-of the CPython standard library. These views answer the same reads from memory.
+a brute-force vector query reads every vector from disk on every search (README, Measured:
+`bench/bench_search.py`). These views answer the same reads from memory.
 
 They follow the tables: before each use the table's version is compared (a fraction of a
 millisecond); when another writer (the indexer, another process) made a new one, only the key
@@ -272,7 +272,7 @@ class _Matrix:
 
 class VectorView:
     """One embedder's vectors as a row-normalised matrix: a cosine top-k is one matrix-vector
-    product (30k x 256 floats: ~2 ms) instead of LanceDB's scan of the vectors table."""
+    product instead of LanceDB's scan of the vectors table."""
 
     def __init__(self) -> None:
         self._held = _Matrix()
@@ -328,8 +328,8 @@ class VectorView:
         norm = float(np.linalg.norm(query))
         if query.shape[0] != held.matrix.shape[1] or norm == 0.0:
             return []
-        # einsum, not BLAS: a multi-threaded gemv spins against a busy machine (25 ms against
-        # 8 ms on 2 cores under load); one pass over the matrix is memory-bound anyway.
+        # einsum, not BLAS: a multi-threaded gemv spins against a busy machine (several times
+        # slower on 2 cores under load); one pass over the matrix is memory-bound anyway.
         similarity = np.einsum("ij,j->i", held.matrix, query / norm)
         if limit < len(similarity):
             # Every vector as near as the last one kept: LanceDB keeps an arbitrary few of
