@@ -3,10 +3,7 @@
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -239,44 +236,6 @@ def test_symbol_seeding_returns_definition_then_uses(retriever: Retriever) -> No
     use_paths = {r.path for r in seeded.candidates[1:]}
     assert "keyvault/__init__.py" in use_paths
     assert retriever.retrieve_for_symbol("  ").candidates == []
-
-
-def test_cli_search_json_shape(sample_repo: Path) -> None:
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "codecite_lsp",
-            "search",
-            "retired key grace period",
-            "--json",
-            "--limit",
-            "3",
-        ],
-        cwd=sample_repo,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    payload = json.loads(completed.stdout)
-    assert list(payload) == ["results"] and 1 <= len(payload["results"]) <= 3
-    for item in payload["results"]:
-        assert set(item) == {
-            "path",
-            "start_line",
-            "end_line",
-            "symbol",
-            "score",
-            "content_hash",
-            "text",
-        }
-        lines = (sample_repo / item["path"]).read_text().splitlines()
-        assert "\n".join(lines[item["start_line"] - 1 : item["end_line"]]) == item["text"].rstrip(
-            "\n"
-        )
-    assert "keyvault/keys.py" in {item["path"] for item in payload["results"]}
-    assert ".env" not in {item["path"] for item in payload["results"]}
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,6 @@ import fcntl
 import os
 import re
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -343,19 +341,6 @@ def test_inconsistent_leftovers_of_a_crash_are_repaired(repo: Path) -> None:
     assert "ghost.py" not in store.chunk_counts()
 
 
-def test_cli_prints_one_summary_line(repo: Path) -> None:
-    env = {**os.environ, "CODECITE_EMBEDDING": "none"}
-    command = [sys.executable, "-m", "codecite_lsp", "index", "--repo", str(repo)]
-    first = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
-    assert first.returncode == 0, first.stderr
-    lines = first.stdout.strip().splitlines()
-    assert len(lines) == 1 and SUMMARY.match(lines[0]), first.stdout
-    assert "skipped .env" in first.stderr
-    second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
-    assert SUMMARY.match(second.stdout.strip())
-    assert "(0 written, 0 deleted" in second.stdout
-
-
 def test_an_ignore_file_change_alone_reconciles_every_file(repo: Path) -> None:
     ix = make(repo)
     ix.run()
@@ -368,27 +353,6 @@ def test_an_ignore_file_change_alone_reconciles_every_file(repo: Path) -> None:
     gitignore.write_text(original)
     ix.update_paths([".gitignore"])
     assert "docs/operations.md" in ix.store.files()
-
-
-def test_the_cli_waits_for_a_running_indexer(repo: Path) -> None:
-    make(repo).run()
-    (repo / "late.py").write_text("def written_while_locked(): pass\n")
-    held = open(repo / ".codecite" / "index.lock", "a+")  # noqa: SIM115 - released by the timer
-    fcntl.flock(held, fcntl.LOCK_EX)
-    release = threading.Timer(3.0, held.close)  # closing the file releases the lock
-    release.start()
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "codecite_lsp", "index", "--repo", str(repo)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "CODECITE_EMBEDDING": "none"},
-        timeout=120,
-    )
-    release.join()
-    assert done.returncode == 0, done.stderr
-    assert time.monotonic() - started >= 3.0
-    assert "(1 written, 0 deleted" in done.stdout
 
 
 def test_update_paths_refuses_paths_that_are_not_inside_the_repository(repo: Path) -> None:
