@@ -21,6 +21,10 @@ MIN_SIMILARITY = 0.2
 # its search score scaled by this unless the question asks for that kind of file by name.
 SUPPORTING_WEIGHT = {"test": 0.35, "doc": 0.35, "changelog": 0.2, "example": 0.45, "config": 0.45}
 
+# A query of identifiers alone looks them up: a chunk holding none of them (only their parts)
+# must not outrank one holding them verbatim because its file is central or a neighbour lends.
+LOOKUP_MISS_WEIGHT = 0.5
+
 # A chunk defining a plain word of the query ("retry": `def retry`) has its score scaled by this.
 NAMED_LIFT = 1.3
 
@@ -65,13 +69,15 @@ def search_depth(limit: int) -> int:
 
 
 def role_weight(chunk: Chunk | Result, asked: frozenset[str], exact: float | None = None) -> float:
-    """Code first, unless asked for; for a query of identifiers alone, a chunk holding them is
-    demoted half as much (the name a user looks up may live in a test or a doc only)."""
+    """Code first, unless asked for. ``exact`` is given for a query of identifiers alone, a
+    look-up: a chunk holding them is demoted half as much (the name may live in a test or a doc
+    only), and one holding none of them weighs LOOKUP_MISS_WEIGHT whatever its role."""
+    lookup = 1.0 if exact is None else LOOKUP_MISS_WEIGHT + (1.0 - LOOKUP_MISS_WEIGHT) * exact
     kind = role(chunk.path, chunk.language)
     if kind == "code" or kind in asked:
-        return 1.0
+        return lookup
     weight = SUPPORTING_WEIGHT[kind]
-    return weight + (1.0 - weight) * (exact or 0.0) / 2
+    return (weight + (1.0 - weight) * (exact or 0.0) / 2) * lookup
 
 
 def with_file_evidence(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:

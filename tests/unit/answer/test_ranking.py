@@ -134,3 +134,31 @@ def test_the_question_path_keeps_a_files_further_chunks_in_its_pool(tmp_path: Pa
     retriever = open_retriever(tmp_path / "repo", Config(**{**vars(config), "candidates": 2}))
     found = retriever.retrieve("how are the header name and value parsed?")
     assert [r.path for r in found.candidates] == ["parsing.py", "parsing.py"]
+
+
+def test_an_identifier_looked_up_ranks_where_it_is_written_even_in_a_test(
+    tmp_path: Path,
+) -> None:
+    # A query of one identifier is a look-up (here a marker a benchmark appends to a saved
+    # file): the test holding it verbatim comes before the repository's most central file,
+    # whose two chunks only share a part of it ("savedmarkword").
+    marker = "savedmarkword{}x17960810179049275{}"
+    files = {
+        "core.py": f"def split_lines(x):\n    # {marker.format(3, 41)}\n"
+        + FILLER
+        + f"    return x\n\n\ndef other(y):\n    # {marker.format(4, 42)}\n"
+        + FILLER
+        + "    return y\n",
+        "tests/test_flow.py": "def test_flow():\n    value = compute(1)\n"
+        + FILLER
+        + f"    assert value\n# {marker.format(6, 99)}\n",
+    }
+    for i in range(6):
+        files[f"user{i}.py"] = (
+            f"from core import split_lines, other\n\ndef run{i}():\n"
+            "    split_lines(1)\n    other(2)\n"
+        )
+    config = _index(tmp_path, files)
+    found = open_retriever(tmp_path / "repo", config).search(marker.format(6, 99), 5)
+    assert found[0].path == "tests/test_flow.py"
+    assert [r.score for r in found] == sorted((r.score for r in found), reverse=True)
