@@ -120,7 +120,7 @@ class SymbolQuery:
 
 
 @dataclass(frozen=True)
-class _Died:
+class Died:
     """A task whose worker died on it, alone, in a fresh worker."""
 
     code: int | None
@@ -147,7 +147,7 @@ def symbol_isolated(query: SymbolQuery) -> SymbolAtPosition | None:
     """The symbol at a buffer position, parsed in the resident worker. Text that kills the
     worker still gets its identifier, without the definitions around it (no parse)."""
     answer = _RESIDENT.run([query])[0]
-    if isinstance(answer, _Died):
+    if isinstance(answer, Died):
         log.warning("the parser crashed on %s (%s); answering without it", query.path, answer)
         return query.run(parse=False)
     from .symbols import SymbolAtPosition
@@ -156,8 +156,14 @@ def symbol_isolated(query: SymbolQuery) -> SymbolAtPosition | None:
     return answer
 
 
+def isolated(tasks: list[Any]) -> list[object]:
+    """Each task's answer from the resident worker, in one round trip unless one of them kills
+    it; a task that kills a worker alone answers ``Died``."""
+    return _RESIDENT.run(tasks)
+
+
 def _as_prepared(path: str, answer: object) -> Prepared:
-    if isinstance(answer, _Died):
+    if isinstance(answer, Died):
         return Prepared(_crashed(path, answer.code))
     assert isinstance(answer, Prepared)
     return answer
@@ -270,7 +276,7 @@ class _Resident:
     gives it back, so a hover never waits behind a pass's slice.
 
     A worker that dies on a request costs no task but the one that killed it: the request's
-    tasks are run again one at a time, and a task a worker dies on alone gets ``_Died`` as its
+    tasks are run again one at a time, and a task a worker dies on alone gets ``Died`` as its
     answer.
     """
 
@@ -289,7 +295,7 @@ class _Resident:
         alone: list[object] = []
         for task in tasks:
             answer = self._exchange([task])
-            alone.append(answer[0] if isinstance(answer, list) else _Died(answer))
+            alone.append(answer[0] if isinstance(answer, list) else Died(answer))
         return alone
 
     def _exchange(self, tasks: list[Any]) -> list[object] | int | None:
@@ -363,8 +369,8 @@ def _reap(process: subprocess.Popen[bytes]) -> None:
 
 
 def _worker() -> None:
-    """Serve lists of tasks (``Job``, ``Chunking``, ``SymbolQuery``) from stdin until it closes
-    (the parent finished, or died)."""
+    """Serve lists of tasks (``Job``, ``Chunking``, ``SymbolQuery``, ``readback.Reading``) from
+    stdin until it closes (the parent finished, or died)."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but results may reach the pipe
     try:
