@@ -70,10 +70,6 @@ class _Answers:
             while len(self._kept) > self._size:
                 self._kept.popitem(last=False)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._kept.clear()
-
 
 _ANSWERS = _Answers(CACHE_ENTRIES)
 
@@ -99,7 +95,7 @@ def read_isolated(
         for key, answer in zip(wanted, isolated(list(wanted.values())), strict=True):
             if isinstance(answer, Died):
                 # Kept like any answer: the piece is not parsed (nor logged) again.
-                log.warning("the parser crashed on %s read back (exit %s)", key[1], answer.code)
+                log.warning("the parser crashed (%s) on %s read back", answer, key[1])
                 answer = []
             assert isinstance(answer, list)
             _ANSWERS.put(key, answer)

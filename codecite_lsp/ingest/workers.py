@@ -125,6 +125,13 @@ class Died:
 
     code: int | None
 
+    def __str__(self) -> str:
+        """The signal that killed the worker ("SIGSEGV"), else its exit code."""
+        if self.code is not None and self.code < 0:
+            with contextlib.suppress(ValueError):
+                return signal.Signals(-self.code).name
+        return f"exit code {self.code}"
+
 
 def prepared(jobs: list[Job]) -> Iterator[tuple[Job, Prepared]]:
     """Each job with its result, in completion order, always in worker processes."""
@@ -164,7 +171,7 @@ def isolated(tasks: list[Any]) -> list[object]:
 
 def _as_prepared(path: str, answer: object) -> Prepared:
     if isinstance(answer, Died):
-        return Prepared(_crashed(path, answer.code))
+        return Prepared(_crashed(path, answer))
     assert isinstance(answer, Prepared)
     return answer
 
@@ -342,14 +349,10 @@ def _exchange(process: subprocess.Popen[bytes], part: list[Any]) -> list[Any] | 
     return answer if isinstance(answer, list) and len(answer) == len(part) else None
 
 
-def _crashed(path: str, code: int | None) -> Skip:
+def _crashed(path: str, died: Died) -> Skip:
     from .scan import Skip
 
-    how = f"exit code {code}"
-    if code is not None and code < 0:
-        with contextlib.suppress(ValueError):
-            how = signal.Signals(-code).name
-    return Skip(path, f"{REASON_CRASHED} ({how}); never indexed")
+    return Skip(path, f"{REASON_CRASHED} ({died}); never indexed")
 
 
 def _close_input(process: subprocess.Popen[bytes]) -> None:
