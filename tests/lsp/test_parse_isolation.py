@@ -175,14 +175,20 @@ async def test_a_follow_up_whose_history_quotes_a_parser_crash_is_answered(
     client: LanguageClient, repo: Path
 ):
     await wait_indexed(client)
-    # The client sends the earlier answer back; its quotes are parsed for the symbols they name.
-    citation = {"path": "Deep.kt", "start_line": 1, "end_line": 1, "quote": KOTLIN_BOMB}
+    # The client sends the earlier answer back; the definitions its quotes hold name what "it"
+    # is. One quote aborts the parser: the other still names rotate_key.
+    signature = "def rotate_key(store: KeyStore, client: str, now: float | None = None) -> ApiKey:"
+    citations = [
+        {"path": "Deep.kt", "start_line": 1, "end_line": 1, "quote": KOTLIN_BOMB},
+        {"path": "keyvault/keys.py", "start_line": 47, "end_line": 47, "quote": signature},
+    ]
     earlier = {
         "status": "answered",
-        "spans": [{"kind": "claim", "text": "x", "citations": [citation]}],
+        "spans": [{"kind": "claim", "text": "x", "citations": citations}],
     }
-    history = [{"question": "What is in Deep.kt?", "answer": earlier}]
-    params = {"question": "How are API keys rotated?", "history": history}
+    history = [{"question": "What rotates keys?", "answer": earlier}]
+    params = {"question": "Where is it called?", "history": history}
     answer = await request(client, "codecite/ask", params)
     assert answer["status"] == "answered", answer
-    assert "keyvault/keys.py" in cited_paths(answer)
+    quotes = [c["quote"] for span in answer["spans"] for c in span.get("citations", [])]
+    assert any("rotate_key(" in quote for quote in quotes), answer
