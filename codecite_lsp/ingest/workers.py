@@ -8,9 +8,9 @@ Here a worker exits as soon as its stdin closes, which a dead parent always does
 
 A large pass runs in a few workers started for it (parsing is CPU-bound and holds the GIL, so
 threads would not help). Everything smaller (a small pass, a save, a hover's parse of an unsaved
-buffer) goes to a resident worker: started on first use, kept between requests (a worker's start
-costs about a tenth of a second, a request to a warm one well under a millisecond), replaced when
-it dies.
+buffer, indexed text parsed again as it is read back: readback.py) goes to a resident worker:
+started on first use, kept between requests (a worker's start costs about a tenth of a second, a
+request to a warm one well under a millisecond), replaced when it dies.
 """
 
 from __future__ import annotations
