@@ -9,9 +9,13 @@ import logging
 from collections.abc import Callable
 
 import pytest
-from hostile_inputs import KOTLIN_BOMB, MARKDOWN_BOMB
+from hostile_inputs import KOTLIN_BOMB, MARKDOWN_BOMB, NEST_PY
 
 from codecite_lsp.answer.definitions import definitions
+from codecite_lsp.answer.extractive import answer
+from codecite_lsp.answer.gate import GatePassed, verify
+from codecite_lsp.answer.hover import extractive_answer
+from codecite_lsp.answer.prompt import Source
 from codecite_lsp.ingest import readback, workers
 from codecite_lsp.ingest.guard import UNGUARDED_ENV
 from codecite_lsp.ingest.readback import read_isolated
@@ -44,6 +48,14 @@ PIECES = [
     ("Cut.php", "    public function rotate($client) {\n        return $client;\n    }\n"),
 ]
 READERS = [definitions, outline, headers]
+
+
+@pytest.fixture
+def unguarded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fresh workers started with the checks off: the bombs crash tree-sitter for real (and
+    would crash this process, were they parsed in it)."""
+    monkeypatch.setenv(UNGUARDED_ENV, "1")
+    monkeypatch.setattr(workers, "_RESIDENT", workers._Resident(0))  # none left running
 
 
 @pytest.fixture
@@ -92,11 +104,8 @@ def test_the_kept_answers_are_bounded(
 
 
 def test_a_piece_that_kills_the_worker_reads_as_nothing_and_is_logged_once(
-    round_trips: list[int], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    round_trips: list[int], unguarded: None, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Fresh workers started with the checks off: the bombs crash tree-sitter for real.
-    monkeypatch.setenv(UNGUARDED_ENV, "1")
-    monkeypatch.setattr(workers, "_RESIDENT", workers._Resident(1))
     pieces = [PIECES[0], ("Deep.kt", KOTLIN_BOMB), PIECES[4]]
     with caplog.at_level(logging.WARNING, logger=readback.__name__):
         found = read_isolated(definitions, pieces)
@@ -111,3 +120,24 @@ def test_a_piece_that_kills_the_worker_reads_as_nothing_and_is_logged_once(
     ]
     # The worker that replaced them still reads.
     assert read_isolated(headers, PIECES[:1]) == [headers(*PIECES[0])]
+
+
+def source(label: str, path: str, text: str, symbol: str | None = None) -> Source:
+    return Source(label, path, 1, text.count("\n"), text, symbol)
+
+
+def test_an_offline_answer_survives_a_source_that_kills_the_parser(unguarded: None) -> None:
+    sources = [source("S1", "Deep.kt", KOTLIN_BOMB), source("S2", "wrapping.py", NEST_PY, "nest")]
+    raw = answer("What does nest do?", sources)
+    assert isinstance(verify(raw, sources), GatePassed)
+    assert "Wrap the key in one more envelope" in raw
+
+
+def test_a_hover_survives_a_source_whose_outline_kills_the_parser(unguarded: None) -> None:
+    # Neither source is named after the symbol: both outlines are read, the Markdown one
+    # crashes tree-sitter-markdown (SIGSEGV), and the Python one still holds the definition.
+    bomb = "# T\n\n" + ">" * 260 + " nest\n"
+    sources = [source("S1", "notes.md", bomb), source("S2", "wrapping.py", NEST_PY)]
+    explained = extractive_answer("nest", sources)
+    assert explained is not None
+    assert "`nest` is defined in wrapping.py" in explained.model_dump_json()
