@@ -9,23 +9,35 @@ machine slows both alike.
 * save: reading and chunking one file (what a didSave does before writing);
 * small pass: reading and chunking 150 files of this repository (a pass under the 200
   files that get a pool);
-* the start of a worker (paid once, on the first parse).
+* the start of a worker (paid once, on the first parse);
+* read back (``--read-back``): an extractive hover and an offline ask on an index of a copy of
+  this repository, with the indexed text they parse again (definitions, outlines, signature
+  lines) read in the process (as before) and in the resident worker, nothing kept between
+  requests, so every piece makes the round trip.
+
+    python bench/bench_isolation.py --read-back
 """
 
 from __future__ import annotations
 
+import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from codecite_lsp.core.config import Config
-from codecite_lsp.ingest import workers
+from codecite_lsp.ingest import readback, workers
 from codecite_lsp.ingest.symbols import symbol_at
 from codecite_lsp.ingest.workers import Job, SymbolQuery, prepare, prepared, symbol_isolated
 
 REPO = Path(__file__).resolve().parent.parent
+DEFINITION = re.compile(r"^(?:def|class) ([A-Za-z_]\w*)", re.MULTILINE)
 ROUNDS = 200
 
 
@@ -57,7 +69,73 @@ def line(label: str, inline: list[float], isolated: list[float]) -> None:
     print(f"{label:<28} in-process {figures(inline):<32} worker {figures(isolated)}")
 
 
+def in_process(tasks: list[readback.Reading[object]]) -> list[object]:
+    return [task.run() for task in tasks]
+
+
+def read_back() -> int:
+    """Hover and offline ask latency, read-back parses in the process vs in the worker."""
+    from codecite_lsp.answer.hover import explain_symbol
+    from codecite_lsp.answer.pipeline import Answerer
+    from codecite_lsp.core.config import load_config
+
+    with tempfile.TemporaryDirectory(prefix="codecite-readback-") as folder:
+        repo = Path(folder) / "repo"
+        skip = shutil.ignore_patterns(".git", ".codecite", "__pycache__")
+        shutil.copytree(REPO, repo, ignore=skip)
+        command = [sys.executable, "-m", "codecite_lsp", "index", "--repo", str(repo), "--quiet"]
+        subprocess.run(command, check=True)
+        answerer = Answerer(repo, load_config(repo), in_memory=True)
+        retriever = answerer.retriever
+        files = sorted((repo / "codecite_lsp").rglob("*.py"))
+        names = sorted({m.group(1) for f in files for m in DEFINITION.finditer(f.read_text())})
+        names = names[:: max(1, len(names) // ROUNDS)][:ROUNDS]
+
+        def hover(name: str) -> object:
+            found = retriever.retrieve_for_symbol(name)
+            cancel = threading.Event()
+            return explain_symbol(name, found, str, note=None, cancel=cancel, model_wait=0)
+
+        def ask(name: str) -> object:
+            return answerer.ask(f"What does {name} do?")
+
+        isolated = readback.isolated
+        trips: list[int] = []  # pieces per round trip
+
+        def counted(tasks: list[readback.Reading[object]]) -> list[object]:
+            trips.append(len(tasks))
+            return isolated(tasks)
+
+        hover(names[0]), ask(names[0])  # the worker's start, the index loaded
+        for label, run in (("hover (extractive)", hover), ("ask (offline)", ask)):
+            timings: dict[bool, list[float]] = {False: [], True: []}
+            trips.clear()
+            for n, name in enumerate(names):
+                for worker in (n % 2 == 0, n % 2 == 1):  # interleaved, alternating first
+                    readback._ANSWERS = readback._Answers(readback.CACHE_ENTRIES)
+                    readback.isolated = counted if worker else in_process  # type: ignore[assignment]
+                    timings[worker].append(timed(run, name))
+            line(f"{label}, {len(names)} names", timings[False], timings[True])
+            print(
+                f"  {len(trips) / len(names):.2f} round trips per request (at most "
+                f"{max(trips, default=0)} pieces in one), {sum(trips) / len(names):.1f} pieces"
+            )
+            readback._ANSWERS = readback._Answers(readback.CACHE_ENTRIES)
+            for name in names:
+                run(name)
+            trips.clear()
+            again = [timed(run, name) for name in names]  # every piece kept
+            print(
+                f"  the same requests again: p50 {statistics.median(again):.2f} ms, p95 "
+                f"{percentile(again, 0.95):.2f} ms, {len(trips)} round trips"
+            )
+        readback.isolated = isolated
+    return 0
+
+
 def main() -> int:
+    if "--read-back" in sys.argv[1:]:
+        return read_back()
     config = Config()
     files = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "codecite_lsp").rglob("*.py"))
     texts = {path: (REPO / path).read_text(encoding="utf-8") for path in files}

@@ -5,6 +5,8 @@ a valid file only in some context: a TypeScript, C# or PHP method cut from a lar
 statement at the top level, a PHP chunk lacks its ``<?php`` tag, a Python run may begin inside a
 docstring. The text is read as it is and in each such context, and the reading the grammar
 accepts best (the least error) is the one answer; lines of the context are not part of it.
+Answering runs it in the parse worker (``ingest.readback.read_isolated``), never in its own
+process: a fragment in a context is text no indexing pass has parsed.
 """
 
 from __future__ import annotations

@@ -42,9 +42,10 @@ def recent(turns: Sequence[Turn]) -> list[Turn]:
 def cited(answer: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """(symbols, paths) the answer's citations name, in order; a refusal's closest places give
     paths only. The answer came back from the client, so every field is checked, not trusted."""
+    from ..ingest.readback import read_isolated
     from .definitions import definitions  # tree-sitter: not on the server's start-up path
 
-    symbols: list[str] = []
+    quoted: list[tuple[str, str]] = []
     paths: list[str] = []
     spans = answer.get("spans")
     for span in spans if isinstance(spans, list) else []:
@@ -56,12 +57,14 @@ def cited(answer: Mapping[str, Any]) -> tuple[list[str], list[str]]:
             if isinstance(path, str):
                 paths.append(path)
             if isinstance(path, str) and isinstance(citation.get("quote"), str):
-                # A definition in a quote names the symbol the citation is about.
-                symbols.extend(d.name for d in definitions(path, citation["quote"]))
+                quoted.append((path, citation["quote"]))
     retrieved = answer.get("retrieved")
     for ref in retrieved if isinstance(retrieved, list) else []:
         if isinstance(ref, Mapping) and isinstance(ref.get("path"), str):
             paths.append(ref["path"])
+    # A definition in a quote names the symbol the citation is about. The quotes are the
+    # client's text: parsed in the worker, all in one round trip.
+    symbols = [d.name for found in read_isolated(definitions, quoted) for d in found]
     return _unique(symbols), _unique(paths)
 
 

@@ -103,15 +103,24 @@ def _ask_within(
     return answers[0] if answers else None
 
 
-def defines(source: Source, symbol: str) -> bool:
-    """Does this source hold the definition of ``symbol``? A small file is one chunk without a
-    symbol of its own, so look inside it too."""
+def definition_of(symbol: str, sources: list[Source]) -> Source | None:
+    """The first source holding the definition of ``symbol``: a chunk named after it, or a
+    chunk whose outline defines it (a small file is one chunk without a symbol of its own). The
+    outlines of the sources before the first named one are parsed in one round trip to the
+    parse worker (ingest/readback.py)."""
+    from ..ingest.readback import read_isolated
     from ..ingest.syntax import outline
 
     name = symbol.rsplit(".", 1)[-1]
-    if source.symbol and source.symbol.rsplit(".", 1)[-1] == name:
-        return True
-    return any(d.symbol.rsplit(".", 1)[-1] == name for d in outline(source.path, source.text))
+    named = next(
+        (i for i, s in enumerate(sources) if s.symbol and s.symbol.rsplit(".", 1)[-1] == name),
+        len(sources),
+    )
+    outlines = read_isolated(outline, [(s.path, s.text) for s in sources[:named]])
+    for source, found in zip(sources, outlines, strict=False):
+        if any(d.symbol.rsplit(".", 1)[-1] == name for d in found):
+            return source
+    return sources[named] if named < len(sources) else None
 
 
 def extractive_answer(symbol: str, sources: list[Source]) -> Answered | None:
@@ -119,7 +128,7 @@ def extractive_answer(symbol: str, sources: list[Source]) -> Answered | None:
     from .extractive import hover_answer
     from .gate import GatePassed, verify
 
-    definition = next((source for source in sources if defines(source, symbol)), None)
+    definition = definition_of(symbol, sources)
     uses = [source for source in sources if source is not definition]
     raw = hover_answer(symbol, definition, uses)
     result = verify(raw, sources)

@@ -33,6 +33,7 @@ from ..core.terms import asked_roles, is_test_path, role, says, word_parts
 from ..index.embedder import Embedder, EmbeddingError
 from ..index.embedding import make_embedder
 from ..index.static_embedding import StaticEmbedder
+from ..ingest.readback import read_isolated
 from ..ingest.syntax import headers
 
 if TYPE_CHECKING:
@@ -354,17 +355,16 @@ class Retriever:
         head = "".join(result.text.splitlines(keepends=True)[:HEAD_LINES])
         if whole_word(result.symbol.rsplit(".", 1)[-1], head):
             return []  # its own definition starts here: nothing above to show (no store read)
-        found: list[Result] = []
+        owners: dict[str, Chunk] = {}  # the nearest definition of each name above
         for name in result.symbol.split("."):
-            owners = [
-                c
-                for c in self._chunks_of(result.path, files)
-                if name in c.defines and c.start_line < result.start_line
-            ]
-            if not owners:
-                continue
-            owner = owners[-1]  # the nearest definition of that name above
-            header = next((h for h in headers(owner.path, owner.text) if h.name == name), None)
+            for chunk in self._chunks_of(result.path, files):
+                if name in chunk.defines and chunk.start_line < result.start_line:
+                    owners[name] = chunk
+        # Parsed in the parse worker, all in one round trip (ingest/readback.py).
+        parsed = read_isolated(headers, [(c.path, c.text) for c in owners.values()])
+        found: list[Result] = []
+        for (name, owner), heads in zip(owners.items(), parsed, strict=True):
+            header = next((h for h in heads if h.name == name), None)
             if header is None:
                 continue
             start = owner.start_line + header.start_line - 1

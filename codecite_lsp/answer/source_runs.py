@@ -1,7 +1,7 @@
-"""Sources read as runs of lines for the offline answerer (pure): which lines define a name (the
-chunker's tree-sitter queries, definitions.py), which explain (comments, docstrings, prose), which
-do the work (statements in a function's body), which question terms each says, and what a window
-of lines is about.
+"""Sources read as runs of lines for the offline answerer: which lines define a name (the
+chunker's tree-sitter queries, definitions.py, run in the parse worker: ingest/readback.py), which
+explain (comments, docstrings, prose), which do the work (statements in a function's body), which
+question terms each says, and what a window of lines is about.
 
 Sources that are adjacent pieces of one file are read as one run of lines, so a signature and its
 docstring split across two chunks still make one window.
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.terms import says, word_parts
+from ..ingest.readback import read_isolated
 from .citations import declared_lines
 from .definitions import CALLABLE_KINDS, Defined, definitions
 from .prompt import Source
@@ -102,20 +103,9 @@ class Run:
         )
 
     @classmethod
-    def of(cls, ranked: list[tuple[int, Source]]) -> Run:
-        first_line = min(source.start_line for _, source in ranked)
-        last_line = max(source.end_line for _, source in ranked)
-        size = last_line - first_line + 1
-        lines = [""] * size
-        owners: list[Source | None] = [None] * size
-        ranks = [0] * size
-        for rank, source in sorted(ranked, key=lambda item: item[0]):  # best-ranked source wins
-            count = source.end_line - source.start_line + 1
-            for offset, text in enumerate(declared_lines(source.text, count)):
-                at = source.start_line - first_line + offset
-                if owners[at] is None:
-                    lines[at], owners[at], ranks[at] = text, source, rank
-        prose = ranked[0][1].path.lower().endswith(PROSE_SUFFIXES)
+    def of(cls, laid: _Laid, defined: list[Defined]) -> Run:
+        """The run of ``laid``, whose lines define ``defined``."""
+        lines, prose = laid.lines, laid.prose
         is_doc, in_docstring = [], False
         for line in lines:
             is_doc.append(
@@ -123,18 +113,17 @@ class Run:
             )
             if (line.count('"""') + line.count("'''")) % 2:
                 in_docstring = not in_docstring
-        defined = [] if prose else definitions(ranked[0][1].path, "\n".join(lines))
         is_def = [prose and bool(HEADING.match(line)) for line in lines]
         for definition in defined:
             for index in range(definition.head, definition.signature_end + 1):
                 is_def[index] = True
         line_terms = [word_parts(line) for line in lines]
         return cls(
-            path=ranked[0][1].path,
-            first_line=first_line,
+            path=laid.path,
+            first_line=laid.first_line,
             lines=lines,
-            owners=[owner for owner in owners if owner is not None],  # runs have no holes
-            ranks=ranks,
+            owners=laid.owners,
+            ranks=laid.ranks,
             terms=[set(found) for found in line_terms],
             line_terms=line_terms,
             is_def=is_def,
@@ -216,22 +205,58 @@ class Run:
         return self.owners[at].symbol
 
 
+@dataclass(frozen=True)
+class _Laid:
+    """The lines of one run, each from the best-ranked source holding it."""
+
+    path: str
+    first_line: int
+    lines: list[str]
+    owners: list[Source]
+    ranks: list[int]
+
+    @property
+    def prose(self) -> bool:
+        return self.path.lower().endswith(PROSE_SUFFIXES)
+
+    @classmethod
+    def of(cls, ranked: list[tuple[int, Source]]) -> _Laid:
+        first_line = min(source.start_line for _, source in ranked)
+        last_line = max(source.end_line for _, source in ranked)
+        size = last_line - first_line + 1
+        lines = [""] * size
+        owners: list[Source | None] = [None] * size
+        ranks = [0] * size
+        for rank, source in sorted(ranked, key=lambda item: item[0]):  # best-ranked source wins
+            count = source.end_line - source.start_line + 1
+            for offset, text in enumerate(declared_lines(source.text, count)):
+                at = source.start_line - first_line + offset
+                if owners[at] is None:
+                    lines[at], owners[at], ranks[at] = text, source, rank
+        held = [owner for owner in owners if owner is not None]  # runs have no holes
+        return cls(ranked[0][1].path, first_line, lines, held, ranks)
+
+
 def read_runs(sources: list[Source]) -> list[Run]:
-    """Sources grouped into runs: same path, overlapping or adjacent lines."""
+    """Sources grouped into runs: same path, overlapping or adjacent lines. The definitions of
+    every run are parsed in one round trip to the parse worker."""
     by_path: dict[str, list[tuple[int, Source]]] = defaultdict(list)
     for rank, source in enumerate(sources):
         if source.end_line >= source.start_line:
             by_path[source.path].append((rank, source))
-    runs = []
+    laid: list[_Laid] = []
     for ranked in by_path.values():
         ranked.sort(key=lambda item: (item[1].start_line, item[0]))
         current: list[tuple[int, Source]] = []
         reach = 0  # the last line the current run covers
         for item in ranked:
             if current and item[1].start_line > reach + 1:
-                runs.append(Run.of(current))
+                laid.append(_Laid.of(current))
                 current = []
             reach = max(reach, item[1].end_line) if current else item[1].end_line
             current.append(item)
-        runs.append(Run.of(current))
-    return runs
+        laid.append(_Laid.of(current))
+    code = [run for run in laid if not run.prose]
+    found = read_isolated(definitions, [(run.path, "\n".join(run.lines)) for run in code])
+    defined = {id(run): each for run, each in zip(code, found, strict=True)}
+    return [Run.of(run, defined.get(id(run), [])) for run in laid]

@@ -8,9 +8,9 @@ Here a worker exits as soon as its stdin closes, which a dead parent always does
 
 A large pass runs in a few workers started for it (parsing is CPU-bound and holds the GIL, so
 threads would not help). Everything smaller (a small pass, a save, a hover's parse of an unsaved
-buffer) goes to a resident worker: started on first use, kept between requests (a worker's start
-costs about a tenth of a second, a request to a warm one well under a millisecond), replaced when
-it dies.
+buffer, indexed text parsed again as it is read back: readback.py) goes to a resident worker:
+started on first use, kept between requests (a worker's start costs about a tenth of a second, a
+request to a warm one well under a millisecond), replaced when it dies.
 """
 
 from __future__ import annotations
@@ -120,10 +120,17 @@ class SymbolQuery:
 
 
 @dataclass(frozen=True)
-class _Died:
+class Died:
     """A task whose worker died on it, alone, in a fresh worker."""
 
     code: int | None
+
+    def __str__(self) -> str:
+        """The signal that killed the worker ("SIGSEGV"), else its exit code."""
+        if self.code is not None and self.code < 0:
+            with contextlib.suppress(ValueError):
+                return signal.Signals(-self.code).name
+        return f"exit code {self.code}"
 
 
 def prepared(jobs: list[Job]) -> Iterator[tuple[Job, Prepared]]:
@@ -147,7 +154,7 @@ def symbol_isolated(query: SymbolQuery) -> SymbolAtPosition | None:
     """The symbol at a buffer position, parsed in the resident worker. Text that kills the
     worker still gets its identifier, without the definitions around it (no parse)."""
     answer = _RESIDENT.run([query])[0]
-    if isinstance(answer, _Died):
+    if isinstance(answer, Died):
         log.warning("the parser crashed on %s (%s); answering without it", query.path, answer)
         return query.run(parse=False)
     from .symbols import SymbolAtPosition
@@ -156,9 +163,15 @@ def symbol_isolated(query: SymbolQuery) -> SymbolAtPosition | None:
     return answer
 
 
+def isolated(tasks: list[Any]) -> list[object]:
+    """Each task's answer from the resident worker, in one round trip unless one of them kills
+    it; a task that kills a worker alone answers ``Died``."""
+    return _RESIDENT.run(tasks)
+
+
 def _as_prepared(path: str, answer: object) -> Prepared:
-    if isinstance(answer, _Died):
-        return Prepared(_crashed(path, answer.code))
+    if isinstance(answer, Died):
+        return Prepared(_crashed(path, answer))
     assert isinstance(answer, Prepared)
     return answer
 
@@ -270,7 +283,7 @@ class _Resident:
     gives it back, so a hover never waits behind a pass's slice.
 
     A worker that dies on a request costs no task but the one that killed it: the request's
-    tasks are run again one at a time, and a task a worker dies on alone gets ``_Died`` as its
+    tasks are run again one at a time, and a task a worker dies on alone gets ``Died`` as its
     answer.
     """
 
@@ -289,7 +302,7 @@ class _Resident:
         alone: list[object] = []
         for task in tasks:
             answer = self._exchange([task])
-            alone.append(answer[0] if isinstance(answer, list) else _Died(answer))
+            alone.append(answer[0] if isinstance(answer, list) else Died(answer))
         return alone
 
     def _exchange(self, tasks: list[Any]) -> list[object] | int | None:
@@ -336,14 +349,10 @@ def _exchange(process: subprocess.Popen[bytes], part: list[Any]) -> list[Any] | 
     return answer if isinstance(answer, list) and len(answer) == len(part) else None
 
 
-def _crashed(path: str, code: int | None) -> Skip:
+def _crashed(path: str, died: Died) -> Skip:
     from .scan import Skip
 
-    how = f"exit code {code}"
-    if code is not None and code < 0:
-        with contextlib.suppress(ValueError):
-            how = signal.Signals(-code).name
-    return Skip(path, f"{REASON_CRASHED} ({how}); never indexed")
+    return Skip(path, f"{REASON_CRASHED} ({died}); never indexed")
 
 
 def _close_input(process: subprocess.Popen[bytes]) -> None:
@@ -363,8 +372,8 @@ def _reap(process: subprocess.Popen[bytes]) -> None:
 
 
 def _worker() -> None:
-    """Serve lists of tasks (``Job``, ``Chunking``, ``SymbolQuery``) from stdin until it closes
-    (the parent finished, or died)."""
+    """Serve lists of tasks (``Job``, ``Chunking``, ``SymbolQuery``, ``readback.Reading``) from
+    stdin until it closes (the parent finished, or died)."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but results may reach the pipe
     try:

@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hostile_inputs import NEST_PY, kotlin_read_back_bomb
 
 from codecite_lsp.core.config import load_config
+from codecite_lsp.ingest.guard import UNGUARDED_ENV
 
 ROOT = Path(__file__).parents[2]
 
@@ -182,3 +184,19 @@ def test_a_save_on_a_damaged_index_rebuilds_it(
     assert [c.symbol for c in indexer.store.chunks_for_path("module_0.py")] == ["saved_just_now"]
     code, out, err = _run(capsys, "search", "handler_3_7", "--repo", str(repo))
     assert code == 0 and out.startswith("module_3.py:"), err
+
+
+def test_ask_answers_when_the_chunks_it_reads_back_crash_the_parser(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deep.kt indexes whole, but a run of its chunks read back aborts tree-sitter-kotlin (the
+    checks off, standing for a crash no check foresees): the answer quotes the rest."""
+    (repo / "Deep.kt").write_text(kotlin_read_back_bomb())
+    (repo / "wrapping.py").write_text(NEST_PY)
+    monkeypatch.setenv(UNGUARDED_ENV, "1")  # the commands' environment
+    indexed = codecite(repo, "index")
+    asked = codecite(repo, "ask", "What does nest do?")
+    assert indexed.returncode == 0 and "0 skipped" in indexed.stdout, indexed
+    assert asked.returncode == 0, asked.stderr[-500:]
+    assert "wrapping.py:1-2" in asked.stdout and "Wrap the key" in asked.stdout, asked.stdout
+    assert asked.stderr.count("the parser crashed (SIGABRT) on Deep.kt read back") == 1

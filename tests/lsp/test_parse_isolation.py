@@ -2,7 +2,10 @@
 Markdown guard off (``CODECITE_UNGUARDED_PARSE=1``), so issue 10's 271-byte file really crashes
 tree-sitter (SIGSEGV) wherever it is parsed. A small repository (a pass under 200 files, parsed
 by the resident worker), a saved file and an unsaved buffer each parse it; the server must go on
-answering and list the file as skipped with the reason."""
+answering and list the file as skipped with the reason. Text already indexed is parsed again
+when it is read back (the offline answer's definitions, the hover's, a follow-up's quotes): a
+Kotlin file that indexes whole but whose chunks, read back, abort tree-sitter-kotlin (SIGABRT)
+must leave every answer standing."""
 
 from __future__ import annotations
 
@@ -11,13 +14,15 @@ from typing import Any
 
 import pytest
 import pytest_lsp
+from hostile_inputs import KOTLIN_BOMB, MARKDOWN_BOMB, NEST_PY, kotlin_read_back_bomb
 from lsp_helpers import copy_repo, init_params, request, server_config, wait_for, wait_indexed
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from codecite_lsp.ingest.guard import UNGUARDED_ENV
 
-BOMB = "# T\n\n" + ">" * 260 + " word\n"
+BOMB = MARKDOWN_BOMB
+READ_BACK = {"Deep.kt": kotlin_read_back_bomb(), "wrapping.py": NEST_PY}
 CRASHED = "the parser crashed on this file (SIGSEGV)"
 
 
@@ -124,3 +129,66 @@ async def test_a_question_asked_from_a_buffer_that_crashes_the_parser_is_answere
     )
     assert answer["status"] in ("answered", "refused")  # an Answer, not a dead server
     assert (await status(client))["files_indexed"] > 0
+
+
+def cited_paths(answer: dict[str, Any]) -> set[str]:
+    return {c["path"] for span in answer["spans"] for c in span.get("citations", [])}
+
+
+@pytest.mark.parametrize("repo", [READ_BACK], indirect=True)
+async def test_an_offline_answer_whose_chunks_crash_the_parser_when_read_back_is_answered(
+    client: LanguageClient, repo: Path
+):
+    await wait_indexed(client)
+    root = await status(client)
+    # Deep.kt indexes whole: only its chunks, read back, crash the parser.
+    assert not any(skip["path"] == "Deep.kt" for skip in root["skipped"])
+    assert "Deep.kt" in await search_paths(client, "nest")
+    answer = await request(client, "codecite/ask", {"question": "What does nest do?"})
+    # Deep.kt's run reads as prose; the answer still quotes wrapping.py, through the gate.
+    assert answer["status"] == "answered", answer
+    assert cited_paths(answer) == {"wrapping.py"}
+    again = await request(client, "codecite/ask", {"question": "What does nest do?"})
+    assert again["spans"] == answer["spans"]  # the same answer, no new crash
+    assert (await status(client))["files_indexed"] == root["files_indexed"]
+
+
+@pytest.mark.parametrize("repo", [READ_BACK], indirect=True)
+async def test_a_hover_whose_chunks_crash_the_parser_when_read_back_still_explains(
+    client: LanguageClient, repo: Path
+):
+    await wait_indexed(client)
+    root = await status(client)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=(repo / "wrapping.py").as_uri()),
+            position=types.Position(line=0, character=5),
+        )
+    )
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert hover.contents.value.startswith("**nest**")
+    assert "Wrap the key in one more envelope" in hover.contents.value
+    assert (await status(client))["files_indexed"] == root["files_indexed"]
+
+
+async def test_a_follow_up_whose_history_quotes_a_parser_crash_is_answered(
+    client: LanguageClient, repo: Path
+):
+    await wait_indexed(client)
+    # The client sends the earlier answer back; the definitions its quotes hold name what "it"
+    # is. One quote aborts the parser: the other still names rotate_key.
+    signature = "def rotate_key(store: KeyStore, client: str, now: float | None = None) -> ApiKey:"
+    citations = [
+        {"path": "Deep.kt", "start_line": 1, "end_line": 1, "quote": KOTLIN_BOMB},
+        {"path": "keyvault/keys.py", "start_line": 47, "end_line": 47, "quote": signature},
+    ]
+    earlier = {
+        "status": "answered",
+        "spans": [{"kind": "claim", "text": "x", "citations": citations}],
+    }
+    history = [{"question": "What rotates keys?", "answer": earlier}]
+    params = {"question": "Where is it called?", "history": history}
+    answer = await request(client, "codecite/ask", params)
+    assert answer["status"] == "answered", answer
+    quotes = [c["quote"] for span in answer["spans"] for c in span.get("citations", [])]
+    assert any("rotate_key(" in quote for quote in quotes), answer
