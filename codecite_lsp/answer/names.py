@@ -4,9 +4,10 @@ or made of its words ("choice loader" -> ChoiceLoader); and whether a text holds
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection, Mapping
 from functools import lru_cache
 
-from ..core.terms import STOP_WORDS, word_parts
+from ..core.terms import STOP_WORDS, identifier_parts, says, stem, word_parts
 
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
 _IDENTIFIER_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -76,3 +77,94 @@ def words_of(text: str) -> frozenset[str]:
     """``word_parts`` of a chunk's text or a name, as a set, remembered: the same chunks come
     back query after query, and splitting their text was a third of a question's retrieval."""
     return frozenset(word_parts(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# How well a chunk's own definitions are named by the question (the name field of BM25F: the
+# defined name says what the code is for, its body says how, and a blanked or terse body holds
+# few of the question's words).
+
+# Half of a name's score is how much of the question it says, half how much of the name the
+# question explains: `merge` for "merge sorted inputs" beats `merge_sorted_runs_in_place`.
+_NAME_PRECISION = 0.5
+_SEGMENT_MAX = 24  # longer lower-case runs are not compounds worth splitting
+_MEMO_MAX = 100_000  # names remembered by Compounds
+
+
+def name_match(
+    defines: Collection[str], terms: Mapping[str, float], split: Callable[[str], list[str]]
+) -> float:
+    """In [0, 1]: the best of the defined names, each scored by the idf-weighted share of the
+    question's terms it says, times how much of the name they cover. A lower-case compound
+    (`splitext`, `fromkeys`, `getcwd`) counts as its words (``split``: :class:`Compounds`)
+    when one of them is a question term."""
+    total = sum(terms.values())
+    best = 0.0
+    for name in defines if total else ():
+        pieces = _name_pieces(name, terms, split)
+        if not pieces:
+            continue
+        said = {t for t in terms if any(_says(piece, t) for piece in pieces)}
+        covered = sum(any(_says(piece, t) for t in said) for piece in pieces) / len(pieces)
+        share = sum(terms[t] for t in said) / total
+        best = max(best, share * (1 - _NAME_PRECISION + _NAME_PRECISION * covered))
+    return best
+
+
+def _says(piece: str, term: str) -> bool:
+    """Either way round: `timeout` says "time", and `time` says "timeout"."""
+    return says(piece, term) or says(term, piece)
+
+
+def _name_pieces(
+    name: str, terms: Mapping[str, float], split: Callable[[str], list[str]]
+) -> list[str]:
+    pieces: list[str] = []
+    for part in identifier_parts(name):
+        low = part.lower()
+        if len(low) < 2 or low.isdigit():
+            continue
+        words = split(low)
+        if len(words) > 1 and not terms.keys().isdisjoint(words):
+            pieces.extend(word for word in words if word not in STOP_WORDS)
+        elif low not in STOP_WORDS:
+            pieces.append(stem(low))
+    return pieces
+
+
+class Compounds:
+    """Splits a lower-case compound into the fewest words the corpus knows (``getcwd`` ->
+    get, cwd; ``ismount`` -> is, mount), remembered: the same names come back
+    question after question. A word that cannot be split so stays whole."""
+
+    def __init__(self, known: Callable[[str], bool]) -> None:
+        self.known = known
+        self._memo: dict[str, list[str]] = {}
+
+    def __call__(self, word: str) -> list[str]:
+        found = self._memo.get(word)
+        if found is None:
+            if len(self._memo) >= _MEMO_MAX:
+                self._memo.clear()
+            found = self._memo[word] = self._split(word)
+        return found
+
+    def _split(self, word: str) -> list[str]:
+        if len(word) > _SEGMENT_MAX:
+            return [word]
+        best: list[list[str] | None] = [[], *([None] * len(word))]
+        for end in range(2, len(word) + 1):
+            # the whole word is no piece (`taropen` is known, and still tar + open); a piece
+            # has 3+ letters unless a function word (`is`, `get`): `re` + `set` is no split
+            for start in range(1 if end == len(word) else 0, end - 1):
+                before = best[start]
+                if before is None:
+                    continue
+                piece = stem(word[start:end])
+                current = best[end]
+                if (current is None or len(before) + 1 < len(current)) and (
+                    piece in STOP_WORDS or (end - start >= 3 and self.known(piece))
+                ):
+                    best[end] = [*before, piece]
+        found = best[len(word)]
+        return found if found and len(found) > 1 else [word]

@@ -40,13 +40,16 @@ if TYPE_CHECKING:
     from ..index.store import Store
 
 from .centrality import central_weight, file_centrality
-from .names import exact_share, identifiers, named_in, whole_word, words_of
+from .names import Compounds, exact_share, identifiers, name_match, named_in, whole_word, words_of
 from .neighbours import neighbour_scores, spread_over_files
 from .scoring import (
     CALLEE_SHARE,
     FOLLOW_LIMIT,
     HEAD_LINES,
     MIN_SIMILARITY,
+    NAME_WEIGHT,
+    SIBLING_FILES,
+    SIBLING_MATCH,
     NAMED_LIFT,
     NEIGHBOUR_LENDERS,
     RRF_K,
@@ -125,6 +128,7 @@ class Retriever:
         self.warnings: list[str] = []
         self._has_vectors: str | None = None  # embedder name known to have stored vectors
         self._central: tuple[int, dict[str, float]] | None = None  # (chunks version, files)
+        self._compounds: tuple[object, Compounds] | None = None  # (its vocabulary's model, ...)
 
     # -- hybrid search --------------------------------------------------------------------
 
@@ -230,6 +234,15 @@ class Retriever:
 
     # -- questions ------------------------------------------------------------------------
 
+    def _split(self) -> Compounds:
+        """Compound names split against the default embedder's vocabulary (the corpus's own
+        words); without that model, names are not split."""
+        model = self.embedder.model if isinstance(self.embedder, StaticEmbedder) else None
+        if self._compounds is None or self._compounds[0] is not model:
+            vocabulary = model.vocab if model is not None else {}
+            self._compounds = (model, Compounds(vocabulary.__contains__))
+        return self._compounds[1]
+
     def _idf(self, word: str) -> float:
         if isinstance(self.embedder, StaticEmbedder):
             return self.embedder.idf(word)
@@ -258,6 +271,7 @@ class Retriever:
         rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.15 * exact
+        rerank += NAME_WEIGHT * name_match(candidate.defines, terms, self._split())
         if role_weight(candidate, asked) < 1.0:
             rerank -= 0.15  # code first: docs, tests, changelogs follow the code they describe
         # Context reorders near-equals (the file being edited first); it is never evidence.
@@ -283,7 +297,9 @@ class Retriever:
         def signals(result: Result) -> Signals:
             return self._signals(result, terms, typed, context, asked)
 
-        scored = [(r, signals(r)) for r in dedup_overlapping([*fused, *callers])]
+        siblings = self._named_siblings(fused, files, terms)
+        pool = dedup_overlapping([*fused, *callers, *siblings])
+        scored = [(r, signals(r)) for r in pool]
         # A definition the best chunks call inherits part of their evidence: the question is
         # about what they do, and it is done there.
         caller = max((s for _, s in scored[:2]), key=lambda s: s.rerank, default=None)
@@ -345,6 +361,23 @@ class Retriever:
             [result_from_chunk(c, floor) for c in definitions],
             [result_from_chunk(c, floor) for c in callers],
         )
+
+    def _named_siblings(
+        self, found: list[Result], files: dict[str, list[Chunk]], terms: dict[str, float]
+    ) -> list[Result]:
+        """The chunks of the best results' files whose own definitions the question names
+        (:func:`.names.name_match`), scored like the weakest search result: the search ranks
+        a file's chunks by the words of their bodies, and a definition whose body holds few of
+        the question's words may be missing from the candidates while its file leads them."""
+        floor = min((r.score for r in found), default=0.0)
+        paths = list(dict.fromkeys(r.path for r in found))[:SIBLING_FILES]
+        split = self._split()
+        return [
+            result_from_chunk(chunk, floor)
+            for path in paths
+            for chunk in self._chunks_of(path, files)
+            if name_match(chunk.defines, terms, split) >= SIBLING_MATCH
+        ]
 
     def _headers(self, result: Result, files: dict[str, list[Chunk]]) -> list[Result]:
         """Signature lines of the definitions enclosing ``result`` that start above it (a chunk

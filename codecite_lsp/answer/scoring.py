@@ -30,6 +30,16 @@ FILE_SHARE = 0.2
 # The best candidates whose neighbouring chunks are scored (:mod:`.neighbours`).
 NEIGHBOUR_LENDERS = 10
 
+# The weight in the question path's rerank of how well the chunk's own definitions are named by
+# the question (:func:`.names.name_match`): a definition's name says what it is for, and its
+# body may hold few of the question's words (bench/chunk_loop.py: 1.5 against 0.5-3).
+NAME_WEIGHT = 2.0
+
+# The files (the best results' first ones) whose chunks join the question path's candidates when
+# the question names one of their definitions that well (name_match).
+SIBLING_FILES = 3
+SIBLING_MATCH = 0.2
+
 # The search score's share in the question path's rerank (it carries code-first, named
 # definitions and file evidence, which word coverage alone does not see).
 SEARCH_WEIGHT = 0.25
