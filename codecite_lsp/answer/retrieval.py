@@ -40,7 +40,16 @@ if TYPE_CHECKING:
     from ..index.store import Store
 
 from .centrality import central_weight, file_centrality
-from .names import Compounds, exact_share, identifiers, name_match, named_in, whole_word, words_of
+from .names import (
+    Compounds,
+    exact_share,
+    identifiers,
+    name_match,
+    named_in,
+    typed_names,
+    whole_word,
+    words_of,
+)
 from .neighbours import neighbour_scores, spread_over_files
 from .scoring import (
     CALLEE_SHARE,
@@ -255,6 +264,7 @@ class Retriever:
         typed: set[str],
         context: RetrievalContext | None,
         asked: frozenset[str],
+        plain: dict[str, float],
     ) -> Signals:
         symbol_words = set(word_parts(candidate.symbol or ""))
         path_words = set(word_parts(candidate.path))
@@ -271,7 +281,7 @@ class Retriever:
         rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.15 * exact
-        rerank += NAME_WEIGHT * name_match(candidate.defines, terms, self._split())
+        rerank += NAME_WEIGHT * name_match(candidate.defines, plain, self._split())
         if role_weight(candidate, asked) < 1.0:
             rerank -= 0.15  # code first: docs, tests, changelogs follow the code they describe
         # Context reorders near-equals (the file being edited first); it is never evidence.
@@ -293,11 +303,15 @@ class Retriever:
         terms = {word: self._idf(word) for word in word_parts(question)}
         typed = identifiers(question)
         asked = asked_roles(question)
+        # The plain words name definitions by the name rule; a name typed as code is looked up
+        # as typed (the search's named definitions, ``exact``), not by its words.
+        spelled = words_of(" ".join(typed_names(question)))
+        plain = {word: idf for word, idf in terms.items() if word not in spelled}
 
         def signals(result: Result) -> Signals:
-            return self._signals(result, terms, typed, context, asked)
+            return self._signals(result, terms, typed, context, asked, plain)
 
-        siblings = self._named_siblings(fused, files, terms)
+        siblings = self._named_siblings(fused, files, plain)
         pool = dedup_overlapping([*fused, *callers, *siblings])
         scored = [(r, signals(r)) for r in pool]
         # A definition the best chunks call inherits part of their evidence: the question is
