@@ -10,6 +10,7 @@ from functools import lru_cache
 from ..core.terms import STOP_WORDS, identifier_parts, says, stem, word_parts
 
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _IDENTIFIER_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -32,9 +33,15 @@ def typed_names(query: str) -> set[str]:
     for quoted in _BACKTICKED.findall(query):
         named.update(part for part in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted))
     named.update(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\(\)", query))
-    for dotted in re.findall(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", query):
+    for dotted in _DOTTED.findall(query):
         named.update(dotted.split("."))  # Data.Render, requests.sessions
     return named
+
+
+def qualifiers(query: str) -> set[str]:
+    """The qualifying parts of the query's dotted names (``Session`` of ``Session.send``): they
+    say whose name it is, not what is asked about."""
+    return {part for dotted in _DOTTED.findall(query) for part in dotted.split(".")[:-1]}
 
 
 def named_in(query: str) -> tuple[set[str], set[str]]:

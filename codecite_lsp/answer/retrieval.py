@@ -46,7 +46,7 @@ from .names import (
     identifiers,
     name_match,
     named_in,
-    typed_names,
+    qualifiers,
     whole_word,
     words_of,
 )
@@ -303,10 +303,10 @@ class Retriever:
         terms = {word: self._idf(word) for word in word_parts(question)}
         typed = identifiers(question)
         asked = asked_roles(question)
-        # The plain words name definitions by the name rule; a name typed as code is looked up
-        # as typed (the search's named definitions, ``exact``), not by its words.
-        spelled = words_of(" ".join(typed_names(question)))
-        plain = {word: idf for word, idf in terms.items() if word not in spelled}
+        # The words the name rule matches: not those of a dotted name's qualifiers (a question
+        # about `Session.send` is not about the definitions named "session").
+        qualifying = words_of(" ".join(qualifiers(question)))
+        plain = {word: idf for word, idf in terms.items() if word not in qualifying}
 
         def signals(result: Result) -> Signals:
             return self._signals(result, terms, typed, context, asked, plain)
