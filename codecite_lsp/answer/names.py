@@ -27,17 +27,6 @@ def identifiers(question: str) -> set[str]:
     return found
 
 
-def typed_names(query: str) -> set[str]:
-    """The names a query types as code: identifiers, in backticks, called (``f()``), dotted."""
-    named = set(identifiers(query))
-    for quoted in _BACKTICKED.findall(query):
-        named.update(part for part in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted))
-    named.update(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\(\)", query))
-    for dotted in _DOTTED.findall(query):
-        named.update(dotted.split("."))  # Data.Render, requests.sessions
-    return named
-
-
 def qualifiers(query: str) -> set[str]:
     """The qualifying parts of the query's dotted names (``Session`` of ``Session.send``): they
     say whose name it is, not what is asked about."""
@@ -47,7 +36,12 @@ def qualifiers(query: str) -> set[str]:
 def named_in(query: str) -> tuple[set[str], set[str]]:
     """Names a query gives: identifiers (typed like code, in backticks, or called: ``f()``), and
     the plain words that may also name a definition (as typed, lower case and capitalised)."""
-    named = typed_names(query)
+    named = set(identifiers(query))
+    for quoted in _BACKTICKED.findall(query):
+        named.update(part for part in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted))
+    named.update(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\(\)", query))
+    for dotted in _DOTTED.findall(query):
+        named.update(dotted.split("."))  # Data.Render, requests.sessions
     words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query)
     worded: set[str] = set()
     for word in words:

@@ -32,7 +32,7 @@ NEIGHBOUR_LENDERS = 10
 
 # The weight in the question path's rerank of how well the chunk's own definitions are named by
 # the question (:func:`.names.name_match`): a definition's name says what it is for, and its
-# body may hold few of the question's words (bench/chunk_loop.py: 1.5 against 0.5-3).
+# body may hold few of the question's words (chosen with bench/chunk_loop.py: README).
 NAME_WEIGHT = 2.0
 
 # The files (the best results' first ones) whose chunks join the question path's candidates when
