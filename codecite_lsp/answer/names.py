@@ -98,45 +98,64 @@ _SEGMENT_MAX = 24  # longer lower-case runs are not compounds worth splitting
 _MEMO_MAX = 100_000  # names remembered by Compounds
 
 
-def name_match(
-    defines: Collection[str], terms: Mapping[str, float], split: Callable[[str], list[str]]
-) -> float:
-    """In [0, 1]: the best of the defined names, each scored by the idf-weighted share of the
-    question's terms it says, times how much of the name they cover. A lower-case compound
-    (`splitext`, `fromkeys`, `getcwd`) counts as its words (``split``: :class:`Compounds`)
-    when one of them is a question term."""
-    total = sum(terms.values())
-    best = 0.0
-    for name in defines if total else ():
-        pieces = _name_pieces(name, terms, split)
+class NameMatch:
+    """How well the question names a chunk's own definitions, in [0, 1]: the best of the
+    defined names, each scored by the idf-weighted share of the question's ``terms`` it says,
+    times how much of the name they cover. A lower-case compound (`splitext`, `fromkeys`,
+    `getcwd`) counts as its words (``split``: :class:`Compounds`) when one of them is a question
+    term. One per question: each name and word is compared with the terms once (a question
+    scores a few thousand names, most of them many times)."""
+
+    def __init__(self, terms: Mapping[str, float], split: Callable[[str], list[str]]) -> None:
+        self.terms = terms
+        self.split = split
+        self.total = sum(terms.values())
+        self._names: dict[str, float] = {}
+        self._said: dict[str, frozenset[str]] = {}
+
+    def __call__(self, defines: Collection[str]) -> float:
+        if not self.total:
+            return 0.0
+        best = 0.0
+        for name in defines:
+            score = self._names.get(name)
+            if score is None:
+                score = self._names[name] = self._score(name)
+            best = max(best, score)
+        return best
+
+    def _score(self, name: str) -> float:
+        pieces = self._pieces(name)
         if not pieces:
-            continue
-        said = {t for t in terms if any(_says(piece, t) for piece in pieces)}
-        covered = sum(any(_says(piece, t) for t in said) for piece in pieces) / len(pieces)
-        share = sum(terms[t] for t in said) / total
-        best = max(best, share * (1 - _NAME_PRECISION + _NAME_PRECISION * covered))
-    return best
+            return 0.0
+        said_by = [self._said_by(piece) for piece in pieces]
+        said = frozenset().union(*said_by)
+        covered = sum(bool(terms) for terms in said_by) / len(pieces)
+        share = sum(self.terms[t] for t in said) / self.total
+        return share * (1 - _NAME_PRECISION + _NAME_PRECISION * covered)
 
+    def _said_by(self, piece: str) -> frozenset[str]:
+        """The terms ``piece`` says, either way round: `timeout` says "time", `time` says
+        "timeout"."""
+        found = self._said.get(piece)
+        if found is None:
+            found = self._said[piece] = frozenset(
+                t for t in self.terms if says(piece, t) or says(t, piece)
+            )
+        return found
 
-def _says(piece: str, term: str) -> bool:
-    """Either way round: `timeout` says "time", and `time` says "timeout"."""
-    return says(piece, term) or says(term, piece)
-
-
-def _name_pieces(
-    name: str, terms: Mapping[str, float], split: Callable[[str], list[str]]
-) -> list[str]:
-    pieces: list[str] = []
-    for part in identifier_parts(name):
-        low = part.lower()
-        if len(low) < 2 or low.isdigit():
-            continue
-        words = split(low)
-        if len(words) > 1 and not terms.keys().isdisjoint(words):
-            pieces.extend(word for word in words if word not in STOP_WORDS)
-        elif low not in STOP_WORDS:
-            pieces.append(stem(low))
-    return pieces
+    def _pieces(self, name: str) -> list[str]:
+        pieces: list[str] = []
+        for part in identifier_parts(name):
+            low = part.lower()
+            if len(low) < 2 or low.isdigit():
+                continue
+            words = self.split(low)
+            if len(words) > 1 and not self.terms.keys().isdisjoint(words):
+                pieces.extend(word for word in words if word not in STOP_WORDS)
+            elif low not in STOP_WORDS:
+                pieces.append(stem(low))
+        return pieces
 
 
 class Compounds:

@@ -42,9 +42,9 @@ if TYPE_CHECKING:
 from .centrality import central_weight, file_centrality
 from .names import (
     Compounds,
+    NameMatch,
     exact_share,
     identifiers,
-    name_match,
     named_in,
     qualifiers,
     whole_word,
@@ -264,7 +264,7 @@ class Retriever:
         typed: set[str],
         context: RetrievalContext | None,
         asked: frozenset[str],
-        plain: dict[str, float],
+        naming: NameMatch,
     ) -> Signals:
         symbol_words = set(word_parts(candidate.symbol or ""))
         path_words = set(word_parts(candidate.path))
@@ -281,7 +281,7 @@ class Retriever:
         rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.15 * exact
-        rerank += NAME_WEIGHT * name_match(candidate.defines, plain, self._split())
+        rerank += NAME_WEIGHT * naming(candidate.defines)
         if role_weight(candidate, asked) < 1.0:
             rerank -= 0.15  # code first: docs, tests, changelogs follow the code they describe
         # Context reorders near-equals (the file being edited first); it is never evidence.
@@ -306,12 +306,14 @@ class Retriever:
         # The words the name rule matches: not those of a dotted name's qualifiers (a question
         # about `Session.send` is not about the definitions named "session").
         qualifying = words_of(" ".join(qualifiers(question)))
-        plain = {word: idf for word, idf in terms.items() if word not in qualifying}
+        named = NameMatch(
+            {t: idf for t, idf in terms.items() if t not in qualifying}, self._split()
+        )
 
         def signals(result: Result) -> Signals:
-            return self._signals(result, terms, typed, context, asked, plain)
+            return self._signals(result, terms, typed, context, asked, named)
 
-        siblings = self._named_siblings(fused, files, plain)
+        siblings = self._named_siblings(fused, files, named)
         pool = dedup_overlapping([*fused, *callers, *siblings])
         scored = [(r, signals(r)) for r in pool]
         # A definition the best chunks call inherits part of their evidence: the question is
@@ -377,20 +379,19 @@ class Retriever:
         )
 
     def _named_siblings(
-        self, found: list[Result], files: dict[str, list[Chunk]], terms: dict[str, float]
+        self, found: list[Result], files: dict[str, list[Chunk]], named: NameMatch
     ) -> list[Result]:
         """The chunks of the best results' files whose own definitions the question names
-        (:func:`.names.name_match`), scored like the weakest search result: the search ranks
+        (:class:`.names.NameMatch`), scored like the weakest search result: the search ranks
         a file's chunks by the words of their bodies, and a definition whose body holds few of
         the question's words may be missing from the candidates while its file leads them."""
         floor = min((r.score for r in found), default=0.0)
         paths = list(dict.fromkeys(r.path for r in found))[:SIBLING_FILES]
-        split = self._split()
         return [
             result_from_chunk(chunk, floor)
             for path in paths
             for chunk in self._chunks_of(path, files)
-            if name_match(chunk.defines, terms, split) >= SIBLING_MATCH
+            if named(chunk.defines) >= SIBLING_MATCH
         ]
 
     def _headers(self, result: Result, files: dict[str, list[Chunk]]) -> list[Result]:

@@ -1,4 +1,4 @@
-"""Which of a file's definitions a question names (pure: ``name_match``, ``Compounds``) and what
+"""Which of a file's definitions a question names (pure: ``NameMatch``, ``Compounds``) and what
 the question path does with it: the named definition first among its file's chunks, and brought
 into the candidates when the keyword search missed it (real tree-sitter chunks in real LanceDB,
 keyword only so the rules alone decide)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codecite_lsp.answer.names import Compounds, name_match
+from codecite_lsp.answer.names import Compounds, NameMatch, qualifiers
 from codecite_lsp.answer.retrieval import Retriever, open_retriever
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.terms import word_parts
@@ -21,12 +21,12 @@ def terms(question: str) -> dict[str, float]:
 
 def test_a_definition_named_by_the_question_scores_and_a_short_name_beats_a_long_one() -> None:
     asked = terms("Merge multiple sorted inputs into a single sorted output.")
-    merge = name_match(("merge",), asked, NO_VOCABULARY)
-    longer = name_match(("merge_lazily_in_place",), asked, NO_VOCABULARY)
+    merge = NameMatch(asked, NO_VOCABULARY)(("merge",))
+    longer = NameMatch(asked, NO_VOCABULARY)(("merge_lazily_in_place",))
     assert merge > longer > 0.0
-    assert name_match(("heappush", "heapify"), asked, NO_VOCABULARY) == 0.0
+    assert NameMatch(asked, NO_VOCABULARY)(("heappush", "heapify")) == 0.0
     # the best of a chunk's definitions counts
-    assert name_match(("heappush", "merge"), asked, NO_VOCABULARY) == merge
+    assert NameMatch(asked, NO_VOCABULARY)(("heappush", "merge")) == merge
 
 
 def test_a_lower_case_compound_is_split_into_words_the_corpus_knows() -> None:
@@ -37,8 +37,19 @@ def test_a_lower_case_compound_is_split_into_words_the_corpus_knows() -> None:
     assert known("reset") == ["reset"]  # a piece has 3+ letters unless a function word
     assert known("zzyzx") == ["zzyzx"]
     asked = terms("Create a new dictionary with keys from an iterable.")
-    assert name_match(("fromkeys",), asked, known) > 0.0
-    assert name_match(("fromkeys",), asked, NO_VOCABULARY) == 0.0
+    assert NameMatch(asked, known)(("fromkeys",)) > 0.0
+    assert NameMatch(asked, NO_VOCABULARY)(("fromkeys",)) == 0.0
+
+
+def test_the_qualifiers_of_a_dotted_name_are_not_what_is_asked_about() -> None:
+    # the question path's name rule leaves their words out (test_followup's Session.send: the
+    # definitions named "session" must not crowd out Session.request, which calls send)
+    assert qualifiers("Where is Session.send called from os.path.join?") == {
+        "Session",
+        "os",
+        "path",
+    }
+    assert qualifiers("how are sessions sent?") == set()
 
 
 STORE = """class Store:
