@@ -106,7 +106,7 @@ class NameMatch:
     term. One per question: each name and word is compared with the terms once (a question
     scores a few thousand names, most of them many times)."""
 
-    def __init__(self, terms: Mapping[str, float], split: Callable[[str], list[str]]) -> None:
+    def __init__(self, terms: Mapping[str, float], split: Compounds) -> None:
         self.terms = terms
         self.split = split
         self.total = sum(terms.values())
@@ -146,15 +146,11 @@ class NameMatch:
 
     def _pieces(self, name: str) -> list[str]:
         pieces: list[str] = []
-        for part in identifier_parts(name):
-            low = part.lower()
-            if len(low) < 2 or low.isdigit():
-                continue
-            words = self.split(low)
-            if len(words) > 1 and not self.terms.keys().isdisjoint(words):
+        for whole, words in self.split.parts(name):
+            if not self.terms.keys().isdisjoint(words):
                 pieces.extend(word for word in words if word not in STOP_WORDS)
-            elif low not in STOP_WORDS:
-                pieces.append(stem(low))
+            elif whole:
+                pieces.append(whole)
         return pieces
 
 
@@ -165,14 +161,25 @@ class Compounds:
 
     def __init__(self, known: Callable[[str], bool]) -> None:
         self.known = known
-        self._memo: dict[str, list[str]] = {}
+        self._names: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
 
     def __call__(self, word: str) -> list[str]:
-        found = self._memo.get(word)
+        return self._split(word)
+
+    def parts(self, name: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Each part of ``name`` (``winfo_screenwidth``: winfo, screenwidth) as (its stem, or
+        "" for a function word; the words it splits into, or none), remembered."""
+        found = self._names.get(name)
         if found is None:
-            if len(self._memo) >= _MEMO_MAX:
-                self._memo.clear()
-            found = self._memo[word] = self._split(word)
+            if len(self._names) >= _MEMO_MAX:
+                self._names.clear()
+            found = self._names[name] = tuple(
+                ("" if low in STOP_WORDS else stem(low), tuple(words) if len(words) > 1 else ())
+                for part in identifier_parts(name)
+                for low in [part.lower()]
+                if len(low) >= 2 and not low.isdigit()
+                for words in [self._split(low)]
+            )
         return found
 
     def _split(self, word: str) -> list[str]:
