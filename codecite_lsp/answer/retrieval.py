@@ -62,6 +62,7 @@ from .scoring import (
     RRF_K,
     SEARCH_WEIGHT,
     SIBLING_FILES,
+    SIBLING_LIMIT,
     SIBLING_MATCH,
     VECTOR_WEIGHT,
     Signals,
@@ -384,15 +385,21 @@ class Retriever:
         """The chunks of the best results' files whose own definitions the question names
         (:class:`.names.NameMatch`), scored like the weakest search result: the search ranks
         a file's chunks by the words of their bodies, and a definition whose body holds few of
-        the question's words may be missing from the candidates while its file leads them."""
+        the question's words may be missing from the candidates while its file leads them.
+        The SIBLING_LIMIT best named, so that a question naming a common word stays cheap."""
         floor = min((r.score for r in found), default=0.0)
         paths = list(dict.fromkeys(r.path for r in found))[:SIBLING_FILES]
-        return [
-            result_from_chunk(chunk, floor)
+        present = {(r.path, r.start_line) for r in found}
+        matches = [
+            (score, chunk)
             for path in paths
             for chunk in self._chunks_of(path, files)
-            if named(chunk.defines) >= SIBLING_MATCH
+            if (chunk.path, chunk.start_line) not in present
+            for score in [named(chunk.defines)]
+            if score >= SIBLING_MATCH
         ]
+        matches.sort(key=lambda pair: -pair[0])  # stable: equals stay in file order
+        return [result_from_chunk(chunk, floor) for _, chunk in matches[:SIBLING_LIMIT]]
 
     def _headers(self, result: Result, files: dict[str, list[Chunk]]) -> list[Result]:
         """Signature lines of the definitions enclosing ``result`` that start above it (a chunk

@@ -39,6 +39,7 @@ NAME_WEIGHT = 2.0
 # the question names one of their definitions that well (NameMatch).
 SIBLING_FILES = 3
 SIBLING_MATCH = 0.2
+SIBLING_LIMIT = 6  # at most this many, the best named first
 
 # The search score's share in the question path's rerank (it carries code-first, named
 # definitions and file evidence, which word coverage alone does not see).
