@@ -14,6 +14,7 @@ import random
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -77,6 +78,18 @@ def _why(queries: list[Query], results: list[list[Result]]) -> Counter[str]:
     return counts
 
 
+def _recording(
+    run: Callable[[str], list[Result]], kept: list[list[Result]]
+) -> Callable[[str], list[Result]]:
+    """``run``, keeping each query's results (for ``--why``)."""
+
+    def recorded(text: str) -> list[Result]:
+        kept.append(run(text))
+        return kept[-1]
+
+    return recorded
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", type=Path, required=True, help="folder built once, then reused")
@@ -97,12 +110,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|")
     for name, run in systems.items():
         kept: list[list[Result]] = []
-
-        def recorded(text: str, run=run, kept=kept) -> list[Result]:  # type: ignore[no-untyped-def]
-            kept.append(run(text))
-            return kept[-1]
-
-        scores: Scores = evaluate(queries, recorded)
+        scores: Scores = evaluate(queries, _recording(run, kept))
         chunk = scores.chunk_ranks
         print(
             f"| {name} | {_mrr(scores.file_ranks):.3f} | {_recall(chunk, 1):.3f} |"
