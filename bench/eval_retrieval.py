@@ -233,6 +233,7 @@ def main() -> int:
         help="weights of the MiniLM question-time rerank to compare (the first runs cold)",
     )
     parser.add_argument("--no-static-d128", action="store_true", help="skip that variant")
+    parser.add_argument("--no-minilm", action="store_true", help="skip the MiniLM rerank rows")
     parser.add_argument("--no-static", action="store_true", help="skip the static embedder rows")
     parser.add_argument(
         "--minilm-cache",
@@ -271,7 +272,7 @@ def main() -> int:
         # The question-time MiniLM rerank; one cache for all weights: the first row pays for
         # embedding the candidates (cold), the others find them cached (warm).
         cache = VectorCache(args.minilm_cache or work / "minilm", MiniLMEmbedder())
-        weights = [float(w) for w in args.minilm_weights.split(",") if w]
+        weights = [] if args.no_minilm else [float(w) for w in args.minilm_weights.split(",") if w]
         for i, weight in enumerate(weights):
             ranker = SemanticRanker(cache, weight)
             semantic = Retriever(store, None, config, semantic=ranker)
@@ -310,6 +311,8 @@ def main() -> int:
                 (f"hybrid, vector weight 1, {label}", evaluate(queries, by_search(even)))
             )
             systems.append((f"hybrid + rerank, {label}", evaluate(queries, by_retrieve(hybrid))))
+            if args.no_minilm:
+                continue
             both = Retriever(store, embedder, config, semantic=SemanticRanker(cache, minilm_weight))
             systems.append(
                 (

@@ -4,11 +4,13 @@ or made of its words ("choice loader" -> ChoiceLoader); and whether a text holds
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection, Mapping
 from functools import lru_cache
 
-from ..core.terms import STOP_WORDS, word_parts
+from ..core.terms import STOP_WORDS, identifier_parts, says, stem, word_parts
 
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _IDENTIFIER_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -25,6 +27,12 @@ def identifiers(question: str) -> set[str]:
     return found
 
 
+def qualifiers(query: str) -> set[str]:
+    """The qualifying parts of the query's dotted names (``Session`` of ``Session.send``): they
+    say whose name it is, not what is asked about."""
+    return {part for dotted in _DOTTED.findall(query) for part in dotted.split(".")[:-1]}
+
+
 def named_in(query: str) -> tuple[set[str], set[str]]:
     """Names a query gives: identifiers (typed like code, in backticks, or called: ``f()``), and
     the plain words that may also name a definition (as typed, lower case and capitalised)."""
@@ -32,7 +40,7 @@ def named_in(query: str) -> tuple[set[str], set[str]]:
     for quoted in _BACKTICKED.findall(query):
         named.update(part for part in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted))
     named.update(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\(\)", query))
-    for dotted in re.findall(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", query):
+    for dotted in _DOTTED.findall(query):
         named.update(dotted.split("."))  # Data.Render, requests.sessions
     words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query)
     worded: set[str] = set()
@@ -76,3 +84,120 @@ def words_of(text: str) -> frozenset[str]:
     """``word_parts`` of a chunk's text or a name, as a set, remembered: the same chunks come
     back query after query, and splitting their text was a third of a question's retrieval."""
     return frozenset(word_parts(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# How well a chunk's own definitions are named by the question (the name field of BM25F: the
+# defined name says what the code is for, its body says how, and a blanked or terse body holds
+# few of the question's words).
+
+# Half of a name's score is how much of the question it says, half how much of the name the
+# question explains: `merge` for "merge sorted inputs" beats `merge_sorted_runs_in_place`.
+_NAME_PRECISION = 0.5
+_SEGMENT_MAX = 24  # longer lower-case runs are not compounds worth splitting
+_MEMO_MAX = 100_000  # names remembered by Compounds
+
+
+class NameMatch:
+    """How well the question names a chunk's own definitions, in [0, 1]: the best of the
+    defined names, each scored by the idf-weighted share of the question's ``terms`` it says,
+    times how much of the name they cover. A lower-case compound (`splitext`, `fromkeys`,
+    `getcwd`) counts as its words (``split``: :class:`Compounds`) when one of them is a question
+    term. One per question: each name and word is compared with the terms once (a question
+    scores a few thousand names, most of them many times)."""
+
+    def __init__(self, terms: Mapping[str, float], split: Compounds) -> None:
+        self.terms = terms
+        self.split = split
+        self.total = sum(terms.values())
+        self._names: dict[str, float] = {}
+        self._said: dict[str, frozenset[str]] = {}
+
+    def __call__(self, defines: Collection[str]) -> float:
+        if not self.total:
+            return 0.0
+        best = 0.0
+        for name in defines:
+            score = self._names.get(name)
+            if score is None:
+                score = self._names[name] = self._score(name)
+            best = max(best, score)
+        return best
+
+    def _score(self, name: str) -> float:
+        pieces = self._pieces(name)
+        if not pieces:
+            return 0.0
+        said_by = [self._said_by(piece) for piece in pieces]
+        said = frozenset().union(*said_by)
+        covered = sum(bool(terms) for terms in said_by) / len(pieces)
+        share = sum(self.terms[t] for t in said) / self.total
+        return share * (1 - _NAME_PRECISION + _NAME_PRECISION * covered)
+
+    def _said_by(self, piece: str) -> frozenset[str]:
+        """The terms ``piece`` says, either way round: `timeout` says "time", `time` says
+        "timeout"."""
+        found = self._said.get(piece)
+        if found is None:
+            found = self._said[piece] = frozenset(
+                t for t in self.terms if says(piece, t) or says(t, piece)
+            )
+        return found
+
+    def _pieces(self, name: str) -> list[str]:
+        pieces: list[str] = []
+        for whole, words in self.split.parts(name):
+            if not self.terms.keys().isdisjoint(words):
+                pieces.extend(word for word in words if word not in STOP_WORDS)
+            elif whole:
+                pieces.append(whole)
+        return pieces
+
+
+class Compounds:
+    """Splits a lower-case compound into the fewest words the corpus knows (``getcwd`` ->
+    get, cwd; ``ismount`` -> is, mount), remembered: the same names come back
+    question after question. A word that cannot be split so stays whole."""
+
+    def __init__(self, known: Callable[[str], bool]) -> None:
+        self.known = known
+        self._names: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+
+    def __call__(self, word: str) -> list[str]:
+        return self._split(word)
+
+    def parts(self, name: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Each part of ``name`` (``winfo_screenwidth``: winfo, screenwidth) as (its stem, or
+        "" for a function word; the words it splits into, or none), remembered."""
+        found = self._names.get(name)
+        if found is None:
+            if len(self._names) >= _MEMO_MAX:
+                self._names.clear()
+            found = self._names[name] = tuple(
+                ("" if low in STOP_WORDS else stem(low), tuple(words) if len(words) > 1 else ())
+                for part in identifier_parts(name)
+                for low in [part.lower()]
+                if len(low) >= 2 and not low.isdigit()
+                for words in [self._split(low)]
+            )
+        return found
+
+    def _split(self, word: str) -> list[str]:
+        if len(word) > _SEGMENT_MAX:
+            return [word]
+        best: list[list[str] | None] = [[], *([None] * len(word))]
+        for end in range(2, len(word) + 1):
+            # the whole word is no piece (`taropen` is known, and still tar + open); a piece
+            # has 3+ letters unless a function word (`is`, `get`): `re` + `set` is no split
+            for start in range(1 if end == len(word) else 0, end - 1):
+                before = best[start]
+                if before is None:
+                    continue
+                piece = stem(word[start:end])
+                current = best[end]
+                if (current is None or len(before) + 1 < len(current)) and (
+                    piece in STOP_WORDS or (end - start >= 3 and self.known(piece))
+                ):
+                    best[end] = [*before, piece]
+        found = best[len(word)]
+        return found if found and len(found) > 1 else [word]

@@ -41,17 +41,30 @@ if TYPE_CHECKING:
     from ..index.store import Store
 
 from .centrality import central_weight, file_centrality
-from .names import exact_share, identifiers, named_in, whole_word, words_of
+from .names import (
+    Compounds,
+    NameMatch,
+    exact_share,
+    identifiers,
+    named_in,
+    qualifiers,
+    whole_word,
+    words_of,
+)
 from .neighbours import neighbour_scores, spread_over_files
 from .scoring import (
     CALLEE_SHARE,
     FOLLOW_LIMIT,
     HEAD_LINES,
     MIN_SIMILARITY,
+    NAME_WEIGHT,
     NAMED_LIFT,
     NEIGHBOUR_LENDERS,
     RRF_K,
     SEARCH_WEIGHT,
+    SIBLING_FILES,
+    SIBLING_LIMIT,
+    SIBLING_MATCH,
     VECTOR_WEIGHT,
     Signals,
     relevance,
@@ -126,6 +139,7 @@ class Retriever:
         self.warnings: list[str] = []
         self._has_vectors: str | None = None  # embedder name known to have stored vectors
         self._central: tuple[int, dict[str, float]] | None = None  # (chunks version, files)
+        self._compounds: tuple[object, Compounds] | None = None  # (its vocabulary's model, ...)
 
     # -- hybrid search --------------------------------------------------------------------
 
@@ -231,6 +245,15 @@ class Retriever:
 
     # -- questions ------------------------------------------------------------------------
 
+    def _split(self) -> Compounds:
+        """Compound names split against the default embedder's vocabulary (the corpus's own
+        words); without that model, names are not split."""
+        model = self.embedder.model if isinstance(self.embedder, StaticEmbedder) else None
+        if self._compounds is None or self._compounds[0] is not model:
+            vocabulary = model.vocab if model is not None else {}
+            self._compounds = (model, Compounds(vocabulary.__contains__))
+        return self._compounds[1]
+
     def _idf(self, word: str) -> float:
         if isinstance(self.embedder, StaticEmbedder):
             return self.embedder.idf(word)
@@ -243,6 +266,7 @@ class Retriever:
         typed: set[str],
         context: RetrievalContext | None,
         asked: frozenset[str],
+        naming: NameMatch,
     ) -> Signals:
         symbol_words = set(word_parts(candidate.symbol or ""))
         path_words = set(word_parts(candidate.path))
@@ -259,6 +283,7 @@ class Retriever:
         rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
         rerank += 0.15 * exact
+        rerank += NAME_WEIGHT * naming(candidate.defines)
         if role_weight(candidate, asked) < 1.0:
             rerank -= 0.15  # code first: docs, tests, changelogs follow the code they describe
         # Context reorders near-equals (the file being edited first); it is never evidence.
@@ -280,11 +305,19 @@ class Retriever:
         terms = {word: self._idf(word) for word in word_parts(question)}
         typed = identifiers(question)
         asked = asked_roles(question)
+        # The words the name rule matches: not those of a dotted name's qualifiers (a question
+        # about `Session.send` is not about the definitions named "session").
+        qualifying = words_of(" ".join(qualifiers(question)))
+        named = NameMatch(
+            {t: idf for t, idf in terms.items() if t not in qualifying}, self._split()
+        )
 
         def signals(result: Result) -> Signals:
-            return self._signals(result, terms, typed, context, asked)
+            return self._signals(result, terms, typed, context, asked, named)
 
-        scored = [(r, signals(r)) for r in dedup_overlapping([*fused, *callers])]
+        siblings = self._named_siblings(fused, files, named)
+        pool = dedup_overlapping([*fused, *callers, *siblings])
+        scored = [(r, signals(r)) for r in pool]
         # A definition the best chunks call inherits part of their evidence: the question is
         # about what they do, and it is done there.
         caller = max((s for _, s in scored[:2]), key=lambda s: s.rerank, default=None)
@@ -346,6 +379,28 @@ class Retriever:
             [result_from_chunk(c, floor) for c in definitions],
             [result_from_chunk(c, floor) for c in callers],
         )
+
+    def _named_siblings(
+        self, found: list[Result], files: dict[str, list[Chunk]], named: NameMatch
+    ) -> list[Result]:
+        """The chunks of the best results' files whose own definitions the question names
+        (:class:`.names.NameMatch`), scored like the weakest search result: the search ranks
+        a file's chunks by the words of their bodies, and a definition whose body holds few of
+        the question's words may be missing from the candidates while its file leads them.
+        The SIBLING_LIMIT best named, so that a question naming a common word stays cheap."""
+        floor = min((r.score for r in found), default=0.0)
+        paths = list(dict.fromkeys(r.path for r in found))[:SIBLING_FILES]
+        present = {(r.path, r.start_line) for r in found}
+        matches = [
+            (score, chunk)
+            for path in paths
+            for chunk in self._chunks_of(path, files)
+            if (chunk.path, chunk.start_line) not in present
+            for score in [named(chunk.defines)]
+            if score >= SIBLING_MATCH
+        ]
+        matches.sort(key=lambda pair: -pair[0])  # stable: equals stay in file order
+        return [result_from_chunk(chunk, floor) for _, chunk in matches[:SIBLING_LIMIT]]
 
     def _headers(self, result: Result, files: dict[str, list[Chunk]]) -> list[Result]:
         """Signature lines of the definitions enclosing ``result`` that start above it (a chunk

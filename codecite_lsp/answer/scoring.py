@@ -34,6 +34,17 @@ FILE_SHARE = 0.2
 # The best candidates whose neighbouring chunks are scored (:mod:`.neighbours`).
 NEIGHBOUR_LENDERS = 10
 
+# The weight in the question path's rerank of how well the chunk's own definitions are named by
+# the question (:class:`.names.NameMatch`): a definition's name says what it is for, and its
+# body may hold few of the question's words (chosen with bench/chunk_loop.py: README).
+NAME_WEIGHT = 2.0
+
+# The files (the best results' first ones) whose chunks join the question path's candidates when
+# the question names one of their definitions that well (NameMatch).
+SIBLING_FILES = 3
+SIBLING_MATCH = 0.2
+SIBLING_LIMIT = 6  # at most this many, the best named first
+
 # The search score's share in the question path's rerank (it carries code-first, named
 # definitions and file evidence, which word coverage alone does not see).
 SEARCH_WEIGHT = 0.25

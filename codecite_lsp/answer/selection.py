@@ -44,6 +44,7 @@ def result_from_chunk(chunk: Chunk, score: float) -> Result:
         start_byte=chunk.start_byte,
         end_byte=chunk.end_byte,
         revision=chunk.revision,
+        defines=chunk.defines,
     )
 
 

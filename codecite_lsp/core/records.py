@@ -70,6 +70,8 @@ class Result:
     start_byte: int = 0
     end_byte: int = 0
     revision: str = ""
+    # The chunk's own definitions (Chunk.defines): the question path weighs their names.
+    defines: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
