@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from ..core.records import Result
-from ..index.minilm import MiniLMEmbedder, MiniLMUnavailable, VectorCache
+from ..index.embedder import Embedder
+from ..index.embedding import minilm_cache
+from ..index.minilm import MiniLMUnavailable, VectorCache
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +68,12 @@ class SemanticRanker:
         return order + list(range(len(results), len(scored)))
 
 
-def make_ranker(choice: str, index_dir: Path) -> SemanticRanker | None:
-    """``rerank = "minilm"`` (vectors cached under the index folder) or ``"none"``."""
+def make_ranker(
+    choice: str, index_dir: Path, embedder: Embedder | None = None
+) -> SemanticRanker | None:
+    """``rerank = "minilm"`` (vectors cached under the index folder) or ``"none"``. With
+    ``embedding = "minilm"`` too, the ranker reads the embedder's own cache: one copy in memory,
+    and the vectors filled behind the index make every question's rerank warm."""
     if choice == "none":
         return None
-    return SemanticRanker(VectorCache(index_dir / "embedding", MiniLMEmbedder()))
+    return SemanticRanker(embedder if isinstance(embedder, VectorCache) else minilm_cache(index_dir))

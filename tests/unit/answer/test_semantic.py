@@ -14,6 +14,7 @@ from codecite_lsp.core.config import Config, ConfigError, load_config
 from codecite_lsp.core.records import Result, content_hash
 from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.index.minilm import MiniLMEmbedder, VectorCache
+from codecite_lsp.index.store import Store
 
 DAYS = """import re
 from datetime import datetime
@@ -83,3 +84,17 @@ def test_an_unknown_rerank_is_a_clear_error(repo: Path) -> None:
     (repo / ".codecite.toml").write_text('rerank = "bert"\n')
     with pytest.raises(ConfigError, match="rerank must be one of minilm, none"):
         load_config(repo, environ={})
+
+
+def test_vectors_filled_behind_the_index_make_the_rerank_warm(repo: Path) -> None:
+    """``embedding = "minilm"`` fills the same cache the rerank reads: after the index, a
+    question embeds no chunk (the cache file does not grow) and shares the fill's vectors."""
+    config = Config(embedding="minilm", rerank="minilm")
+    Indexer(repo, config).run()
+    cache = repo / ".codecite" / "embedding" / "minilm-l6-int8-128.vec"
+    chunks = Store.open(repo / ".codecite").chunk_count()
+    assert cache.stat().st_size == chunks * RECORD  # every chunk, once
+    retriever = open_retriever(repo, config)
+    assert retriever.semantic is not None and retriever.semantic.cache is retriever.embedder
+    assert retriever.retrieve(QUESTION).candidates[0].path == "days.py"
+    assert cache.stat().st_size == chunks * RECORD  # read back, nothing embedded again
