@@ -138,10 +138,13 @@ def fill_vectors(
         if not pending or hashes == previous:  # nothing left, or the store did not take them
             break
         texts = [text for _, text in pending]
-        cached = isinstance(embedder, VectorCache)  # MiniLM: vectors the rerank embedded are kept
-        store.put_vectors(
-            name, hashes, embedder.vectors(hashes, texts) if cached else embedder.embed(texts)
+        # MiniLM: through its cache, so vectors the rerank embedded are not computed again
+        vectors = (
+            embedder.vectors(hashes, texts)
+            if isinstance(embedder, VectorCache)
+            else embedder.embed(texts)
         )
+        store.put_vectors(name, hashes, vectors)
         previous = hashes
         written += len(pending)
         done += len(pending)
