@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -40,10 +41,8 @@ def windows(result: Result) -> list[str]:
     keeps the content hash the vectors' fill used."""
     lines = result.text.splitlines(keepends=True)
     starts = sorted({h.start_line for h in headers(result.path, result.text)} - {1})
-    ends = [*starts[1:], len(lines) + 1]
-    return [result.text] + [
-        "".join(lines[a - 1 : b - 1]) for a, b in zip(starts, ends, strict=True)
-    ]
+    bounds = [*starts, len(lines) + 1]
+    return [result.text] + ["".join(lines[a - 1 : b - 1]) for a, b in pairwise(bounds)]
 
 
 class SemanticRanker:
