@@ -220,9 +220,12 @@ def test_context_boosts_the_current_file(retriever: Retriever) -> None:
     question = "where are tokens used?"  # several files are equally relevant
     plain = retriever.retrieve(question).candidates
     tied = [r.path for r in plain if r.score >= plain[0].score - 0.05]
-    assert len(tied) >= 2
-    here = retriever.retrieve(question, RetrievalContext(path=tied[-1]))
-    assert here.candidates[0].path == tied[-1]
+    assert len(set(tied)) >= 2
+    # The runner-up file (in the order the question path gives, with or without the MiniLM
+    # rerank) is brought first by being the file open in the editor.
+    runner_up = next(path for path in tied if path != plain[0].path)
+    here = retriever.retrieve(question, RetrievalContext(path=runner_up))
+    assert here.candidates[0].path == runner_up
     # The boost reorders; it is not evidence: relevance is the same with or without it.
     assert {r.path: r.score for r in here.candidates} == {
         r.path: r.score for r in retriever.retrieve(question).candidates
