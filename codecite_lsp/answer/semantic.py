@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 # The cosine's weight next to the rerank score (whose signals add up to ~0-1.5);
 # bench/eval_retrieval.py chose it (README, Measured).
-SEMANTIC_WEIGHT = 1.0
+SEMANTIC_WEIGHT = 1.5
 # Only the best candidates are compared: each costs ~25 ms of model time when not cached, and a
 # chunk the rerank put below this depth rarely belongs in the top ten.
 SEMANTIC_DEPTH = 20
