@@ -1,11 +1,13 @@
-"""The question path's semantic rerank: all-MiniLM-L6-v2 compares the question with each
-candidate chunk, and its cosine similarity joins the rerank score.
+"""The question path's semantic rerank: all-MiniLM-L6-v2 compares the question with each of
+the best candidates, read as the chunk and each definition inside it (:func:`windows`), and the
+best cosine joins the rerank score.
 
-Why at question time and not as stored vectors: MiniLM embeds ~30-60 chunks/s on two cores, so
-vectors for a whole repository would take minutes to an hour, while the ~30-40 candidates of one
-question take about a second cold and milliseconds once their vectors are cached (by content
-hash, in the index folder: :class:`~codecite_lsp.index.minilm.VectorCache`). The search path
-(50 ms p95 target) never runs it. bench/eval_retrieval.py measures the gain (README, Measured).
+Why at question time and not as stored vectors: MiniLM embeds tens of texts a second on two
+cores, so vectors for a whole repository take minutes to an hour, while one question's
+candidates take seconds cold and milliseconds once cached (by content hash, in the index
+folder: :class:`~codecite_lsp.index.minilm.VectorCache`, the cache ``embedding = "minilm"``
+fills too). The search path (50 ms p95 target) and hover never run it. bench/eval_retrieval.py
+measures the gain and the cost (README, Measured).
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ log = logging.getLogger(__name__)
 # The cosine's weight next to the rerank score (whose signals add up to ~0-1.5);
 # bench/eval_retrieval.py chose it (README, Measured).
 SEMANTIC_WEIGHT = 1.5
-# Only the best candidates are compared: each costs ~25 ms of model time when not cached, and a
-# chunk the rerank put below this depth rarely belongs in the top ten.
+# Only the best candidates are compared: each costs model time when not cached, and comparing
+# 32 instead of 20 gained nothing measurable (README, Measured).
 SEMANTIC_DEPTH = 20
 
 
