@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 # The cosine's weight next to the rerank score (whose signals add up to ~0-1.5);
 # bench/eval_retrieval.py chose it (README, Measured).
-SEMANTIC_WEIGHT = 1.5
+SEMANTIC_WEIGHT = 1.0
 # Only the best candidates are compared: each costs model time when not cached, and comparing
 # 32 instead of 20 gained nothing measurable (README, Measured).
 SEMANTIC_DEPTH = 20
