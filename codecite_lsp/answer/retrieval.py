@@ -468,5 +468,6 @@ def open_retriever(repo: Path, config: Config, in_memory: bool = False) -> Retri
 
     index_dir = config.resolved_index_dir(repo)
     store = Store.open(index_dir, in_memory=in_memory)
-    semantic = make_ranker(config.rerank, index_dir)
-    return Retriever(store, make_embedder(config, index_dir), config, semantic=semantic)
+    embedder = make_embedder(config, index_dir)
+    semantic = make_ranker(config.rerank, index_dir, embedder)
+    return Retriever(store, embedder, config, semantic=semantic)

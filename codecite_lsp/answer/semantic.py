@@ -1,32 +1,51 @@
-"""The question path's semantic rerank: all-MiniLM-L6-v2 compares the question with each
-candidate chunk, and its cosine similarity joins the rerank score.
+"""The question path's semantic rerank: all-MiniLM-L6-v2 compares the question with each of
+the best candidates, read as the chunk and each definition inside it (:func:`windows`), and the
+best cosine joins the rerank score.
 
-Why at question time and not as stored vectors: MiniLM embeds ~30-60 chunks/s on two cores, so
-vectors for a whole repository would take minutes to an hour, while the ~30-40 candidates of one
-question take about a second cold and milliseconds once their vectors are cached (by content
-hash, in the index folder: :class:`~codecite_lsp.index.minilm.VectorCache`). The search path
-(50 ms p95 target) never runs it. bench/eval_retrieval.py measures the gain (README, Measured).
+Why at question time and not as stored vectors: MiniLM embeds tens of texts a second on two
+cores, so vectors for a whole repository take minutes to an hour, while one question's
+candidates take seconds cold and milliseconds once cached (by content hash, in the index
+folder: :class:`~codecite_lsp.index.minilm.VectorCache`, the cache ``embedding = "minilm"``
+fills too). The search path (50 ms p95 target) and hover never run it. bench/eval_retrieval.py
+measures the gain and the cost (README, Measured).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 
-from ..core.records import Result
-from ..index.minilm import MiniLMEmbedder, MiniLMUnavailable, VectorCache
+from ..core.records import Result, content_hash
+from ..index.embedder import Embedder
+from ..index.embedding import minilm_cache
+from ..index.minilm import MiniLMUnavailable, VectorCache
+from ..ingest.syntax import headers
 
 log = logging.getLogger(__name__)
 
-# The cosine's weight next to the rerank score (whose signals add up to ~0-1.5);
-# bench/eval_retrieval.py chose it (README, Measured).
+# The cosine's weight next to the rerank score (whose signals add up to ~0-1.5): larger weights
+# gained a little on bench/eval_retrieval.py but let the model outvote a method the question
+# names (README, Measured).
 SEMANTIC_WEIGHT = 1.0
-# Only the best candidates are compared: each costs ~25 ms of model time when not cached, and a
-# chunk the rerank put below this depth rarely belongs in the top ten.
+# Only the best candidates are compared: each costs model time when not cached, and comparing
+# 32 instead of 20 gained nothing measurable (README, Measured).
 SEMANTIC_DEPTH = 20
+
+
+def windows(result: Result) -> list[str]:
+    """What the model reads of a chunk: the chunk itself, then each definition inside it from
+    its first line to the next one's (tree-sitter's headers; pure). The model reads 128 tokens,
+    about the first 500 characters, and the definition a question is about starts later than
+    that in nearly half of the chunks that hold it (README, Measured); the chunk's own text
+    keeps the content hash the vectors' fill used."""
+    lines = result.text.splitlines(keepends=True)
+    starts = sorted({h.start_line for h in headers(result.path, result.text)} - {1})
+    bounds = [*starts, len(lines) + 1]
+    return [result.text] + ["".join(lines[a - 1 : b - 1]) for a, b in pairwise(bounds)]
 
 
 class SemanticRanker:
@@ -42,32 +61,40 @@ class SemanticRanker:
         warnings: list[str],
     ) -> list[int]:
         """Indices of ``scored`` (result, rerank score, role weight) best first by score +
-        weight x role weight x cosine(question, chunk). The role weight keeps code first: the
-        model, trained on prose, finds a guide closer to a question than the code it describes.
-        The given order when the model cannot run: keyword reranking still answers, and
-        ``warnings`` says why once."""
+        weight x role weight x the best cosine(question, window) of the chunk's
+        :func:`windows`. The role weight keeps code first: the model, trained on prose, finds a
+        guide closer to a question than the code it describes. The given order when the model
+        cannot run: keyword reranking still answers, and ``warnings`` says why once."""
         if not scored or self.unavailable is not None:
             return list(range(len(scored)))
         results = [r for r, _, _ in scored[:SEMANTIC_DEPTH]]
+        parts = [windows(r) for r in results]
+        texts = [text for part in parts for text in part]
         try:
-            query = self.cache.embedder.embed([question])[0]
-            chunks = self.cache.vectors(
-                [r.content_hash for r in results], [r.text for r in results]
-            )
+            query = self.cache.embed([question])[0]
+            vectors = self.cache.vectors([content_hash(t) for t in texts], texts)
         except MiniLMUnavailable as exc:
             self.unavailable = f"semantic rerank off: {exc}"
             log.warning(self.unavailable)
             warnings.append(self.unavailable)
             return list(range(len(scored)))
+        firsts = np.cumsum([0] + [len(part) for part in parts[:-1]])
+        best = np.maximum.reduceat(vectors @ query, firsts)
         head = np.array([s for _, s, _ in scored[: len(results)]], dtype=np.float32)
         roles = np.array([w for _, _, w in scored[: len(results)]], dtype=np.float32)
-        combined = head + self.weight * roles * (chunks @ query)
+        combined = head + self.weight * roles * best
         order = sorted(range(len(results)), key=lambda i: (-combined[i], i))
         return order + list(range(len(results), len(scored)))
 
 
-def make_ranker(choice: str, index_dir: Path) -> SemanticRanker | None:
-    """``rerank = "minilm"`` (vectors cached under the index folder) or ``"none"``."""
+def make_ranker(
+    choice: str, index_dir: Path, embedder: Embedder | None = None
+) -> SemanticRanker | None:
+    """``rerank = "minilm"`` (vectors cached under the index folder) or ``"none"``. With
+    ``embedding = "minilm"`` too, the ranker reads the embedder's own cache: one copy in memory,
+    and the vectors filled behind the index make every question's rerank warm."""
     if choice == "none":
         return None
-    return SemanticRanker(VectorCache(index_dir / "embedding", MiniLMEmbedder()))
+    return SemanticRanker(
+        embedder if isinstance(embedder, VectorCache) else minilm_cache(index_dir)
+    )

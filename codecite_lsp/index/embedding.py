@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core.environment import apply_defaults
 from .embedder import Embedder, EmbeddingError, Progress, unit_rows
+from .minilm import MiniLMEmbedder, VectorCache
 from .static_embedding import StaticEmbedder, static_model_path, train_if_needed
 
 if TYPE_CHECKING:
@@ -89,9 +90,7 @@ def make_embedder(config: Config, index_dir: Path) -> Embedder | None:
     if choice == "none":
         return None
     if choice == "minilm":
-        from .minilm import MiniLMEmbedder  # lazy: onnxruntime loads only when chosen
-
-        return MiniLMEmbedder()
+        return minilm_cache(index_dir)
     if choice == "default":
         path = static_model_path(index_dir)
         embedder = StaticEmbedder(path)
@@ -99,6 +98,12 @@ def make_embedder(config: Config, index_dir: Path) -> Embedder | None:
             path.unlink()  # unreadable (refresh logged why): the next fill_vectors retrains it
         return embedder
     return LiteLLMEmbedder(choice, timeout=config.model_timeout)
+
+
+def minilm_cache(index_dir: Path) -> VectorCache:
+    """MiniLM with its chunk vectors cached under the index folder: the one cache that the
+    vectors' fill (``embedding = "minilm"``) and the question rerank (``rerank``) share."""
+    return VectorCache(index_dir / "embedding", MiniLMEmbedder())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,7 +137,14 @@ def fill_vectors(
         hashes = [h for h, _ in pending]
         if not pending or hashes == previous:  # nothing left, or the store did not take them
             break
-        store.put_vectors(name, hashes, embedder.embed([text for _, text in pending]))
+        texts = [text for _, text in pending]
+        # MiniLM: through its cache, so vectors the rerank embedded are not computed again
+        vectors = (
+            embedder.vectors(hashes, texts)
+            if isinstance(embedder, VectorCache)
+            else embedder.embed(texts)
+        )
+        store.put_vectors(name, hashes, vectors)
         previous = hashes
         written += len(pending)
         done += len(pending)

@@ -138,6 +138,10 @@ _VECTOR_DTYPE = np.dtype("<f2")  # half precision: cosine ranks are unchanged, t
 class VectorCache:
     """Vectors of one embedder keyed by content hash, in ``<dir>/<embedder name>.vec``.
 
+    It is an :class:`~.embedder.Embedder` too (``embedding = "minilm"``): ``embed`` runs the
+    model (a query is not worth a record), ``vectors`` is what the index's fill and the question
+    rerank both read, so a chunk is embedded once whichever asks first.
+
     Records (hash + vector, fixed size) are appended by one ``write`` per batch under an
     exclusive file lock, so two processes never interleave inside a record; a torn tail (a
     crash) is ignored on load and cut before the next append. What the file gained since the
@@ -151,6 +155,17 @@ class VectorCache:
         self._vectors: dict[bytes, np.ndarray] = {}
         self._loaded = 0  # bytes of the file already read
         self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.embedder.name
+
+    @property
+    def dim(self) -> int:
+        return self.embedder.dim
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.embed(texts)
 
     def _refresh(self) -> None:
         try:

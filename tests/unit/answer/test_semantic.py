@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from codecite_lsp.answer.retrieval import open_retriever
-from codecite_lsp.answer.semantic import SemanticRanker
+from codecite_lsp.answer.semantic import SemanticRanker, windows
 from codecite_lsp.core.config import Config, ConfigError, load_config
 from codecite_lsp.core.records import Result, content_hash
 from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.index.minilm import MiniLMEmbedder, VectorCache
+from codecite_lsp.index.store import Store
 
 DAYS = """import re
 from datetime import datetime
@@ -60,9 +61,10 @@ def test_questions_rerank_with_cached_chunk_vectors(repo: Path) -> None:
     retrieval = open_retriever(repo, config).retrieve(QUESTION)
     assert retrieval.candidates[0].path == "days.py"
     cache = repo / ".codecite" / "embedding" / "minilm-l6-int8-128.vec"
-    assert cache.stat().st_size == len(retrieval.candidates) * RECORD
+    read = {content_hash(t) for r in retrieval.candidates for t in windows(r)}
+    assert cache.stat().st_size == len(read) * RECORD
     open_retriever(repo, config).retrieve(QUESTION)  # another process asks again
-    assert cache.stat().st_size == len(retrieval.candidates) * RECORD  # read back, not re-embedded
+    assert cache.stat().st_size == len(read) * RECORD  # read back, not re-embedded
 
 
 def test_without_the_model_the_keyword_order_answers_with_a_warning(
@@ -83,3 +85,70 @@ def test_an_unknown_rerank_is_a_clear_error(repo: Path) -> None:
     (repo / ".codecite.toml").write_text('rerank = "bert"\n')
     with pytest.raises(ConfigError, match="rerank must be one of minilm, none"):
         load_config(repo, environ={})
+
+
+def test_vectors_filled_behind_the_index_make_the_rerank_warm(repo: Path) -> None:
+    """``embedding = "minilm"`` fills the same cache the rerank reads: after the index, a
+    question embeds no chunk (the cache file does not grow) and shares the fill's vectors."""
+    config = Config(embedding="minilm", rerank="minilm")
+    Indexer(repo, config).run()
+    cache = repo / ".codecite" / "embedding" / "minilm-l6-int8-128.vec"
+    chunks = Store.open(repo / ".codecite").chunk_count()
+    assert cache.stat().st_size == chunks * RECORD  # every chunk, once
+    retriever = open_retriever(repo, config)
+    assert retriever.semantic is not None and retriever.semantic.cache is retriever.embedder
+    candidates = retriever.retrieve(QUESTION).candidates
+    assert candidates[0].path == "days.py"
+    # Only the definitions inside chunks (windows past a chunk's first line) were embedded now.
+    inner = {content_hash(t) for r in candidates for t in windows(r)[1:]}
+    assert cache.stat().st_size == (chunks + len(inner)) * RECORD
+
+
+BLOCK = """class Calendar:
+    def __init__(self, first_weekday=0):
+        self.first_weekday = first_weekday
+        self.holidays = {}
+        self.events = []
+
+    def add_event(self, name, when):
+        self.events.append((when, name))
+        self.events.sort()
+
+    def remove_event(self, name):
+        self.events = [(w, n) for w, n in self.events if n != name]
+
+    def rename(self, old, new):
+        self.events = [(w, new if n == old else n) for w, n in self.events]
+
+    def clear(self):
+        self.events.clear()
+        self.holidays.clear()
+
+    def is_leap(self, year):
+        return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+"""
+LEAP_QUESTION = "Is the given year a leap year?"
+
+
+def test_windows_start_at_each_definition_inside_a_chunk() -> None:
+    parts = windows(_result("calendar.py", BLOCK))
+    assert parts[0] == BLOCK  # the chunk itself: the vector the fill stored under its hash
+    assert [p.split("(")[0].strip() for p in parts[1:]] == [
+        "def __init__",
+        "def add_event",
+        "def remove_event",
+        "def rename",
+        "def clear",
+        "def is_leap",
+    ]
+    assert parts[-1].strip().endswith("year % 400 == 0)")
+    assert windows(_result("notes.md", "# Leap years\ntext\n")) == ["# Leap years\ntext\n"]
+
+
+def test_a_definition_past_what_the_model_reads_still_counts(tmp_path: Path) -> None:
+    """The model reads a chunk's first 128 tokens: ``is_leap`` at the end of a long class is
+    found by its own window and lifts the class's chunk above one a little ahead on word
+    evidence (read whole, the chunk's first methods say little about leap years)."""
+    ranker = SemanticRanker(VectorCache(tmp_path, MiniLMEmbedder()))
+    block, colours = _result("calendar.py", BLOCK), _result("colours.py", COLOURS)
+    assert ranker.order(LEAP_QUESTION, [(colours, 1.0, 1.0), (block, 0.8, 1.0)], []) == [1, 0]
