@@ -6,6 +6,7 @@ worker reads as nothing, logged once."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 
 import pytest
@@ -114,10 +115,14 @@ def test_a_piece_that_kills_the_worker_reads_as_nothing_and_is_logged_once(
     assert found == [definitions(*PIECES[0]), [], definitions(*PIECES[4])]
     assert outlined == [[]]
     assert round_trips == [3, 1]
-    assert [record.getMessage() for record in caplog.records] == [
-        "the parser crashed (SIGABRT) on Deep.kt read back",
-        "the parser crashed (SIGSEGV) on notes.md read back",
-    ]
+    # The deep Markdown overflows the parser's stack: SIGSEGV, or SIGBUS where the guard page
+    # lies elsewhere (seen under pytest-xdist).
+    messages = [record.getMessage() for record in caplog.records]
+    assert len(messages) == 2
+    assert messages[0] == "the parser crashed (SIGABRT) on Deep.kt read back"
+    assert re.fullmatch(
+        r"the parser crashed \((SIGSEGV|SIGBUS)\) on notes\.md read back", messages[1]
+    )
     # The worker that replaced them still reads.
     assert read_isolated(headers, PIECES[:1]) == [headers(*PIECES[0])]
 

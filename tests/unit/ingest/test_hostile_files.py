@@ -7,6 +7,7 @@ bounds the slowest grammar.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -92,7 +93,8 @@ def test_a_file_that_kills_a_worker_is_skipped_and_the_pass_goes_on(
     for name in ("a.md", "b.md"):
         skip = results[name].source
         assert isinstance(skip, Skip)
-        assert "the parser crashed on this file (SIGSEGV)" in skip.reason
+        # a stack overflow: SIGSEGV, or SIGBUS where the guard page lies elsewhere
+        assert re.search(r"the parser crashed on this file \((SIGSEGV|SIGBUS)\)", skip.reason)
     indexed = [r for name, r in results.items() if name.endswith(".py")]
     assert all(isinstance(r.source, SourceFile) and r.chunks for r in indexed)
 
