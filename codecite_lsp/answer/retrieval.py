@@ -1,6 +1,7 @@
 """Retrieval: keyword + vector candidates fused by reciprocal rank fusion, the definitions the
-query names, code first; then, for questions, the code those lead to, a cheap rerank, a
-relevance floor and the prompt's sources (:mod:`.selection`).
+query names, code first; then, for questions, the code those lead to and the named chunks of
+their files (:mod:`.candidates`), a cheap rerank, a relevance floor and the prompt's sources
+(:mod:`.selection`).
 
 Scores:
 - ``search``: ``Result.score`` starts as the fused RRF score divided by its best possible value
@@ -29,17 +30,16 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from ..core.environment import apply_defaults
 from ..core.records import Chunk, Result
-from ..core.terms import asked_roles, is_test_path, role, says, word_parts
+from ..core.terms import asked_roles, is_test_path, word_parts
 from ..index.embedder import Embedder, EmbeddingError
 from ..index.embedding import make_embedder
 from ..index.static_embedding import StaticEmbedder
-from ..ingest.readback import read_isolated
-from ..ingest.syntax import headers
 
 if TYPE_CHECKING:
     from ..core.config import Config
     from ..index.store import Store
 
+from .candidates import QuestionFiles, RetrievalContext, rerank_signals
 from .centrality import central_weight, file_centrality
 from .names import (
     Compounds,
@@ -54,20 +54,12 @@ from .names import (
 from .neighbours import neighbour_scores, spread_over_files
 from .scoring import (
     CALLEE_SHARE,
-    FOLLOW_LIMIT,
-    HEAD_LINES,
     MIN_SIMILARITY,
-    NAME_WEIGHT,
     NAMED_LIFT,
     NEIGHBOUR_LENDERS,
     RRF_K,
-    SEARCH_WEIGHT,
-    SIBLING_FILES,
-    SIBLING_LIMIT,
-    SIBLING_MATCH,
     VECTOR_WEIGHT,
     Signals,
-    relevance,
     role_weight,
     rrf,
     search_depth,
@@ -76,7 +68,6 @@ from .scoring import (
 )
 from .selection import (
     dedup_overlapping,
-    line_range,
     merge_adjacent,
     overlaps,
     result_from_chunk,
@@ -85,15 +76,6 @@ from .selection import (
 from .semantic import SemanticRanker, make_ranker
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class RetrievalContext:
-    """Where the question was asked: the current file and symbol boost their chunks."""
-
-    path: str | None = None
-    symbol: str | None = None
-    extra_terms: tuple[str, ...] = ()
 
 
 @dataclass
@@ -259,40 +241,6 @@ class Retriever:
             return self.embedder.idf(word)
         return 1.0  # no corpus statistics without the default model: every word counts alike
 
-    def _signals(
-        self,
-        candidate: Result,
-        terms: dict[str, float],
-        typed: set[str],
-        context: RetrievalContext | None,
-        asked: frozenset[str],
-        naming: NameMatch,
-    ) -> Signals:
-        symbol_words = set(word_parts(candidate.symbol or ""))
-        path_words = set(word_parts(candidate.path))
-        words = words_of(candidate.text) | symbol_words | path_words
-        said = {t for t in terms if t in words or any(says(word, t) for word in words)}
-        exact = exact_share(typed, candidate.text) or 0.0
-        # An identifier the question names weighs as much as its two rarest words together:
-        # `after_this_request` is better evidence than "register" or "callback".
-        named = 2 * max(terms.values(), default=1.0) * len(typed)
-        total = sum(terms.values()) + named
-        coverage = (sum(terms[t] for t in said) + named * exact) / total if total else 0.0
-        score = relevance(coverage, candidate.score)
-        rerank = score + SEARCH_WEIGHT * candidate.score
-        rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
-        rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
-        rerank += 0.15 * exact
-        rerank += NAME_WEIGHT * naming(candidate.defines)
-        if role_weight(candidate, asked) < 1.0:
-            rerank -= 0.15  # code first: docs, tests, changelogs follow the code they describe
-        # Context reorders near-equals (the file being edited first); it is never evidence.
-        if context and context.path == candidate.path:
-            rerank += 0.20
-        if context and context.symbol and whole_word(context.symbol, candidate.text):
-            rerank += 0.15
-        return Signals(relevance=score, rerank=rerank)
-
     @_one_version
     def retrieve(self, question: str, context: RetrievalContext | None = None) -> Retrieval:
         """Candidates (the search's, plus the code they lead to), reranked; the prompt's sources
@@ -300,8 +248,8 @@ class Retriever:
         extra = [*context.extra_terms, context.symbol or ""] if context else []
         query = " ".join([question, *extra]).strip()
         fused = self.search(query, self.config.candidates, spread=False)
-        files: dict[str, list[Chunk]] = {}
-        callees, callers = self._followed(question, fused, files)
+        files = QuestionFiles(self.store)
+        callees, callers = files.followed(question, fused)
         terms = {word: self._idf(word) for word in word_parts(question)}
         typed = identifiers(question)
         asked = asked_roles(question)
@@ -313,9 +261,9 @@ class Retriever:
         )
 
         def signals(result: Result) -> Signals:
-            return self._signals(result, terms, typed, context, asked, named)
+            return rerank_signals(result, terms, typed, context, asked, named)
 
-        siblings = self._named_siblings(fused, files, named)
+        siblings = files.named_siblings(fused, named)
         pool = dedup_overlapping([*fused, *callers, *siblings])
         scored = [(r, signals(r)) for r in pool]
         # A definition the best chunks call inherits part of their evidence: the question is
@@ -342,7 +290,7 @@ class Retriever:
             floor=self.config.relevance_floor,
             asked=asked,
             terms=terms,
-            headers_for=lambda result: self._headers(result, files),
+            headers_for=files.headers,
         )
         return Retrieval(
             selected=selected,
@@ -350,83 +298,6 @@ class Retriever:
             cleared_floor=bool(selected),
             warnings=list(self.warnings),
         )
-
-    def _chunks_of(self, path: str, files: dict[str, list[Chunk]]) -> list[Chunk]:
-        if path not in files:
-            files[path] = self.store.chunks_for_path(path)
-        return files[path]
-
-    def _followed(
-        self, question: str, found: list[Result], files: dict[str, list[Chunk]]
-    ) -> tuple[list[Result], list[Result]]:
-        """Follow the code from the question and the best results: (the definitions the two
-        best chunks call whose names share a word with the question, the callers of the names
-        the question gives), scored like the weakest search result."""
-        named, _ = named_in(question)
-        floor = min((r.score for r in found), default=0.0)
-        words = set(word_parts(question))
-        callees = {
-            name
-            for best in found[:2]
-            for chunk in self._chunks_of(best.path, files)
-            if chunk.start_line <= best.end_line and best.start_line <= chunk.end_line
-            for name in chunk.uses
-            if not words.isdisjoint(words_of(name))
-        }
-        callers = self.store.naming(named, FOLLOW_LIMIT, column="uses")
-        definitions = self.store.naming(callees - named, FOLLOW_LIMIT)
-        return (
-            [result_from_chunk(c, floor) for c in definitions],
-            [result_from_chunk(c, floor) for c in callers],
-        )
-
-    def _named_siblings(
-        self, found: list[Result], files: dict[str, list[Chunk]], named: NameMatch
-    ) -> list[Result]:
-        """The chunks of the best results' files whose own definitions the question names
-        (:class:`.names.NameMatch`), scored like the weakest search result: the search ranks
-        a file's chunks by the words of their bodies, and a definition whose body holds few of
-        the question's words may be missing from the candidates while its file leads them.
-        The SIBLING_LIMIT best named, so that a question naming a common word stays cheap."""
-        floor = min((r.score for r in found), default=0.0)
-        paths = list(dict.fromkeys(r.path for r in found))[:SIBLING_FILES]
-        present = {(r.path, r.start_line) for r in found}
-        matches = [
-            (score, chunk)
-            for path in paths
-            for chunk in self._chunks_of(path, files)
-            if (chunk.path, chunk.start_line) not in present
-            for score in [named(chunk.defines)]
-            if score >= SIBLING_MATCH
-        ]
-        matches.sort(key=lambda pair: -pair[0])  # stable: equals stay in file order
-        return [result_from_chunk(chunk, floor) for _, chunk in matches[:SIBLING_LIMIT]]
-
-    def _headers(self, result: Result, files: dict[str, list[Chunk]]) -> list[Result]:
-        """Signature lines of the definitions enclosing ``result`` that start above it (a chunk
-        cut from a long method: the method's and its class's signatures)."""
-        if not result.symbol or role(result.path, result.language) not in ("code", "test"):
-            return []
-        head = "".join(result.text.splitlines(keepends=True)[:HEAD_LINES])
-        if whole_word(result.symbol.rsplit(".", 1)[-1], head):
-            return []  # its own definition starts here: nothing above to show (no store read)
-        owners: dict[str, Chunk] = {}  # the nearest definition of each name above
-        for name in result.symbol.split("."):
-            for chunk in self._chunks_of(result.path, files):
-                if name in chunk.defines and chunk.start_line < result.start_line:
-                    owners[name] = chunk
-        # Parsed in the parse worker, all in one round trip (ingest/readback.py).
-        parsed = read_isolated(headers, [(c.path, c.text) for c in owners.values()])
-        found: list[Result] = []
-        for (name, owner), heads in zip(owners.items(), parsed, strict=True):
-            header = next((h for h in heads if h.name == name), None)
-            if header is None:
-                continue
-            start = owner.start_line + header.start_line - 1
-            end = owner.start_line + header.end_line - 1
-            if end < result.start_line:
-                found.append(line_range(result_from_chunk(owner, result.score), start, end))
-        return found
 
     @_one_version
     def retrieve_for_symbol(

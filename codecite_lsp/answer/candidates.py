@@ -1,0 +1,157 @@
+"""The question path's candidates beyond the search's (:meth:`.retrieval.Retriever.retrieve`):
+the code the best results lead to (the definitions they call, the callers of the names the
+question gives), the chunks of their files whose definitions the question names, the signature
+lines above a chunk cut from a long definition, and each candidate's rerank signals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..core.records import Chunk, Result
+from ..core.terms import role, says, word_parts
+from ..ingest.readback import read_isolated
+from ..ingest.syntax import headers
+
+if TYPE_CHECKING:
+    from ..index.store import Store
+
+from .names import NameMatch, exact_share, named_in, whole_word, words_of
+from .scoring import (
+    FOLLOW_LIMIT,
+    HEAD_LINES,
+    NAME_WEIGHT,
+    SEARCH_WEIGHT,
+    SIBLING_FILES,
+    SIBLING_LIMIT,
+    SIBLING_MATCH,
+    Signals,
+    relevance,
+    role_weight,
+)
+from .selection import line_range, result_from_chunk
+
+
+@dataclass(frozen=True)
+class RetrievalContext:
+    """Where the question was asked: the current file and symbol boost their chunks."""
+
+    path: str | None = None
+    symbol: str | None = None
+    extra_terms: tuple[str, ...] = ()
+
+
+def rerank_signals(
+    candidate: Result,
+    terms: dict[str, float],
+    typed: set[str],
+    context: RetrievalContext | None,
+    asked: frozenset[str],
+    naming: NameMatch,
+) -> Signals:
+    """A candidate's calibrated relevance (what the floor reads) and its rerank score."""
+    symbol_words = set(word_parts(candidate.symbol or ""))
+    path_words = set(word_parts(candidate.path))
+    words = words_of(candidate.text) | symbol_words | path_words
+    said = {t for t in terms if t in words or any(says(word, t) for word in words)}
+    exact = exact_share(typed, candidate.text) or 0.0
+    # An identifier the question names weighs as much as its two rarest words together:
+    # `after_this_request` is better evidence than "register" or "callback".
+    named = 2 * max(terms.values(), default=1.0) * len(typed)
+    total = sum(terms.values()) + named
+    coverage = (sum(terms[t] for t in said) + named * exact) / total if total else 0.0
+    score = relevance(coverage, candidate.score)
+    rerank = score + SEARCH_WEIGHT * candidate.score
+    rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
+    rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
+    rerank += 0.15 * exact
+    rerank += NAME_WEIGHT * naming(candidate.defines)
+    if role_weight(candidate, asked) < 1.0:
+        rerank -= 0.15  # code first: docs, tests, changelogs follow the code they describe
+    # Context reorders near-equals (the file being edited first); it is never evidence.
+    if context and context.path == candidate.path:
+        rerank += 0.20
+    if context and context.symbol and whole_word(context.symbol, candidate.text):
+        rerank += 0.15
+    return Signals(relevance=score, rerank=rerank)
+
+
+class QuestionFiles:
+    """The chunks of the files one question reads, each file read from the store once."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._files: dict[str, list[Chunk]] = {}
+
+    def chunks_of(self, path: str) -> list[Chunk]:
+        if path not in self._files:
+            self._files[path] = self.store.chunks_for_path(path)
+        return self._files[path]
+
+    def followed(self, question: str, found: list[Result]) -> tuple[list[Result], list[Result]]:
+        """Follow the code from the question and the best results: (the definitions the two
+        best chunks call whose names share a word with the question, the callers of the names
+        the question gives), scored like the weakest search result."""
+        named, _ = named_in(question)
+        floor = min((r.score for r in found), default=0.0)
+        words = set(word_parts(question))
+        callees = {
+            name
+            for best in found[:2]
+            for chunk in self.chunks_of(best.path)
+            if chunk.start_line <= best.end_line and best.start_line <= chunk.end_line
+            for name in chunk.uses
+            if not words.isdisjoint(words_of(name))
+        }
+        callers = self.store.naming(named, FOLLOW_LIMIT, column="uses")
+        definitions = self.store.naming(callees - named, FOLLOW_LIMIT)
+        return (
+            [result_from_chunk(c, floor) for c in definitions],
+            [result_from_chunk(c, floor) for c in callers],
+        )
+
+    def named_siblings(self, found: list[Result], named: NameMatch) -> list[Result]:
+        """The chunks of the best results' files whose own definitions the question names
+        (:class:`.names.NameMatch`), scored like the weakest search result: the search ranks
+        a file's chunks by the words of their bodies, and a definition whose body holds few of
+        the question's words may be missing from the candidates while its file leads them.
+        The SIBLING_LIMIT best named, so that a question naming a common word stays cheap."""
+        floor = min((r.score for r in found), default=0.0)
+        paths = list(dict.fromkeys(r.path for r in found))[:SIBLING_FILES]
+        present = {(r.path, r.start_line) for r in found}
+        matches = [
+            (score, chunk)
+            for path in paths
+            for chunk in self.chunks_of(path)
+            if (chunk.path, chunk.start_line) not in present
+            for score in [named(chunk.defines)]
+            if score >= SIBLING_MATCH
+        ]
+        matches.sort(key=lambda pair: -pair[0])  # stable: equals stay in file order
+        return [result_from_chunk(chunk, floor) for _, chunk in matches[:SIBLING_LIMIT]]
+
+    def headers(self, result: Result) -> list[Result]:
+        """Signature lines of the definitions enclosing ``result`` that start above it (a chunk
+        cut from a long method: the method's and its class's signatures)."""
+        if not result.symbol or role(result.path, result.language) not in ("code", "test"):
+            return []
+        head = "".join(result.text.splitlines(keepends=True)[:HEAD_LINES])
+        if whole_word(result.symbol.rsplit(".", 1)[-1], head):
+            return []  # its own definition starts here: nothing above to show (no store read)
+        owners: dict[str, Chunk] = {}  # the nearest definition of each name above
+        for name in result.symbol.split("."):
+            for chunk in self.chunks_of(result.path):
+                if name in chunk.defines and chunk.start_line < result.start_line:
+                    owners[name] = chunk
+        # Parsed in the parse worker, all in one round trip (ingest/readback.py).
+        parsed = read_isolated(headers, [(c.path, c.text) for c in owners.values()])
+        found: list[Result] = []
+        for (name, owner), heads in zip(owners.items(), parsed, strict=True):
+            header = next((h for h in heads if h.name == name), None)
+            if header is None:
+                continue
+            start = owner.start_line + header.start_line - 1
+            end = owner.start_line + header.end_line - 1
+            if end < result.start_line:
+                found.append(line_range(result_from_chunk(owner, result.score), start, end))
+        return found
