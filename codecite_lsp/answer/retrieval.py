@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ..index.store import Store
 
 from .candidates import QuestionFiles, RetrievalContext, rerank_signals
-from .centrality import central_weight, file_centrality
+from .centrality import central_weight
 from .names import (
     Compounds,
     NameMatch,
@@ -52,6 +52,7 @@ from .names import (
     words_of,
 )
 from .neighbours import neighbour_scores, spread_over_files
+from .prior import CentralityPrior
 from .scoring import (
     CALLEE_SHARE,
     MIN_SIMILARITY,
@@ -120,7 +121,7 @@ class Retriever:
         self.semantic = semantic
         self.warnings: list[str] = []
         self._has_vectors: str | None = None  # embedder name known to have stored vectors
-        self._central: tuple[int, dict[str, float]] | None = None  # (chunks version, files)
+        self.prior = CentralityPrior(store.references)
         self._compounds: tuple[object, Compounds] | None = None  # (its vocabulary's model, ...)
 
     # -- hybrid search --------------------------------------------------------------------
@@ -203,12 +204,8 @@ class Retriever:
         return dedup_overlapping(results)[:limit]
 
     def _centrality(self) -> dict[str, float]:
-        """Each file's percentile in the reference graph (:mod:`.centrality`), computed once per
-        version of the chunks table."""
-        version = self.store.versions()["chunks"]
-        if self._central is None or self._central[0] != version:
-            self._central = (version, file_centrality(self.store.references()))
-        return self._central[1]
+        """Each file's percentile in the reference graph (:mod:`.prior`)."""
+        return self.prior.at(self.store.versions()["chunks"])
 
     def _with_neighbours(
         self, scores: dict[str, float], chunks: dict[str, Chunk]

@@ -4,10 +4,12 @@ tree-sitter chunks in real LanceDB, keyword only so the rules alone decide)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from codecite_lsp.answer.centrality import file_centrality
 from codecite_lsp.answer.neighbours import neighbour_scores
+from codecite_lsp.answer.prior import CentralityPrior
 from codecite_lsp.answer.retrieval import open_retriever
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Chunk, content_hash
@@ -162,3 +164,25 @@ def test_an_identifier_looked_up_ranks_where_it_is_written_even_in_a_test(
     found = open_retriever(tmp_path / "repo", config).search(marker.format(6, 99), 5)
     assert found[0].path == "tests/test_flow.py"
     assert [r.score for r in found] == sorted((r.score for r in found), reverse=True)
+
+
+def test_a_search_after_a_write_keeps_the_last_prior_while_the_graph_is_read_again() -> None:
+    # Reading every chunk's references again takes ~0.5 s on the stdlib: the search right after
+    # a save must not wait for it, and the searches after the refresh see the new graph.
+    before = [("core.py", ["load"], []), ("app.py", [], ["load"])]
+    after = [("core.py", [], ["run"]), ("app.py", ["run"], [])]
+    graphs = iter([before, after])
+    release = threading.Event()
+
+    def references() -> list[tuple[str, list[str], list[str]]]:
+        rows = next(graphs)
+        if rows is after:
+            assert release.wait(10)  # the read of the new graph is slow
+        return rows
+
+    prior = CentralityPrior(references)
+    assert prior.at(1)["core.py"] == 1.0
+    assert prior.at(2)["core.py"] == 1.0  # at once: the last prior while version 2 is read
+    release.set()
+    prior.settled(10)
+    assert prior.at(2)["app.py"] == 1.0 and prior.at(2)["core.py"] == 0.0
