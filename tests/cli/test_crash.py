@@ -70,29 +70,29 @@ def versions(index_dir: Path, table: str) -> int:
         return 0
 
 
-def assert_no_workers_left(timeout: float = 5.0) -> None:
-    """A killed indexer's chunking workers exit too (their stdin closes), never linger."""
+def assert_no_workers_left(session: int, timeout: float = 5.0) -> None:
+    """A killed indexer's chunking workers exit too (their stdin closes), never linger. The
+    indexer ran in a session of its own, so its workers are told from any other process's
+    (another test run's resident workers) by their session id, which survives their parent."""
     deadline = time.monotonic() + timeout
     while True:
-        left = [pid for pid in os.listdir("/proc") if pid.isdigit() and _is_worker(pid)]
+        left = [pid for pid in os.listdir("/proc") if pid.isdigit() and _is_worker(pid, session)]
         if not left or time.monotonic() > deadline:
             break
         time.sleep(0.05)
     assert not left, f"index workers outlived their parent: {left}"
 
 
-def _is_worker(pid: str) -> bool:
-    """A worker process, not one of this test process's own resident workers (kept warm by
-    the tests that index in-process; see ingest/workers.py)."""
+def _is_worker(pid: str, session: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
             if b"codecite_lsp.ingest.workers" not in handle.read():
                 return False
         with open(f"/proc/{pid}/stat", "rb") as handle:
-            parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
         return False
-    return parent != os.getpid()
+    return int(fields[3]) == session  # after "state ppid pgrp": the session id
 
 
 def run_and_kill(repo: Path, index_dir: Path, table: str, commits: int) -> bool:
@@ -106,6 +106,7 @@ def run_and_kill(repo: Path, index_dir: Path, table: str, commits: int) -> bool:
         env=environment(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     deadline = time.monotonic() + 120
     try:
@@ -113,7 +114,7 @@ def run_and_kill(repo: Path, index_dir: Path, table: str, commits: int) -> bool:
             if versions(index_dir, table) >= start + commits:
                 process.send_signal(signal.SIGKILL)
                 process.wait()
-                assert_no_workers_left()
+                assert_no_workers_left(session=process.pid)
                 return True
             time.sleep(0.002)
         return False
