@@ -7,13 +7,17 @@ filler remembers it (:class:`_Whole`) and the next update embeds only the conten
 wrote, read by a filter. That knowledge is dropped, and the next fill covers the whole index
 again, whenever it may no longer hold: a vectors table dropped as damaged, another embedder
 name (a retrain), a table version this process did not write (another process, optimize),
-an untrained embedder or a cancelled fill. The live vector count for status is read only
-when status asks after a change.
+an untrained embedder or a cancelled fill. It is kept in ``vectors-whole.json`` too, so a
+restarted server's first save is as cheap (versions it did not write never match). The live
+vector count for status is read only when status asks after a change.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
+import os
 import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
+MARK = "vectors-whole.json"
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,24 @@ class _Whole:
     @classmethod
     def now(cls, store: Store, embedder: str) -> _Whole:
         return cls(id(store), store.vector_drops, embedder, tuple(sorted(store.versions().items())))
+
+    def save(self, index_dir: Path) -> None:
+        """For the next process (atomic: temp file + rename; a failure only costs it a scan)."""
+        text = json.dumps({"embedder": self.embedder, "versions": dict(self.versions)})
+        temp = index_dir / f"{MARK}.tmp{os.getpid()}.{threading.get_ident()}"
+        with contextlib.suppress(OSError):
+            temp.write_text(text, encoding="utf-8")
+            os.replace(temp, index_dir / MARK)
+
+    @classmethod
+    def saved(cls, store: Store) -> _Whole | None:
+        """What a previous process saved, as if this one had filled (None: nothing usable)."""
+        try:
+            raw = json.loads((store.index_dir / MARK).read_text(encoding="utf-8"))
+            versions = tuple(sorted((str(k), int(v)) for k, v in raw["versions"].items()))
+            return cls(id(store), store.vector_drops, str(raw["embedder"]), versions)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
 
 
 class VectorFiller:
@@ -78,14 +101,27 @@ class VectorFiller:
 
     def whole_before_write(self, store: Store) -> bool:
         """Before an update writes: may its fill embed only what it writes?"""
-        if self.embedder is None or self._whole is None:
+        whole = self._whole or _Whole.saved(store)
+        if whole is None or self._make_embedder() is None:
             return False
-        return self._whole == _Whole.now(store, self.embedder.name)
+        assert self.embedder is not None
+        return whole == _Whole.now(store, self.embedder.name)
 
     def still_whole(self, store: Store) -> None:
         """A write that changed no content (optimize) keeps every chunk's vector."""
         if self.embedder is not None and self._whole is not None:
-            self._whole = _Whole.now(store, self.embedder.name)
+            self._record(store, self.embedder.name)
+
+    def _make_embedder(self) -> Embedder | None:
+        if self.embedder is None and self.config.embedding != "none":
+            from .embedding import make_embedder
+
+            self.embedder = make_embedder(self.config, self.index_dir)
+        return self.embedder
+
+    def _record(self, store: Store, name: str) -> None:
+        self._whole = _Whole.now(store, name)
+        self._whole.save(self.index_dir)
 
     def fill(
         self,
@@ -99,12 +135,11 @@ class VectorFiller:
         if self.config.embedding == "none":
             return
         try:
-            from .embedding import fill_vectors, make_embedder
+            from .embedding import fill_vectors
 
-            if self.embedder is None:
-                self.embedder = make_embedder(self.config, self.index_dir)
-            if self.embedder is None:
+            if self._make_embedder() is None:
                 return
+            assert self.embedder is not None
             self._whole = None  # until this fill has finished
             self._set("embedding")
             if written is not None and self._fill_written(store, written, cancel):
@@ -117,7 +152,7 @@ class VectorFiller:
             # No vectors yet (e.g. too few chunks to train the default embedder): not "ready".
             self._set("ready" if vectors else "idle")
             if vectors == hashes and not (cancel is not None and cancel.is_set()):
-                self._whole = _Whole.now(store, name)
+                self._record(store, name)
         except Exception as exc:  # model/network trouble: keep the keyword index usable
             log.warning("embedding failed: %s", exc)
             self._set("failed", error=str(exc))
@@ -144,7 +179,7 @@ class VectorFiller:
             self._uncounted += 1
             self._counting = name
         self._set("ready" if store.chunk_count() else "idle")
-        self._whole = _Whole.now(store, name)
+        self._record(store, name)
         return True
 
     def _set(self, state: str, *, error: str = "") -> None:

@@ -116,6 +116,8 @@ class Store(KeywordMixin, VectorsMixin):
                 self._db.drop_table(name)
             shutil.rmtree(self.index_dir / "lance" / f"{name}.lance", ignore_errors=True)
         write_meta(self.index_dir, Meta())
+        # The indexer's "every chunk had a vector" of the old tables (index/filling.py).
+        (self.index_dir / "vectors-whole.json").unlink(missing_ok=True)
         forget_view(self.index_dir)
         return Store.open(self.index_dir, in_memory=self._view is not None)
 

@@ -56,12 +56,24 @@ def test_a_saved_file_gets_vectors_and_status_counts_them(indexed: Indexer) -> N
     assert ix.status()["embedder"]["vectors"] == _distinct(ix) < 144  # the gone ones not counted
 
 
+def test_a_restarted_indexer_fills_a_save_and_counts_right(indexed: Indexer) -> None:
+    repo = indexed.repo
+    ix = Indexer(repo, Config(chunk_budget=200))  # a new process: knows only what is on disk
+    (repo / "audit.py").write_text("def audit_rotation(log):\n    return log.rotated()\n")
+    ix.update_paths(["audit.py"])
+    assert _missing(ix) == []
+    assert ix.status()["embedder"]["vectors"] == _distinct(ix) == 145
+
+
+@pytest.mark.parametrize("restarted", [False, True])
 def test_a_save_after_the_vectors_were_dropped_elsewhere_refills_them_all(
-    indexed: Indexer,
+    indexed: Indexer, restarted: bool
 ) -> None:
     ix, repo = indexed, indexed.repo
     other = Store.open(ix.index_dir)  # another process (a CLI run) found them damaged
     other._drop_vectors(RuntimeError("damaged"))
+    if restarted:
+        ix = Indexer(repo, Config(chunk_budget=200))
     with open(repo / "module_3.py", "a") as handle:
         handle.write("\n# saved\n")
     ix.update_paths(["module_3.py"])
