@@ -5,6 +5,7 @@ filling of the store's vectors behind the keyword index."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,15 +117,18 @@ def fill_vectors(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     batch: int = 512,
+    among: Collection[str] | None = None,
 ) -> int:
-    """Embed every chunk lacking a vector for ``embedder``, ``batch`` chunks at a time.
+    """Embed every chunk lacking a vector for ``embedder``, ``batch`` chunks at a time; only
+    the chunks of the content hashes ``among`` when given (those an update wrote, when every
+    other chunk already has its vector: the update then reads only their rows).
 
     Trains the default embedder first when needed. Returns the number of vectors written;
     stops early (keeping what was written) when ``cancel`` is set. Raises EmbeddingError when
     the model fails; the keyword index is untouched either way.
     """
     if isinstance(embedder, StaticEmbedder):
-        train_if_needed(store, embedder, progress)
+        train_if_needed(store, embedder, progress, among)
         if embedder.model is None:
             return 0
     name = embedder.name
@@ -133,7 +137,7 @@ def fill_vectors(
     written = 0
     previous: list[str] = []
     while not (cancel and cancel.is_set()):
-        pending = store.missing_vectors(name, batch)
+        pending = store.missing_vectors(name, batch, among)
         hashes = [h for h, _ in pending]
         if not pending or hashes == previous:  # nothing left, or the store did not take them
             break

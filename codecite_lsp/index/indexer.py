@@ -28,10 +28,10 @@ from ..core.config import Config
 from ..ingest.paths import repo_relative
 from ..ingest.workers import Job, Prepared, prepared
 from . import manifest
+from .filling import VectorFiller
 from .lock import IndexBusy, write_lock
 from .passes import (
     Batch,
-    EmbedderState,
     IndexReport,
     IndexStatus,
     Totals,
@@ -46,7 +46,6 @@ __all__ = ["IndexBusy", "IndexReport", "IndexStatus", "Indexer", "Progress"]
 
 if TYPE_CHECKING:
     from ..ingest.ignore import IgnoreRules
-    from .embedder import Embedder
     from .store import FileRecord, Meta, Store
 
 log = logging.getLogger(__name__)
@@ -71,17 +70,11 @@ class Indexer:
         self.config = config
         self.index_dir = config.resolved_index_dir(repo)
         self._store: Store | None = None
-        self._embedder: Embedder | None = None
+        self._vectors = VectorFiller(config, self.index_dir)
         self._ignore: IgnoreRules | None = None
         self._state = threading.Lock()  # guards the fields below, read by status()
         self._pending: set[str] = set()
         self._last_update: float | None = None
-        self._embedding: EmbedderState = {
-            "name": config.embedding,
-            "state": "off" if config.embedding == "none" else "idle",
-            "vectors": 0,
-            "error": "",
-        }
 
     # -- state for the server --------------------------------------------------------------
 
@@ -106,6 +99,7 @@ class Indexer:
         else:  # not opened yet (a restart): the index on disk as its last pass left it
             meta = read_meta(self.index_dir)
             files, chunks = meta.files or 0, meta.chunks or 0
+        embedder = self._vectors.state(store)
         with self._state:
             last_update = self._last_update
             status: IndexStatus = {
@@ -113,7 +107,7 @@ class Indexer:
                 "chunks": chunks,
                 "pending": len(self._pending),
                 "last_update": last_update,
-                "embedder": self._embedding.copy(),
+                "embedder": embedder,
             }
         if last_update is None:  # nothing written since this process started: the index's own
             status["last_update"] = epoch(read_meta(self.index_dir).last_update)
@@ -134,7 +128,8 @@ class Indexer:
             self.optimize_if_due()
         report = pass_report(self.store, started, totals)
         cancelled = totals.cancelled or (cancel is not None and cancel.is_set())  # e.g. embedding
-        if totals.walked is not None and not cancelled and self._embedding["state"] != "failed":
+        failed = self._vectors.state(None)["state"] == "failed"
+        if totals.walked is not None and not cancelled and not failed:
             manifest.record_pass(self.index_dir, self.config, totals.walked, report)
         return report
 
@@ -220,16 +215,20 @@ class Indexer:
         meta: Meta,
         progress: Progress | None,
         cancel: threading.Event | None,
+        written: set[str] | None = None,
     ) -> None:
-        """After the chunks are written: meta, the search index, vectors."""
+        """After the chunks are written: meta, the search index, vectors (of the content
+        hashes ``written`` only, when the vector filler knows the rest have theirs)."""
         meta.last_update = self._stamp(meta.last_update)
         meta.files, meta.chunks = store.file_count(), store.chunk_count()
         store.save_meta(meta)
         if progress:
             progress(1, 1, "building the search index")
         store.ensure_fts()
-        store.probe()  # a search must work on what was written: damage is repaired here
-        self._fill_vectors(progress, cancel)
+        # A search must work on what was written: damage is repaired here. An update's probe
+        # reads one row of each table; its fill reads the vectors' hash column (a filter).
+        store.probe(whole=written is None)
+        self._vectors.fill(store, progress, cancel, written)
 
     def optimize_if_due(self) -> bool:
         """Compact the tables and fold new rows into the indexes if enough has piled up.
@@ -242,7 +241,10 @@ class Indexer:
             drift = store.versions()["chunks"] - store.meta.optimized_version
             if store.unindexed_rows() < OPTIMIZE_UNINDEXED_ROWS and drift < OPTIMIZE_EVERY_VERSIONS:
                 return False
+            whole = self._vectors.whole_before_write(store)
             store.optimize()
+            if whole:  # the same contents, in fewer fragments: every chunk keeps its vector
+                self._vectors.still_whole(store)
             return True
 
     # -- a few paths (watcher, didSave) ----------------------------------------------------
@@ -264,6 +266,7 @@ class Indexer:
         targets, rules_changed = self._expand(paths, known)
         if rules_changed:
             return self._full_pass(None, None)
+        whole = self._vectors.whole_before_write(store)
         batch = Batch()
         jobs = []
         for rel in sorted(targets):
@@ -278,7 +281,8 @@ class Indexer:
         totals = Totals()
         self._commit(batch, totals)
         if len(batch):
-            self._finish(store, store.meta, None, None)
+            written = {c.content_hash for chunks in batch.chunks.values() for c in chunks}
+            self._finish(store, store.meta, None, None, written if whole else None)
         return totals
 
     def _expand(self, paths: Iterable[str], known: dict[str, FileRecord]) -> tuple[set[str], bool]:
@@ -355,35 +359,6 @@ class Indexer:
         if last is None:
             return previous
         return datetime.fromtimestamp(last, timezone.utc).isoformat(timespec="seconds")
-
-    # -- vectors ---------------------------------------------------------------------------
-
-    def _fill_vectors(self, progress: Progress | None, cancel: threading.Event | None) -> None:
-        """Embed new chunks; keyword search already works, so a failure here only degrades."""
-        if self.config.embedding == "none":
-            return
-        try:
-            from .embedding import fill_vectors, make_embedder
-
-            if self._embedder is None:
-                self._embedder = make_embedder(self.config, self.index_dir)
-            if self._embedder is None:
-                return
-            self._set_embedding("embedding")
-            fill_vectors(self.store, self._embedder, progress, cancel)
-            vectors = self.store.vector_count(self._embedder.name)
-            # No vectors yet (e.g. too few chunks to train the default embedder): not "ready".
-            self._set_embedding("ready" if vectors else "idle", vectors=vectors)
-        except Exception as exc:  # model/network trouble: keep the keyword index usable
-            log.warning("embedding failed: %s", exc)
-            self._set_embedding("failed", error=str(exc))
-
-    def _set_embedding(self, state: str, *, vectors: int | None = None, error: str = "") -> None:
-        with self._state:
-            self._embedding["state"] = state
-            self._embedding["error"] = error
-            if vectors is not None:
-                self._embedding["vectors"] = vectors
 
     # -- the write lock --------------------------------------------------------------------
 

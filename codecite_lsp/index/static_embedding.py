@@ -30,7 +30,7 @@ import os
 import threading
 import zipfile
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -261,14 +261,23 @@ def static_model_path(index_dir: Path) -> Path:
     return index_dir / "embedding" / f"{STATIC_VERSION}.npz"
 
 
-def train_if_needed(store: Store, embedder: StaticEmbedder, progress: Progress | None) -> None:
+def train_if_needed(
+    store: Store,
+    embedder: StaticEmbedder,
+    progress: Progress | None,
+    among: Collection[str] | None = None,
+) -> None:
+    """Train on a cold index; retrain on vocabulary drift. ``among``: the only content hashes
+    that may lack a vector (an update's, every other chunk having one), read by a filter."""
     chunks = store.chunk_count()
     if chunks < MIN_TRAIN_CHUNKS:
         return
     if embedder.model is not None:
-        if chunks - store.vector_count(embedder.name) < DRIFT_MIN_SHARE * chunks:
-            return  # cheap count first: a saved file must not pay for a corpus scan
-        pending = store.missing_vectors(embedder.name, TRAIN_MAX_CHUNKS)
+        if among is not None and len(among) < DRIFT_MIN_SHARE * chunks:
+            return  # the few chunks an update wrote cannot be a drift
+        if among is None and chunks - store.vector_count(embedder.name) < DRIFT_MIN_SHARE * chunks:
+            return  # cheap count first: a corpus scan only when many vectors are missing
+        pending = store.missing_vectors(embedder.name, TRAIN_MAX_CHUNKS, among)
         share = len(pending) / chunks
         if (
             share < DRIFT_MIN_SHARE

@@ -11,6 +11,7 @@ import contextlib
 import logging
 import shutil
 import threading
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -43,6 +44,7 @@ class _Store(Protocol):
     _chunks: Any
     _lock: threading.Lock
     _view: IndexView | None
+    vector_drops: int
 
     @property
     def meta(self) -> Meta: ...
@@ -53,7 +55,9 @@ class _Store(Protocol):
 
     def _drop_vectors(self, exc: BaseException) -> None: ...
 
-    def _vector_hashes(self, embedder: str | None) -> list[str]: ...
+    def _vector_hashes(
+        self, embedder: str | None, among: Collection[str] | None = None
+    ) -> list[str]: ...
 
 
 class VectorsMixin:
@@ -71,26 +75,42 @@ class VectorsMixin:
         log.warning(
             "the vectors in %s were damaged (%s); computing them again", self.index_dir, _said(exc)
         )
+        self.vector_drops += 1  # an indexer filling only what it wrote must fill everything now
         with contextlib.suppress(Exception):
             self._db.drop_table("vectors")
         shutil.rmtree(self.index_dir / "lance" / "vectors.lance", ignore_errors=True)
 
-    def _vector_hashes(self: _Store, embedder: str | None) -> list[str]:
-        """Content hashes holding a vector (from ``embedder``, or any); [] if damaged."""
+    def _vector_hashes(
+        self: _Store, embedder: str | None, among: Collection[str] | None = None
+    ) -> list[str]:
+        """Content hashes holding a vector (from ``embedder``, or any; only those ``among``
+        when given: a filtered read, not the whole column); [] if damaged."""
         vectors = self._vectors_table()
         if vectors is None:
             return []
         where = None if embedder is None else f"embedder = {sql_literal(embedder)}"
         try:
-            return _column(vectors, "content_hash", where)
+            if among is None:
+                return _column(vectors, "content_hash", where)
+            return [
+                h
+                for batch in _in_filters("content_hash", among)
+                for h in _column(vectors, "content_hash", _both(where, batch))
+            ]
         except Exception as exc:
             self._drop_vectors(exc)
             return []
 
-    def missing_vectors(self: _Store, embedder: str, limit: int) -> list[tuple[str, str]]:
-        """(content_hash, text) of chunks that have no vector from ``embedder`` yet."""
-        wanted = dict.fromkeys(_column(self._chunks, "content_hash"))
-        for h in self._vector_hashes(embedder):
+    def missing_vectors(
+        self: _Store, embedder: str, limit: int, among: Collection[str] | None = None
+    ) -> list[tuple[str, str]]:
+        """(content_hash, text) of chunks that have no vector from ``embedder`` yet; only of
+        the hashes ``among`` when given (a saved file's: its cost is the file's, not the
+        index's)."""
+        wanted = dict.fromkeys(
+            _column(self._chunks, "content_hash") if among is None else sorted(among)
+        )
+        for h in self._vector_hashes(embedder, among):
             wanted.pop(h, None)
         hashes = list(wanted)[:limit]
         texts: dict[str, str] = {}
@@ -144,6 +164,12 @@ class VectorsMixin:
             return 0
         return len(set(stored) & set(_column(self._chunks, "content_hash")))
 
+    def vector_coverage(self: _Store, embedder: str) -> tuple[int, int]:
+        """(vectors from ``embedder`` of chunks in the index, distinct chunk contents): equal
+        when every chunk has its vector."""
+        contents = set(_column(self._chunks, "content_hash"))
+        return len(contents.intersection(self._vector_hashes(embedder))), len(contents)
+
     def vector_search(
         self: _Store, embedder: str, vector: np.ndarray, limit: int
     ) -> list[tuple[Chunk, float]]:
@@ -172,6 +198,10 @@ class VectorsMixin:
         found = [(c, similarity[c.content_hash]) for c in chunks]
         found.sort(key=lambda pair: (-pair[1], pair[0].path, pair[0].start_line))
         return found[:limit]
+
+
+def _both(first: str | None, second: str) -> str:
+    return second if first is None else f"({first}) AND ({second})"
 
 
 def _nearest(table: Any, embedder: str, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:

@@ -424,7 +424,7 @@ def test_after_a_checkout_storm_the_embedder_retrains_and_counts_only_live_vecto
     assert first["embedder"]["state"] == "ready"
     distinct = len(ix.store.missing_vectors("no-such-embedder", 10**6))  # one vector per text
     assert first["embedder"]["vectors"] == distinct > 100
-    name = ix._embedder.name if ix._embedder else ""
+    name = ix._vectors.embedder.name if ix._vectors.embedder else ""
 
     for path in tmp_path.glob("module_*.py"):  # another branch: every file differs
         path.unlink()
@@ -432,6 +432,8 @@ def test_after_a_checkout_storm_the_embedder_retrains_and_counts_only_live_vecto
     ix.run()
 
     status = ix.status()
-    assert ix._embedder is not None and ix._embedder.name != name  # trained on the new corpus
+    assert (
+        ix._vectors.embedder is not None and ix._vectors.embedder.name != name
+    )  # trained on the new corpus
     distinct = len(ix.store.missing_vectors("no-such-embedder", 10**6))
     assert status["embedder"]["vectors"] == distinct  # not the old ones too
