@@ -118,16 +118,18 @@ def _error_share(errors: Sequence[Node], source: bytes) -> float:
     return bad / solid if solid else 0.0
 
 
-def _node_text(node: Node) -> str:
-    return node.text.decode("utf-8", "replace") if node.text else ""
+def _node_text(node: Node, source: bytes) -> str:
+    # A slice of the source in hand, not node.text: the tree was parsed through a read callback
+    # (guard.py), so node.text reads the file again through it, ~60 us a name (issue 11).
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def _match(pattern: int, captures: dict[str, list[Node]]) -> _Match:
+def _match(pattern: int, captures: dict[str, list[Node]], source: bytes) -> _Match:
     kind, nodes = next((k, v) for k, v in captures.items() if k.startswith("definition."))
     name_node = captures["name"][0]
-    name = _node_text(name_node)
+    name = _node_text(name_node, source)
     if "receiver" in captures:
-        name = f"{_node_text(captures['receiver'][0])}{CODE_SEPARATOR}{name}"
+        name = f"{_node_text(captures['receiver'][0], source)}{CODE_SEPARATOR}{name}"
     return _Match(
         pattern,
         nodes[0],
@@ -149,14 +151,13 @@ def _parse(language: str, lines: Lines, root: Node) -> Parsed:
     for pattern, captures in QueryCursor(query_for(language)).matches(root):
         if "reference" in captures:
             for ref in captures["reference"]:
-                name = source[ref.start_byte : ref.end_byte].decode("utf-8", "replace")
-                references.append((ref.start_point.row, name))
+                references.append((ref.start_point.row, _node_text(ref, source)))
         elif "comment" in captures:
             comments.extend(captures["comment"])
         elif "error" in captures:
             errors.extend(captures["error"])
         elif "name" in captures:
-            match = _match(pattern, captures)
+            match = _match(pattern, captures, source)
             known = found.get(match.node.id)
             if known is None or pattern < known.pattern:  # the first pattern in the .scm wins
                 found[match.node.id] = match
@@ -208,9 +209,9 @@ def _heading_level(node: Node) -> int:
     return int(digits[0]) if digits else 1
 
 
-def _heading_title(node: Node) -> str:
+def _heading_title(node: Node, source: bytes) -> str:
     content = node.child_by_field_name("heading_content")
-    title = " ".join(_node_text(content).split()) if content is not None else ""
+    title = " ".join(_node_text(content, source).split()) if content is not None else ""
     return title or "#"
 
 
@@ -234,7 +235,7 @@ def _sections(lines: Lines, root: Node) -> Parsed:
         while stack and stack[-1][0] >= level:
             stack.pop()[1].end = row
         parent = stack[-1][1] if stack else None
-        title = _heading_title(node)
+        title = _heading_title(node, lines.source)
         path = f"{parent.path}{MARKDOWN_SEPARATOR}{title}" if parent else title
         # no node: an oversized section is cut between paragraphs, not between syntax nodes
         section = Def(row, row, lines.count, path, "heading", None, node.byte_range)
