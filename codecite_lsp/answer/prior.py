@@ -2,28 +2,34 @@
 of the chunks table, and after a write computed again off the request.
 
 A save changes the graph by a file at most, while computing it again reads every chunk's
-defines and uses (~0.3-0.5 s on the standard library): the search right after a save keeps the
-last prior, and a background thread brings it up to date for the searches that follow. Only
-the first search of a process waits for it.
+defines and uses (~0.3-0.5 s of CPU on the standard library): the search right after a save
+keeps the last prior, and a background thread brings it up to date for the searches that
+follow, at most once every REFRESH_SECONDS (a burst of saves, a checkout, a formatter run over
+the tree, would otherwise keep a core busy and slow the saves themselves). Only the first search
+of a process waits for it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 from .centrality import file_centrality
 
 log = logging.getLogger(__name__)
 
+REFRESH_SECONDS = 30.0
 References = Callable[[], Sequence[tuple[str, Sequence[str], Sequence[str]]]]
 
 
 class CentralityPrior:
-    def __init__(self, references: References) -> None:
+    def __init__(self, references: References, refresh_seconds: float = REFRESH_SECONDS) -> None:
         self._references = references
+        self._refresh_seconds = refresh_seconds
         self._current: tuple[int, dict[str, float]] | None = None
+        self._computed_at = 0.0
         self._lock = threading.Lock()
         self._refreshing: threading.Thread | None = None
 
@@ -33,7 +39,8 @@ class CentralityPrior:
         current = self._current
         if current is None:
             current = self._current = (version, file_centrality(self._references()))
-        elif current[0] != version:
+            self._computed_at = time.monotonic()
+        elif current[0] != version and time.monotonic() >= self._due():
             self._refresh(version)
         return current[1]
 
@@ -42,6 +49,9 @@ class CentralityPrior:
         thread = self._refreshing
         if thread is not None:
             thread.join(timeout)
+
+    def _due(self) -> float:
+        return self._computed_at + self._refresh_seconds
 
     def _refresh(self, version: int) -> None:
         with self._lock:
@@ -55,6 +65,7 @@ class CentralityPrior:
     def _compute(self, version: int) -> None:
         try:
             self._current = (version, file_centrality(self._references()))
+            self._computed_at = time.monotonic()
         except Exception as exc:  # the last prior stays: a mild prior never fails a search
             log.warning("the reference graph could not be read again: %s", exc)
         finally:

@@ -180,9 +180,23 @@ def test_a_search_after_a_write_keeps_the_last_prior_while_the_graph_is_read_aga
             assert release.wait(10)  # the read of the new graph is slow
         return rows
 
-    prior = CentralityPrior(references)
+    prior = CentralityPrior(references, refresh_seconds=0.0)
     assert prior.at(1)["core.py"] == 1.0
     assert prior.at(2)["core.py"] == 1.0  # at once: the last prior while version 2 is read
     release.set()
     prior.settled(10)
     assert prior.at(2)["app.py"] == 1.0 and prior.at(2)["core.py"] == 0.0
+
+
+def test_a_burst_of_writes_reads_the_graph_again_at_most_once_a_while() -> None:
+    reads: list[int] = []
+
+    def references() -> list[tuple[str, list[str], list[str]]]:
+        reads.append(1)
+        return [("core.py", ["load"], []), ("app.py", [], ["load"])]
+
+    prior = CentralityPrior(references, refresh_seconds=3600.0)
+    for version in range(1, 20):  # a save, a search, a save, ...
+        prior.at(version)
+        prior.settled(10)
+    assert len(reads) == 1
