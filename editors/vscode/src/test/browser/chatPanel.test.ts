@@ -100,6 +100,8 @@ beforeEach(async () => {
   page = context.pages()[0] ?? (await context.newPage());
   await page.goto(`${ORIGIN}/panel.html`);
   await until("window.__posted.length > 0");
+  // Counts messages after the panel's own listener (added before this one) has handled them.
+  await page.evaluate("window.__delivered = 0; addEventListener('message', () => { window.__delivered += 1; })");
   await fromHost({ type: "wording", wording: WORDING });
 });
 
@@ -122,9 +124,13 @@ function posted(): Promise<PageMessage[]> {
   return page.evaluate<PageMessage[]>("window.__posted");
 }
 
-/** What the extension host's webview.postMessage does: a message event on the page's window. */
+/** What the extension host's webview.postMessage does: a message event on the page's window.
+ * The event is delivered as a later task: wait until the panel has handled (and drawn) it, or a
+ * check that does not wait (count()) reads the panel before it. */
 async function fromHost(message: HostMessage): Promise<void> {
+  const before = await page.evaluate<number>("window.__delivered");
   await page.evaluate(`window.postMessage(${JSON.stringify(message)}, "*")`);
+  await until(`window.__delivered > ${before}`);
 }
 
 function exchange(id: string, question: string, answer?: Answer): HostMessage {
