@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from corpora import write_trainable_tree
 from hostile_inputs import NEST_PY, kotlin_read_back_bomb
 
 from codecite_lsp.core.config import load_config
@@ -63,18 +64,6 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(repo: Path
 # --- a damaged index heals itself ----------------------------------------------------------------
 
 
-def _tree(repo: Path) -> None:
-    """Enough chunks (100+) for the default embedder to train and write vectors."""
-    for i in range(12):
-        body = "".join(
-            f"def handler_{i}_{j}(request, limit={j}):\n"
-            f'    """Rotate key {i}.{j} within the rate limit."""\n'
-            f"    return sorted(request.get(k) for k in range(limit))\n\n\n"
-            for j in range(12)
-        )
-        (repo / f"module_{i}.py").write_text(body)
-
-
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     from codecite_lsp.cli import main
 
@@ -119,7 +108,7 @@ def test_each_corruption_then_index_then_search_works(
     monkeypatch.setenv("CODECITE_CHUNK_BUDGET", "200")  # one chunk per function
     repo = tmp_path / "repo"
     repo.mkdir()
-    _tree(repo)
+    write_trainable_tree(repo)
     assert _run(capsys, "index", "--quiet", "--repo", str(repo))[0] == 0
     index_dir = repo / ".codecite"
     assert _files(index_dir / "embedding", ".npz") and _files(index_dir / "lance" / "vectors.lance")
@@ -172,7 +161,7 @@ def test_a_save_on_a_damaged_index_rebuilds_it(
     monkeypatch.setenv("CODECITE_EMBEDDING", "none")
     repo = tmp_path / "repo"
     repo.mkdir()
-    _tree(repo)
+    write_trainable_tree(repo)
     assert _run(capsys, "index", "--quiet", "--repo", str(repo))[0] == 0
     CORRUPTIONS["chunk data file truncated"](repo / ".codecite")
     (repo / "module_0.py").write_text("def saved_just_now():\n    return 0\n")

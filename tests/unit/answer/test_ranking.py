@@ -74,17 +74,22 @@ def test_a_helper_between_two_matching_functions_is_listed(tmp_path: Path) -> No
     assert found[2].score < found[1].score
 
 
-def test_one_file_with_many_matching_chunks_leaves_room_for_the_next_file(
-    tmp_path: Path,
-) -> None:
-    parsers = "".join(
+# Six parsers of header lines in one file, and one helper in another that also matches.
+_HEADER_PARSERS = {
+    "parsing.py": "".join(
         f"def parse_header_{i}(raw):\n"
         "    '''Parse a header line: the header name and header value.'''\n"
         f"    return split_header(raw, {i})\n\n\n"
         for i in range(6)
-    )
-    value = "def header_value(raw):\n    '''The value of a header.'''\n    return raw[1]\n"
-    config = _index(tmp_path, {"parsing.py": parsers, "values.py": value})
+    ),
+    "values.py": "def header_value(raw):\n    '''The value of a header.'''\n    return raw[1]\n",
+}
+
+
+def test_one_file_with_many_matching_chunks_leaves_room_for_the_next_file(
+    tmp_path: Path,
+) -> None:
+    config = _index(tmp_path, _HEADER_PARSERS)
     found = open_retriever(tmp_path / "repo", config).search("parse header name value", 2)
     assert [r.path for r in found] == ["parsing.py", "values.py"]
 
@@ -125,14 +130,7 @@ def test_between_equal_matches_the_central_file_ranks_first(tmp_path: Path) -> N
 def test_the_question_path_keeps_a_files_further_chunks_in_its_pool(tmp_path: Path) -> None:
     # The spread is for a list a person reads; the question path reranks its own pool, where
     # the chunks of the file that matches best are the likeliest sources.
-    parsers = "".join(
-        f"def parse_header_{i}(raw):\n"
-        "    '''Parse a header line: the header name and header value.'''\n"
-        f"    return split_header(raw, {i})\n\n\n"
-        for i in range(6)
-    )
-    value = "def header_value(raw):\n    '''The value of a header.'''\n    return raw[1]\n"
-    config = _index(tmp_path, {"parsing.py": parsers, "values.py": value})
+    config = _index(tmp_path, _HEADER_PARSERS)
     retriever = open_retriever(tmp_path / "repo", Config(**{**vars(config), "candidates": 2}))
     found = retriever.retrieve("how are the header name and value parsed?")
     assert [r.path for r in found.candidates] == ["parsing.py", "parsing.py"]

@@ -7,27 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from corpora import write_trainable_tree
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.index.store import Store
 
 
-def _tree(repo: Path) -> None:
-    """144 chunks: enough for the default embedder to train."""
-    for i in range(12):
-        body = "".join(
-            f"def handler_{i}_{j}(request, limit={j}):\n"
-            f'    """Rotate key {i}.{j} within the rate limit."""\n'
-            f"    return sorted(request.get(k) for k in range(limit))\n\n\n"
-            for j in range(12)
-        )
-        (repo / f"module_{i}.py").write_text(body)
-
-
 @pytest.fixture
 def indexed(tmp_path: Path) -> Indexer:
-    _tree(tmp_path)
+    write_trainable_tree(tmp_path)
     ix = Indexer(tmp_path, Config(chunk_budget=200))  # one chunk per function; static embedder
     ix.run()
     assert ix.status()["embedder"]["state"] == "ready"
@@ -95,7 +84,7 @@ def test_a_save_heals_a_truncated_vectors_data_file(indexed: Indexer) -> None:
 def test_a_cancelled_fill_is_finished_by_the_next_save(tmp_path: Path) -> None:
     import threading
 
-    _tree(tmp_path)
+    write_trainable_tree(tmp_path)
     ix = Indexer(tmp_path, Config(chunk_budget=200))
     cancel = threading.Event()
 
