@@ -29,8 +29,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from codecite_lsp.answer.gate import GatePassed, verify  # noqa: E402
-from codecite_lsp.answer.prompt import Source  # noqa: E402
+from codecite_lsp.core.records import Source  # noqa: E402
+from codecite_lsp.verify.gate import GatePassed, verify  # noqa: E402
 
 Reply = dict[str, Any]
 

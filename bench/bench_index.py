@@ -30,12 +30,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from codecite_lsp.answer.retrieval import Retriever
 from codecite_lsp.core.config import Config
 from codecite_lsp.index.embedding import fill_vectors, make_embedder
 from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.ingest.languages import language_for_path, parser_for
 from codecite_lsp.ingest.scan import scan
+from codecite_lsp.retrieve.retriever import Retriever
 
 SELF = Path(__file__).resolve().parent.parent
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from codecite_lsp.answer.retrieval import Retriever
     from codecite_lsp.core.records import Result
+    from codecite_lsp.retrieve.retriever import Retriever
 
 
 def questions(root: Path, count: int, seed: int = 0) -> list[str]:
@@ -102,9 +102,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--keep", type=Path, help="a folder for the stdlib copy and its index")
     args = parser.parse_args()
-    from codecite_lsp.answer.retrieval import open_retriever
     from codecite_lsp.core.config import Config
     from codecite_lsp.index.indexer import Indexer
+    from codecite_lsp.retrieve.retriever import open_retriever
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="codecite-search-"))
     root = work / "stdlib"

@@ -29,12 +29,12 @@ from eval_retrieval import (
     evaluate,
 )
 
-from codecite_lsp.answer.retrieval import Retriever
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Result
 from codecite_lsp.index.embedding import fill_vectors
 from codecite_lsp.index.static_embedding import StaticEmbedder
 from codecite_lsp.index.store import Store
+from codecite_lsp.retrieve.retriever import Retriever
 
 
 def _built(keep: Path) -> tuple[list[Query], Store, Config, StaticEmbedder]:

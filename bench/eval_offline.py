@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from codecite_lsp.answer.pipeline import Answerer  # noqa: E402
-from codecite_lsp.answer.prompt import sources_from_results  # noqa: E402
 from codecite_lsp.core.answers import Answered, ClaimSpan  # noqa: E402
 from codecite_lsp.core.config import Config  # noqa: E402
+from codecite_lsp.core.records import sources_from_results  # noqa: E402
 from codecite_lsp.index.indexer import Indexer  # noqa: E402
 
 _HEADING = re.compile(r"^\s*(#{1,6}\s|[=\-~^]{3,}\s*$)")  # markdown / reStructuredText

@@ -87,10 +87,10 @@ def main() -> None:
         return
     cases = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
 
-    from codecite_lsp.answer.retrieval import open_retriever
     from codecite_lsp.core.config import Config
     from codecite_lsp.core.terms import is_test_path
     from codecite_lsp.index.indexer import Indexer
+    from codecite_lsp.retrieve.retriever import open_retriever
 
     def non_code(path: str) -> bool:  # the same rule in every version measured
         return is_test_path(path) or not path.endswith(".py")

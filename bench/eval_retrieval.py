@@ -36,14 +36,14 @@ from pathlib import Path
 
 import numpy as np
 
-from codecite_lsp.answer.retrieval import Retriever, result_from_chunk
-from codecite_lsp.answer.semantic import SemanticRanker
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Result
 from codecite_lsp.index.embedding import fill_vectors
 from codecite_lsp.index.minilm import MiniLMEmbedder, VectorCache
 from codecite_lsp.index.static_embedding import StaticEmbedder, TrainingParams
 from codecite_lsp.index.store import Store
+from codecite_lsp.retrieve.retriever import Retriever, result_from_chunk
+from codecite_lsp.retrieve.semantic import SemanticRanker
 
 SKIP_PARTS = {"test", "tests", "idle_test", "site-packages", "lib2to3", "__pycache__"}
 KS = (1, 5, 10)

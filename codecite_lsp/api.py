@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .answer.citations import fits_lines
-from .answer.gate import GateFailed, GatePassed, GateRefusedByModel, GateResult, verify
-from .answer.prompt import Source
 from .core.answers import Answered, Refused, RetrievedRef
+from .core.records import Source
+from .verify.gate import GateFailed, GatePassed, GateRefusedByModel, GateResult, verify
+from .verify.quotes import fits_lines
 
 _REQUIRED: dict[str, type] = {
     "label": str,

@@ -144,7 +144,7 @@ def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
 
 
 def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
-    from .answer.retrieval import open_retriever
+    from .retrieve.retriever import open_retriever
 
     if args.limit <= 0:
         print("codecite: --limit must be positive", file=sys.stderr)
@@ -230,7 +230,7 @@ def _cmd_stats(args: argparse.Namespace, repo: Path, config: Config) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, repo: Path, config: Config) -> int:
-    from .lsp.server import run_stdio
+    from .lsp.handlers import run_stdio
 
     run_stdio()
     return 0

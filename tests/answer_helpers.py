@@ -15,9 +15,9 @@ from lsp_helpers import FIXTURE as SAMPLE
 
 from codecite_lsp.answer import llm
 from codecite_lsp.answer.pipeline import Answerer
-from codecite_lsp.answer.prompt import Source, sources_from_results
 from codecite_lsp.answer.trace import TraceLog
 from codecite_lsp.core.config import Config
+from codecite_lsp.core.records import Source, sources_from_results
 
 MODEL = "openai/gpt-4o-mini"  # litellm knows it supports JSON-schema output
 QUESTION = "How are API keys rotated?"

@@ -17,12 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..core import wording
 from ..core.answers import RefusalReason
-from . import wording
-from .feedback import retry_feedback, user_detail
-from .gate import AnswerSpan, CitationCheck, GateFailed, GatePassed, GateResult, verify
+from ..core.records import Source
+from ..verify.feedback import retry_feedback, user_detail
+from ..verify.gate import AnswerSpan, CitationCheck, GateFailed, GatePassed, GateResult, verify
 from .llm import ModelError
-from .prompt import Source, retry_messages
+from .prompt import retry_messages
 
 Messages = list[dict[str, str]]
 

@@ -43,7 +43,7 @@ def cited(answer: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """(symbols, paths) the answer's citations name, in order; a refusal's closest places give
     paths only. The answer came back from the client, so every field is checked, not trusted."""
     from ..ingest.readback import read_isolated
-    from .definitions import definitions  # tree-sitter: not on the server's start-up path
+    from ..offline.definitions import definitions  # tree-sitter: not on the server's start-up path
 
     quoted: list[tuple[str, str]] = []
     paths: list[str] = []

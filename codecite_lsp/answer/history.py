@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..core.answers import Answer, Answered, Citation, Refused, Resolution
-from .citations import resolve
+from ..verify.anchors import resolve
 from .trace import append_line, read_lines_newest_first
 
 HISTORY_FILE = "history.jsonl"

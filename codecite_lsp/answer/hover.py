@@ -16,8 +16,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..core.answers import Answered, Citation, Refused
-from .prompt import Source, sources_from_results
-from .retrieval import Retrieval
+from ..core.records import Source, sources_from_results
+from ..retrieve.retriever import Retrieval
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +125,8 @@ def definition_of(symbol: str, sources: list[Source]) -> Source | None:
 
 def extractive_answer(symbol: str, sources: list[Source]) -> Answered | None:
     """The offline explanation, checked by the citation gate like any model reply."""
-    from .extractive import hover_answer
-    from .gate import GatePassed, verify
+    from ..offline.extractive import hover_answer
+    from ..verify.gate import GatePassed, verify
 
     definition = definition_of(symbol, sources)
     uses = [source for source in sources if source is not definition]

@@ -16,20 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import wording
 from ..core.answers import Answered, RefusalReason, Refused, RetrievedRef
 from ..core.config import Config
 from ..core.limits import MAX_QUESTION_CHARS
-from ..core.records import Result
-from . import wording
+from ..core.records import Result, Source, sources_from_results
 from .attempts import ModelText, converse
 from .followup import Turn, standalone
 from .history import History
 from .llm import MockReplies, ModelError, ModelReply, complete, mock_replies_from_env
-from .prompt import RESPONSE_SCHEMA, Source, build_messages, sources_from_results
+from .prompt import RESPONSE_SCHEMA, build_messages
 from .trace import TraceLog, question_hash
 
 if TYPE_CHECKING:
-    from .retrieval import RetrievalContext, Retriever
+    from ..retrieve.retriever import RetrievalContext, Retriever
 
 EXTRACTIVE = "extractive"
 TOP_RETRIEVED = 5  # places listed with a refusal
@@ -75,7 +75,7 @@ class _Request:
 
 
 def _offline_refusal(question: str, sources: list[Source]) -> str:
-    from .extractive import missing_terms
+    from ..offline.extractive import missing_terms
 
     missing = missing_terms(question, sources)
     if missing:
@@ -99,7 +99,7 @@ def _context_note(context: RetrievalContext | None) -> str | None:
 
 def retrieval_context(context: object) -> RetrievalContext | None:
     """The editor context as the retriever wants it; the LSP session passes a plain dict."""
-    from .retrieval import RetrievalContext
+    from ..retrieve.retriever import RetrievalContext
 
     if context is None or isinstance(context, RetrievalContext):
         return context
@@ -140,7 +140,7 @@ class Answerer:
     def retriever(self) -> Retriever:
         with self._lock:
             if self._retriever is None:
-                from .retrieval import open_retriever
+                from ..retrieve.retriever import open_retriever
 
                 self._retriever = open_retriever(self.repo, self.config, self.in_memory)
             return self._retriever
@@ -255,7 +255,7 @@ class Answerer:
         if cancel is not None and cancel.is_set():
             raise ModelError("cancelled", "the request was cancelled")
         if self.config.model == EXTRACTIVE:
-            from .extractive import answer
+            from ..offline.extractive import answer
 
             request.model_calls += 1
             request.stage("answering offline")

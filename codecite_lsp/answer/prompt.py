@@ -9,45 +9,10 @@ with its line number, so no source can close its fence and speak as the prompt.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import Any
 
-from ..core.records import Result
-from .citations import declared_lines
-
-
-@dataclass(frozen=True)
-class Source:
-    """One retrieved chunk as the model sees it; ``text`` is exactly lines start_line..end_line."""
-
-    label: str
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    symbol: str | None = None
-    content_hash: str = ""
-    revision: str = ""
-    start_byte: int = 0
-
-
-def sources_from_results(results: list[Result]) -> list[Source]:
-    """Label retrieved chunks S1, S2, ... in retrieval order."""
-    return [
-        Source(
-            label=f"S{number}",
-            path=r.path,
-            start_line=r.start_line,
-            end_line=r.end_line,
-            text=r.text,
-            symbol=r.symbol,
-            content_hash=r.content_hash,
-            revision=r.revision,
-            start_byte=r.start_byte,
-        )
-        for number, r in enumerate(results, start=1)
-    ]
-
+from ..core.records import Source
+from ..verify.quotes import declared_lines
 
 _RULES = """\
 You answer questions about a code repository using ONLY the numbered sources in the user message.

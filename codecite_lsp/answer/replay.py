@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.answers import ClaimSpan
+from ..core.records import Source
 from .attempts import Messages, ModelText, Verdict, converse
-from .prompt import Source, build_messages
+from .prompt import build_messages
 
 MAX_VALID_REFUSED = 0.02  # the target: at most 2% of valid replies refused
 

@@ -16,7 +16,7 @@ from lsprotocol import types
 
 if TYPE_CHECKING:
     from ..service.session import Session
-    from .workspace import CodeciteServer
+    from .server import CodeciteServer
 
 log = logging.getLogger("codecite_lsp")
 

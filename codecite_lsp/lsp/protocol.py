@@ -33,7 +33,7 @@ from pygls.exceptions import (
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
-from .framing import FrameParser, Problem
+from .frames import FrameParser, Problem
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer

@@ -13,19 +13,11 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..answer.citations import split_lines
 from ..core.config import Config
 from ..ingest.scan import SourceFile
+from ..verify.quotes import split_lines
 from .files import Missing, Refused, read_current
-from .models import (
-    CheckOut,
-    CitationIn,
-    NearestOut,
-    OpenIn,
-    OpenOutput,
-    OpenState,
-    VerifyOutput,
-)
+from .models import CheckOut, CitationIn, NearestOut, OpenIn, OpenOutput, OpenState, VerifyOutput
 from .verify import Verdict, check_quote
 
 MAX_EXCERPT_LINES = 400

@@ -2,7 +2,7 @@
 
 An agent's citation is ``{path, start_line, end_line, quote}`` with no content hash, so it is
 judged by its quote alone, through the same resolution the answers' citations use
-(:func:`codecite_lsp.answer.citations.resolve`, whitespace-normalised and nothing else):
+(:func:`codecite_lsp.verify.anchors.resolve`, whitespace-normalised and nothing else):
 
 - verified: the quote is in lines start_line..end_line;
 - moved: the quote is elsewhere in the file (the occurrence nearest the cited lines is given);
@@ -23,8 +23,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
-from ..answer.citations import normalise_ws, resolve, split_lines
 from ..core.answers import Citation, Exact, Moved
+from ..verify.anchors import resolve
+from ..verify.quotes import normalise_ws, split_lines
 
 State = Literal["verified", "moved", "stale", "not_found"]
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .paths import RootParts, relative
+from .request_paths import RootParts, relative
 
 if TYPE_CHECKING:
     from ..answer.followup import Turn

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from . import shaping
 from .errors import SessionError, check
-from .paths import RootParts, absolute
+from .request_paths import RootParts, absolute
 
 
 class CitationParts(RootParts, Protocol):
@@ -32,8 +32,8 @@ def resolve(
     """Where a citation's lines are now (exact / moved / stale / gone), with those lines."""
     from pydantic import ValidationError
 
-    from ..answer.citations import resolve as resolve_citation
     from ..core.answers import Citation, Gone  # pydantic: kept off the start-up path
+    from ..verify.anchors import resolve as resolve_citation
 
     try:
         parsed = Citation.model_validate(

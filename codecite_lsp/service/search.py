@@ -7,7 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..answer.retrieval import Retriever
+    from ..retrieve.retriever import Retriever
     from .privacy import Privacy
 
 

@@ -22,7 +22,7 @@ from .upkeep import Upkeep
 
 if TYPE_CHECKING:
     from ..answer.pipeline import Answerer
-    from ..answer.retrieval import Retriever
+    from ..retrieve.retriever import Retriever
     from .privacy import Privacy
 
 # Settings whose change invalidates what is on disk: the index must be rebuilt or re-opened.
@@ -48,7 +48,7 @@ class Session:
     def retriever(self) -> Retriever:
         with self._lazy:
             if self._retriever is None:
-                from ..answer.retrieval import open_retriever
+                from ..retrieve.retriever import open_retriever
 
                 # the server answers many queries: from the index's in-memory view
                 self._retriever = open_retriever(self.root, self.config, in_memory=True)

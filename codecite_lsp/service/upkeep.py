@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core import memory
-from .paths import relative
+from .request_paths import relative
 
 if TYPE_CHECKING:
     from ..core.config import Config

@@ -11,9 +11,9 @@ from typing import Any
 
 from answer_helpers import MODEL, QUESTION, cite, claim, copy_sample, index_repo, reply, sources_for
 
-from codecite_lsp.answer.citations import normalise_ws
 from codecite_lsp.answer.llm import MOCK_ENV
 from codecite_lsp.answer.pipeline import Answerer
+from codecite_lsp.verify.quotes import normalise_ws
 
 
 def codecite(

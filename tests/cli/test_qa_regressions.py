@@ -17,9 +17,9 @@ from lsp_helpers import FIXTURE, copy_repo, init_params, request, server_config,
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from codecite_lsp.answer.extractive import answer
-from codecite_lsp.answer.prompt import Source
 from codecite_lsp.core.config import ConfigError, load_config
+from codecite_lsp.core.records import Source
+from codecite_lsp.offline.extractive import answer
 
 
 def codecite(repo: Path, index_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -44,7 +44,17 @@ def test_the_layers_contract_is_kept(tmp_path: Path) -> None:
 def test_an_import_from_a_later_stage_breaks_the_contract(tmp_path: Path) -> None:
     tree = _copy(tmp_path)
     terms = tree / "codecite_lsp" / "core" / "terms.py"
-    terms.write_text(terms.read_text() + "\nfrom ..answer import gate  # planted\n")
+    terms.write_text(terms.read_text() + "\nfrom ..verify import gate  # planted\n")
     result = _lint(tree)
     assert result.returncode != 0
-    assert "codecite_lsp.core.terms -> codecite_lsp.answer.gate" in result.stdout, result.stdout
+    assert "codecite_lsp.core.terms -> codecite_lsp.verify.gate" in result.stdout, result.stdout
+
+
+def test_the_gate_cannot_read_the_ranking(tmp_path: Path) -> None:
+    # verify/ and retrieve/ are independent siblings: a quote is never judged by a score.
+    tree = _copy(tmp_path)
+    gate = tree / "codecite_lsp" / "verify" / "gate.py"
+    gate.write_text(gate.read_text() + "\nfrom ..retrieve import scoring  # planted\n")
+    result = _lint(tree)
+    assert result.returncode != 0
+    assert "codecite_lsp.verify.gate -> codecite_lsp.retrieve.scoring" in result.stdout, result.stdout

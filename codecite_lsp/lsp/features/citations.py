@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from ...service.citations import past_answers, resolve
-from ...service.paths import absolute
+from ...service.request_paths import absolute
 from ..params import CitationArg, HistoryParams, parse
 
 if TYPE_CHECKING:

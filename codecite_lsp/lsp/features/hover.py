@@ -13,7 +13,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from ...service.ask import is_credential
 from ...service.errors import check
-from ...service.paths import relative
+from ...service.request_paths import relative
 from .. import region
 from ..params import uri_to_path
 

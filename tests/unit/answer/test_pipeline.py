@@ -25,10 +25,10 @@ from answer_helpers import (
 
 from codecite_lsp.answer import llm
 from codecite_lsp.answer.pipeline import Answerer
-from codecite_lsp.answer.prompt import Source
 from codecite_lsp.core.answers import Answered, ClaimSpan, Refused
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.limits import MAX_QUESTION_CHARS
+from codecite_lsp.core.records import Source
 
 # -- answers that pass -------------------------------------------------------------------------
 

@@ -14,12 +14,10 @@ from hypothesis import strategies as st
 from codecite_lsp.answer.prompt import (
     RESPONSE_FORMAT,
     RESPONSE_SCHEMA,
-    Source,
     build_messages,
     retry_messages,
-    sources_from_results,
 )
-from codecite_lsp.core.records import Result
+from codecite_lsp.core.records import Result, Source, sources_from_results
 
 ROTATE = Source(
     label="S2",

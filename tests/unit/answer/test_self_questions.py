@@ -26,8 +26,8 @@ THIS = "tests/unit/answer/test_self_questions.py"
 # question -> the definitions (path, qualified name; "" is the module docstring) holding the answer
 QUESTIONS: dict[str, list[tuple[str, str]]] = {
     "How is a quote checked against a source?": [
-        ("codecite_lsp/answer/gate.py", "_check"),
-        ("codecite_lsp/answer/gate.py", "verify"),
+        ("codecite_lsp/verify/gate.py", "_check"),
+        ("codecite_lsp/verify/gate.py", "verify"),
         # The MCP tool's checker does the same against a file's current text.
         ("codecite_lsp/mcp/verify.py", ""),
     ],
@@ -38,8 +38,8 @@ QUESTIONS: dict[str, list[tuple[str, str]]] = {
         ("codecite_lsp/ingest/ignore.py", ""),
     ],
     "How does a citation resolve after its file was edited?": [
-        ("codecite_lsp/answer/citations.py", "resolve"),
-        ("codecite_lsp/answer/citations.py", ""),
+        ("codecite_lsp/verify/anchors.py", "resolve"),
+        ("codecite_lsp/verify/quotes.py", ""),
     ],
     "How are transient model errors retried with backoff?": [
         ("codecite_lsp/answer/llm.py", "complete"),
@@ -49,7 +49,7 @@ QUESTIONS: dict[str, list[tuple[str, str]]] = {
         ("codecite_lsp/answer/trace.py", "summarise"),
         ("codecite_lsp/answer/trace.py", ""),
     ],
-    "How is reciprocal rank fusion computed?": [("codecite_lsp/answer/scoring.py", "rrf")],
+    "How is reciprocal rank fusion computed?": [("codecite_lsp/retrieve/scoring.py", "rrf")],
     "What does answer_to_text print for a refused answer?": [
         ("codecite_lsp/answer/render.py", "answer_to_text")
     ],
@@ -67,7 +67,7 @@ QUESTIONS: dict[str, list[tuple[str, str]]] = {
     ],
     "When is the model not called because nothing clears the relevance floor?": [
         ("codecite_lsp/answer/pipeline.py", "Answerer._answer"),
-        ("codecite_lsp/answer/retrieval.py", "Retriever.retrieve"),
+        ("codecite_lsp/retrieve/retriever.py", "Retriever.retrieve"),
         ("codecite_lsp/answer/pipeline.py", ""),
     ],
 }

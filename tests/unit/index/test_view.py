@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from lsp_helpers import FIXTURE as SAMPLE
 
-from codecite_lsp.answer.names import whole_word
-from codecite_lsp.answer.retrieval import Retriever, open_retriever
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Chunk, Result
 from codecite_lsp.index.indexer import Indexer
+from codecite_lsp.retrieve.names import whole_word
+from codecite_lsp.retrieve.retriever import Retriever, open_retriever
 
 # Enough small modules for the default embedder to train and store vectors.
 TOPICS = [

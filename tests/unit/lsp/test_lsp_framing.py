@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codecite_lsp.lsp.framing import MAX_BODY_BYTES, Frame, FrameParser, Problem
+from codecite_lsp.lsp.frames import MAX_BODY_BYTES, Frame, FrameParser, Problem
 
 GOOD = b'{"jsonrpc": "2.0", "id": 9, "method": "codecite/status"}'
 

@@ -29,16 +29,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..core.records import Source
 from ..core.terms import IDENTIFIER, is_test_path, word_parts
-from .prompt import Source
-from .source_runs import (
-    HEADING,
-    PROSE_SUFFIXES,
-    Run,
-    doc_sentence,
-    read_runs,
-    terms_said,
-)
+from .source_runs import HEADING, PROSE_SUFFIXES, Run, doc_sentence, read_runs, terms_said
 from .statements import MAX_WIDEN, cannot_answer, missing_words, whole_code, whole_sentences
 
 _MAX_WINDOW = 4

@@ -7,12 +7,12 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from codecite_lsp.answer.centrality import file_centrality
-from codecite_lsp.answer.neighbours import neighbour_scores
-from codecite_lsp.answer.prior import CentralityPrior
-from codecite_lsp.answer.retrieval import open_retriever
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Chunk, content_hash
+from codecite_lsp.retrieve.centrality import file_centrality
+from codecite_lsp.retrieve.neighbours import neighbour_scores
+from codecite_lsp.retrieve.prior import CentralityPrior
+from codecite_lsp.retrieve.retriever import open_retriever
 
 FILLER = "".join(f"    step_{n} = prepare(step_{n - 1})\n" for n in range(1, 9))
 

@@ -8,10 +8,11 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codecite_lsp.answer.citations import lines_hash, resolve
-from codecite_lsp.answer.gate import GatePassed, verify
-from codecite_lsp.answer.prompt import Source
 from codecite_lsp.core.answers import Citation, ClaimSpan, Exact, Gone, Moved, Stale
+from codecite_lsp.core.records import Source
+from codecite_lsp.verify.anchors import resolve
+from codecite_lsp.verify.gate import GatePassed, verify
+from codecite_lsp.verify.quotes import lines_hash
 
 KEYS = Path(__file__).parents[2] / "fixtures" / "sample_repo" / "keyvault" / "keys.py"
 ORIGINAL = KEYS.read_text(encoding="utf-8")

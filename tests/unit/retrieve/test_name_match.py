@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codecite_lsp.answer.names import Compounds, NameMatch, qualifiers
-from codecite_lsp.answer.retrieval import Retriever, open_retriever
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.terms import word_parts
+from codecite_lsp.retrieve.names import Compounds, NameMatch, qualifiers
+from codecite_lsp.retrieve.retriever import Retriever, open_retriever
 
 NO_VOCABULARY = Compounds(lambda word: False)
 

@@ -14,11 +14,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.records import Source
 from ..core.terms import says, word_parts
 from ..ingest.readback import read_isolated
-from .citations import declared_lines
+from ..verify.quotes import declared_lines
 from .definitions import CALLABLE_KINDS, Defined, definitions
-from .prompt import Source
 
 HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 COMMENT = re.compile(r'^\s*(?:"""|\'\'\'|#(?![!\[])|//|/\*|\*(?!\*)|--|<!--)')

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from codecite_lsp.answer.retrieval import open_retriever
-from codecite_lsp.answer.semantic import SemanticRanker, windows
 from codecite_lsp.core.config import Config, ConfigError, load_config
 from codecite_lsp.core.records import Result, content_hash
 from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.index.minilm import MiniLMEmbedder, VectorCache
 from codecite_lsp.index.store import Store
+from codecite_lsp.retrieve.retriever import open_retriever
+from codecite_lsp.retrieve.semantic import SemanticRanker, windows
 
 DAYS = """import re
 from datetime import datetime

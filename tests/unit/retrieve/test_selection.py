@@ -3,8 +3,8 @@ quota of other files, long merged sources cut around their best chunk with true 
 
 from __future__ import annotations
 
-from codecite_lsp.answer.selection import MAX_SOURCE_LINES, cut_to_terms, select_sources
 from codecite_lsp.core.records import Result, content_hash
+from codecite_lsp.retrieve.selection import MAX_SOURCE_LINES, cut_to_terms, select_sources
 
 
 def result(path: str, start: int, end: int, score: float = 0.9, word: str = "line") -> Result:

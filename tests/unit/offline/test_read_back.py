@@ -12,15 +12,15 @@ from collections.abc import Callable
 import pytest
 from hostile_inputs import KOTLIN_BOMB, MARKDOWN_BOMB, NEST_PY
 
-from codecite_lsp.answer.definitions import definitions
-from codecite_lsp.answer.extractive import answer
-from codecite_lsp.answer.gate import GatePassed, verify
 from codecite_lsp.answer.hover import extractive_answer
-from codecite_lsp.answer.prompt import Source
+from codecite_lsp.core.records import Source
 from codecite_lsp.ingest import readback, workers
 from codecite_lsp.ingest.guard import UNGUARDED_ENV
 from codecite_lsp.ingest.readback import read_isolated
 from codecite_lsp.ingest.syntax import headers, outline
+from codecite_lsp.offline.definitions import definitions
+from codecite_lsp.offline.extractive import answer
+from codecite_lsp.verify.gate import GatePassed, verify
 
 PIECES = [
     (

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from lsp_helpers import FIXTURE as REPO
 
-from codecite_lsp.answer.extractive import answer, hover_answer
-from codecite_lsp.answer.gate import GatePassed, GateRefusedByModel, verify
-from codecite_lsp.answer.prompt import Source
+from codecite_lsp.core.records import Source
+from codecite_lsp.offline.extractive import answer, hover_answer
+from codecite_lsp.verify.gate import GatePassed, GateRefusedByModel, verify
 
 SECRETLESS = (
     "keyvault/keys.py",

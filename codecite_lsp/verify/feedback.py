@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from . import wording
-from .citations import normalise_ws, quote_ranges
+from ..core import wording
+from ..core.records import Source
 from .gate import CitationCheck, Prepared, prepare
-from .prompt import Source
+from .quotes import normalise_ws, quote_ranges
 
 MAX_SHOWN_LINES = 8  # real lines shown per failing citation
 MAX_LISTED = 8  # failures described in one feedback message

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from codecite_lsp.answer.extractive import answer
-from codecite_lsp.answer.gate import GatePassed, GateRefusedByModel, verify
-from codecite_lsp.answer.prompt import Source
 from codecite_lsp.core.answers import ClaimSpan
+from codecite_lsp.core.records import Source
+from codecite_lsp.offline.extractive import answer
+from codecite_lsp.verify.gate import GatePassed, GateRefusedByModel, verify
 
 SNAPSHOT = Path(__file__).parents[2] / "fixtures" / "offline" / "sources.json"
 QUESTIONS: list[dict[str, Any]] = json.loads(SNAPSHOT.read_text(encoding="utf-8"))

@@ -26,12 +26,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from ..core import wording
 from ..core.answers import Citation, ClaimSpan, GapSpan, ProseSpan
-from . import wording
-from .citations import declared_lines, lines_hash, normalise_ws, quote_hash, quote_ranges
-from .framing import gap_problem, gap_subject, prose_problem
-from .prompt import Source
-from .reply import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
+from ..core.records import Source
+from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
+from .prose import gap_problem, gap_subject, prose_problem
+from .quotes import declared_lines, lines_hash, normalise_ws, quote_hash, quote_ranges
 
 Why = Literal[
     "unknown_label",

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codecite_lsp.answer.retrieval import open_retriever
 from codecite_lsp.core.config import Config
 from codecite_lsp.index.indexer import Indexer
+from codecite_lsp.retrieve.retriever import open_retriever
 
 
 def indexed(tmp_path: Path, files: dict[str, str]) -> Config:

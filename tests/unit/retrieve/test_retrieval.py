@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 from lsp_helpers import FIXTURE as SAMPLE
 
-from codecite_lsp.answer.retrieval import (
+from codecite_lsp.core.config import Config
+from codecite_lsp.core.records import Result, content_hash
+from codecite_lsp.index.static_embedding import StaticEmbedder
+from codecite_lsp.retrieve.retriever import (
     RetrievalContext,
     Retriever,
     dedup_overlapping,
     merge_adjacent,
     open_retriever,
 )
-from codecite_lsp.answer.scoring import rrf, search_depth
-from codecite_lsp.core.config import Config
-from codecite_lsp.core.records import Result, content_hash
-from codecite_lsp.index.static_embedding import StaticEmbedder
+from codecite_lsp.retrieve.scoring import rrf, search_depth
 
 
 def result(path: str, start: int, end: int, text: str = "", score: float = 0.5) -> Result:

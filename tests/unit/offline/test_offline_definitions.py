@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from codecite_lsp.answer.extractive import answer, hover_answer
-from codecite_lsp.answer.gate import GatePassed, verify
-from codecite_lsp.answer.prompt import Source
-from codecite_lsp.answer.source_runs import read_runs
+from codecite_lsp.core.records import Source
+from codecite_lsp.offline.extractive import answer, hover_answer
+from codecite_lsp.offline.source_runs import read_runs
+from codecite_lsp.verify.gate import GatePassed, verify
 
 
 def source(path: str, text: str, start: int = 1, symbol: str | None = None) -> Source:

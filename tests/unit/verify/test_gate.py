@@ -10,12 +10,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from codecite_lsp.answer.feedback import retry_feedback
-from codecite_lsp.answer.gate import GateFailed, GatePassed, GateRefusedByModel, verify
-from codecite_lsp.answer.prompt import Source
 from codecite_lsp.api import gate
 from codecite_lsp.core.answers import Answered, ClaimSpan, GapSpan, Refused
-from codecite_lsp.core.records import content_hash
+from codecite_lsp.core.records import Source, content_hash
+from codecite_lsp.verify.feedback import retry_feedback
+from codecite_lsp.verify.gate import GateFailed, GatePassed, GateRefusedByModel, verify
 
 KEYS = Path(__file__).parents[2] / "fixtures" / "sample_repo" / "keyvault" / "keys.py"
 FILE_LINES = KEYS.read_text(encoding="utf-8").split("\n")

@@ -1,0 +1,1 @@
+"""The offline answerer: the sources' best lines quoted, no model."""

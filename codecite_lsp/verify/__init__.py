@@ -1,0 +1,1 @@
+"""Verification: a model's reply -> citations checked against this request's sources."""
