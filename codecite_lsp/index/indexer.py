@@ -30,6 +30,7 @@ from ..ingest.workers import Job, Prepared, prepared
 from . import manifest
 from .filling import VectorFiller
 from .lock import IndexBusy, write_lock
+from .meta import MetaFile
 from .passes import (
     Batch,
     IndexReport,
@@ -40,7 +41,7 @@ from .passes import (
     pass_report,
     unchanged,
 )
-from .tables import _said, read_meta
+from .tables import said
 
 __all__ = ["IndexBusy", "IndexReport", "IndexStatus", "Indexer", "Progress"]
 
@@ -97,7 +98,7 @@ class Indexer:
         if store is not None:
             files, chunks = store.file_count(), store.chunk_count()
         else:  # not opened yet (a restart): the index on disk as its last pass left it
-            meta = read_meta(self.index_dir)
+            meta = MetaFile(self.index_dir).read()
             files, chunks = meta.files or 0, meta.chunks or 0
         embedder = self._vectors.state(store)
         with self._state:
@@ -110,7 +111,7 @@ class Indexer:
                 "embedder": embedder,
             }
         if last_update is None:  # nothing written since this process started: the index's own
-            status["last_update"] = epoch(read_meta(self.index_dir).last_update)
+            status["last_update"] = epoch(MetaFile(self.index_dir).read().last_update)
         return status
 
     # -- full pass -------------------------------------------------------------------------
@@ -148,7 +149,7 @@ class Indexer:
             log.warning(
                 "the index in %s is damaged (%s); rebuilding it from the files",
                 self.index_dir,
-                _said(exc),
+                said(exc),
             )
             self._store = self.store.reset()
             return self._full_pass(progress, cancel)

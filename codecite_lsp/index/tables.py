@@ -1,19 +1,17 @@
-"""The index's tables as rows: schemas, row conversion, opening (or rebuilding) a table, and
-``meta.json``. No lancedb import here: callers pass the connection (importing it costs seconds).
+"""What the index's parts share about LanceDB tables: schemas, row conversion, filters,
+opening (or rebuilding) a table, and errors in plain words. No lancedb import here: callers pass
+the connection (importing it costs seconds).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import os
 import re
 import shutil
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +22,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2: chunks carry defines/uses (retrieval follows the code)
-_IN_BATCH = 500  # literals per ``path IN (...)`` statement
+IN_BATCH = 500  # literals per ``path IN (...)`` statement
 _OPEN_ATTEMPTS = 10  # x 0.1 s: how long a table being created elsewhere is waited for
 
 
@@ -34,11 +31,11 @@ def sql_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _in_filters(column: str, values: Iterable[str]) -> Iterator[str]:
+def in_filters(column: str, values: Iterable[str]) -> Iterator[str]:
     """``column IN (...)`` filters, a bounded number of literals each."""
     batch = sorted(set(values))
-    for start in range(0, len(batch), _IN_BATCH):
-        literals = ", ".join(sql_literal(v) for v in batch[start : start + _IN_BATCH])
+    for start in range(0, len(batch), IN_BATCH):
+        literals = ", ".join(sql_literal(v) for v in batch[start : start + IN_BATCH])
         yield f"{column} IN ({literals})"
 
 
@@ -50,7 +47,7 @@ class IndexDamaged(RuntimeError):
 _SOURCE_LOCATION = re.compile(r",\s*/\S*\.rs:\d+:\d+")
 
 
-def _said(exc: BaseException) -> str:
+def said(exc: BaseException) -> str:
     """An exception in a few words (Lance errors carry the source locations they went through)."""
     text = _SOURCE_LOCATION.sub("", " ".join(str(exc).split())) or type(exc).__name__
     return text if len(text) <= 160 else text[:157] + "..."
@@ -72,22 +69,8 @@ class FileRecord:
     language: str
 
 
-@dataclass
-class Meta:
-    schema_version: int = SCHEMA_VERSION
-    embedder: str | None = None
-    dim: int | None = None
-    chunk_budget: int | None = None  # the budget of the last complete index pass
-    cold_budget: int | None = None  # the budget a first (cold) pass started writing with
-    last_update: str | None = None  # ISO time of the last finished write
-    # Counts at the last finished pass: what status reports after a restart, before the store
-    # is opened (importing lancedb costs seconds; an editor's status must be right at once).
-    files: int | None = None
-    chunks: int | None = None
-    optimized_version: int = 0  # chunks table version at the last optimize()
-
-
-_CHUNK_COLUMNS = (
+# The chunks table's columns a Chunk is made of (all but ``search_text``).
+CHUNK_COLUMNS = (
     "id",
     "path",
     "language",
@@ -105,7 +88,8 @@ _CHUNK_COLUMNS = (
 )
 
 
-def _schemas() -> tuple[pa.Schema, pa.Schema]:
+def table_schemas() -> tuple[pa.Schema, pa.Schema]:
+    """The schemas of the ``chunks`` and ``files`` tables."""
     import pyarrow as pa
 
     chunks = pa.schema(
@@ -143,7 +127,8 @@ def _schemas() -> tuple[pa.Schema, pa.Schema]:
     return chunks, files
 
 
-def _vector_schema(dim: int) -> pa.Schema:
+def vector_schema(dim: int) -> pa.Schema:
+    """The schema of the ``vectors`` table for vectors of ``dim`` floats."""
     import pyarrow as pa
 
     return pa.schema(
@@ -155,17 +140,19 @@ def _vector_schema(dim: int) -> pa.Schema:
     )
 
 
-def _chunk_rows(chunks: list[Chunk], search_texts: list[str], schema: pa.Schema) -> pa.Table:
+def chunk_rows(chunks: list[Chunk], search_texts: list[str], schema: pa.Schema) -> pa.Table:
+    """Rows of the ``chunks`` table, with each chunk's full-text field."""
     import pyarrow as pa
 
     columns: dict[str, list[Any]] = {
-        name: [getattr(c, name) for c in chunks] for name in _CHUNK_COLUMNS
+        name: [getattr(c, name) for c in chunks] for name in CHUNK_COLUMNS
     }
     columns["search_text"] = search_texts
     return pa.Table.from_pydict(columns, schema=schema)
 
 
-def _chunk_from_row(row: Mapping[str, Any]) -> Chunk:
+def chunk_from_row(row: Mapping[str, Any]) -> Chunk:
+    """The chunk a row of the ``chunks`` table holds."""
     return Chunk(
         path=row["path"],
         language=row["language"],
@@ -183,7 +170,7 @@ def _chunk_from_row(row: Mapping[str, Any]) -> Chunk:
     )
 
 
-def _open_table(db: Any, index_dir: Path, name: str, schema: pa.Schema | None = None) -> Any:
+def open_table(db: Any, index_dir: Path, name: str, schema: pa.Schema | None = None) -> Any:
     """The table; if it does not exist yet, None, or a new empty one when ``schema`` is given.
 
     A kill while a table was being created leaves a folder with no committed version; it
@@ -206,16 +193,16 @@ def _open_table(db: Any, index_dir: Path, name: str, schema: pa.Schema | None = 
     return None if schema is None else db.create_table(name, schema=schema, exist_ok=True)
 
 
-def _open_or_rebuild(db: Any, index_dir: Path, name: str, schema: pa.Schema) -> Any:
+def open_or_rebuild(db: Any, index_dir: Path, name: str, schema: pa.Schema) -> Any:
     """The table, or a new empty one in place of a table that cannot be opened (the indexer
     then finds every file's rows missing and writes them again)."""
     try:
-        table = _open_table(db, index_dir, name, schema)
+        table = open_table(db, index_dir, name, schema)
         table.count_rows()
         return table
     except Exception as exc:
         log.warning(
-            "the index table %r in %s was damaged (%s); rebuilding it", name, index_dir, _said(exc)
+            "the index table %r in %s was damaged (%s); rebuilding it", name, index_dir, said(exc)
         )
     with contextlib.suppress(Exception):
         db.drop_table(name)
@@ -223,7 +210,8 @@ def _open_or_rebuild(db: Any, index_dir: Path, name: str, schema: pa.Schema) -> 
     return db.create_table(name, schema=schema, exist_ok=True)
 
 
-def _readable(table: Any) -> bool:
+def readable(table: Any) -> bool:
+    """Whether the table's rows can still be counted (its manifest and fragments are there)."""
     try:
         table.count_rows()
     except Exception:
@@ -231,38 +219,10 @@ def _readable(table: Any) -> bool:
     return True
 
 
-def _column(table: Any, name: str, where: str | None = None) -> list[Any]:
+def read_column(table: Any, name: str, where: str | None = None) -> list[Any]:
     """One column of a table (optionally filtered), read without the other columns."""
     query = table.search()
     if where is not None:
         query = query.where(where)
     values: list[Any] = query.select([name]).limit(None).to_arrow()[name].to_pylist()
     return values
-
-
-def read_meta(index_dir: Path) -> Meta:
-    try:
-        raw = json.loads((index_dir / "meta.json").read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return Meta()
-    except (OSError, ValueError):
-        return Meta(schema_version=-1)  # unreadable: rebuild rather than trust it
-    if not isinstance(raw, dict):
-        return Meta(schema_version=-1)
-    known = {k: v for k, v in raw.items() if k in Meta.__dataclass_fields__}
-    try:
-        return Meta(**known)
-    except TypeError:
-        return Meta(schema_version=-1)
-
-
-def write_meta(index_dir: Path, meta: Meta) -> None:
-    """Write atomically (temp file + rename): a crash never leaves half a meta.json."""
-    target = index_dir / "meta.json"
-    text = json.dumps(asdict(meta), indent=2)
-    with contextlib.suppress(OSError, ValueError):  # missing, or damaged: rewritten below
-        if target.read_text(encoding="utf-8") == text:
-            return  # an unchanged index stays byte-for-byte unchanged
-    temp = target.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, target)

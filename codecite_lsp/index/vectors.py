@@ -1,8 +1,9 @@
 """The ``vectors`` table of the index, as a part of :class:`~.store.Store`.
 
 Vectors are keyed by chunk ``content_hash`` (+ embedder name), never by chunk id, so a re-chunk
-or a rename re-uses them. They can always be computed again from the chunks: a damaged vectors
-table is dropped (said once) and refilled by the indexer, never a failed request.
+or a rename re-uses them and the chunks table is never rewritten when they arrive. They can always
+be computed again from the chunks: a damaged vectors table is dropped (said once) and refilled by
+the indexer, never a failed request.
 """
 
 from __future__ import annotations
@@ -13,114 +14,104 @@ import shutil
 import threading
 from collections.abc import Collection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .chunks import ChunkTables
+from .meta import MetaFile
 from .tables import (
-    _chunk_from_row,
-    _column,
-    _in_filters,
-    _open_table,
-    _readable,
-    _said,
-    _vector_schema,
+    in_filters,
+    open_table,
+    read_column,
+    readable,
+    said,
     sql_literal,
+    vector_schema,
 )
 
 if TYPE_CHECKING:
     from ..core.records import Chunk
-    from .tables import Meta
-    from .view import IndexView
+    from .view import VectorView
 
 log = logging.getLogger(__name__)
 
 
-class _Store(Protocol):
-    """What the vector methods use of the Store they are mixed into (their ``self``)."""
+class Vectors:
+    """The vectors of one index folder, one per (chunk content, embedder)."""
 
-    index_dir: Path
-    _db: Any
-    _chunks: Any
-    _lock: threading.Lock
-    _view: IndexView | None
-    vector_drops: int
+    def __init__(
+        self,
+        index_dir: Path,
+        db: Any,
+        tables: ChunkTables,
+        meta: MetaFile,
+        view: VectorView | None,
+    ) -> None:
+        self._index_dir = index_dir
+        self._db = db
+        self._tables = tables
+        self._meta = meta  # records the embedder and width of the vectors
+        self._view = view
+        self._lock = threading.Lock()  # guards the lazy creation of the table
+        self.drops = 0  # tables dropped as damaged by this Store (the filler counts on it)
 
-    @property
-    def meta(self) -> Meta: ...
-
-    def save_meta(self, meta: Meta) -> None: ...
-
-    def _vectors_table(self) -> Any | None: ...
-
-    def _drop_vectors(self, exc: BaseException) -> None: ...
-
-    def _vector_hashes(
-        self, embedder: str | None, among: Collection[str] | None = None
-    ) -> list[str]: ...
-
-
-class VectorsMixin:
-    """Store's vector methods; each takes the Store as ``self`` (typed by ``_Store``)."""
-
-    def _vectors_table(self: _Store) -> Any | None:
+    def table(self) -> Any | None:
+        """The LanceDB table, or None if there is none (yet, or it was damaged and dropped)."""
         try:
-            return _open_table(self._db, self.index_dir, "vectors")
+            return open_table(self._db, self._index_dir, "vectors")
         except Exception as exc:  # a damaged manifest: the vectors are rebuilt from the chunks
-            self._drop_vectors(exc)
+            self.drop(exc)
             return None
 
-    def _drop_vectors(self: _Store, exc: BaseException) -> None:
+    def version(self) -> int | None:
+        """The table's version (every write makes a new one); None without a table."""
+        table = self.table()
+        return None if table is None else int(table.version)
+
+    def drop(self, exc: BaseException) -> None:
         """Vectors can always be computed again: a damaged table is dropped, never a failure."""
         log.warning(
-            "the vectors in %s were damaged (%s); computing them again", self.index_dir, _said(exc)
+            "the vectors in %s were damaged (%s); computing them again", self._index_dir, said(exc)
         )
-        self.vector_drops += 1  # an indexer filling only what it wrote must fill everything now
+        self.drops += 1  # an indexer filling only what it wrote must fill everything now
         with contextlib.suppress(Exception):
             self._db.drop_table("vectors")
-        shutil.rmtree(self.index_dir / "lance" / "vectors.lance", ignore_errors=True)
+        shutil.rmtree(self._index_dir / "lance" / "vectors.lance", ignore_errors=True)
 
-    def _vector_hashes(
-        self: _Store, embedder: str | None, among: Collection[str] | None = None
-    ) -> list[str]:
+    def hashes(self, embedder: str | None, among: Collection[str] | None = None) -> list[str]:
         """Content hashes holding a vector (from ``embedder``, or any; only those ``among``
         when given: a filtered read, not the whole column); [] if damaged."""
-        vectors = self._vectors_table()
+        vectors = self.table()
         if vectors is None:
             return []
         where = None if embedder is None else f"embedder = {sql_literal(embedder)}"
         try:
             if among is None:
-                return _column(vectors, "content_hash", where)
+                return read_column(vectors, "content_hash", where)
             return [
                 h
-                for batch in _in_filters("content_hash", among)
-                for h in _column(vectors, "content_hash", _both(where, batch))
+                for batch in in_filters("content_hash", among)
+                for h in read_column(vectors, "content_hash", _both(where, batch))
             ]
         except Exception as exc:
-            self._drop_vectors(exc)
+            self.drop(exc)
             return []
 
-    def missing_vectors(
-        self: _Store, embedder: str, limit: int, among: Collection[str] | None = None
+    def missing(
+        self, embedder: str, limit: int, among: Collection[str] | None = None
     ) -> list[tuple[str, str]]:
         """(content_hash, text) of chunks that have no vector from ``embedder`` yet; only of
         the hashes ``among`` when given (a saved file's: its cost is the file's, not the
         index's)."""
-        wanted = dict.fromkeys(
-            _column(self._chunks, "content_hash") if among is None else sorted(among)
-        )
-        for h in self._vector_hashes(embedder, among):
+        wanted = dict.fromkeys(self._tables.content_hashes() if among is None else sorted(among))
+        for h in self.hashes(embedder, among):
             wanted.pop(h, None)
         hashes = list(wanted)[:limit]
-        texts: dict[str, str] = {}
-        for where in _in_filters("content_hash", hashes):
-            rows = self._chunks.search().where(where).select(["content_hash", "text"])
-            for row in rows.limit(None).to_arrow().to_pylist():
-                texts.setdefault(row["content_hash"], row["text"])
+        texts = self._tables.texts(hashes)
         return [(h, texts[h]) for h in hashes if h in texts]
 
-    def put_vectors(self: _Store, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:
+    def put(self, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:
         """Store one vector per content hash; an existing (hash, embedder) pair is kept."""
         import pyarrow as pa
 
@@ -131,19 +122,19 @@ class VectorsMixin:
         matrix = np.ascontiguousarray(vectors, dtype=np.float32)
         dim = int(matrix.shape[1])
         with self._lock:
-            table = self._vectors_table()
-            if table is not None and not _readable(table):
-                self._drop_vectors(RuntimeError("unreadable"))
+            table = self.table()
+            if table is not None and not readable(table):
+                self.drop(RuntimeError("unreadable"))
                 table = None
             if table is not None and table.schema.field("vector").type.list_size != dim:
                 self._db.drop_table("vectors")  # another embedder's width: those are useless now
                 table = None
             if table is None:
-                table = _open_table(self._db, self.index_dir, "vectors", _vector_schema(dim))
-            meta = self.meta
+                table = open_table(self._db, self._index_dir, "vectors", vector_schema(dim))
+            meta = self._meta.read()
             if (meta.embedder, meta.dim) != (embedder, dim):
                 meta.embedder, meta.dim = embedder, dim
-                self.save_meta(meta)
+                self._meta.save(meta)
         unique = {h: i for i, h in enumerate(hashes)}  # one row per hash
         flat = pa.array(matrix[list(unique.values())].reshape(-1), type=pa.float32())
         rows = pa.Table.from_arrays(
@@ -156,48 +147,62 @@ class VectorsMixin:
         )
         table.merge_insert(["content_hash", "embedder"]).when_not_matched_insert_all().execute(rows)
 
-    def vector_count(self: _Store, embedder: str | None) -> int:
+    def count(self, embedder: str | None) -> int:
         """Vectors (from ``embedder``, or any) of chunks in the index: vectors of content no
         longer indexed wait for optimize() to delete them and are not counted."""
-        stored = self._vector_hashes(embedder)
+        stored = self.hashes(embedder)
         if not stored:
             return 0
-        return len(set(stored) & set(_column(self._chunks, "content_hash")))
+        return len(set(stored) & set(self._tables.content_hashes()))
 
-    def vector_coverage(self: _Store, embedder: str) -> tuple[int, int]:
+    def coverage(self, embedder: str) -> tuple[int, int]:
         """(vectors from ``embedder`` of chunks in the index, distinct chunk contents): equal
         when every chunk has its vector."""
-        contents = set(_column(self._chunks, "content_hash"))
-        return len(contents.intersection(self._vector_hashes(embedder))), len(contents)
+        contents = set(self._tables.content_hashes())
+        return len(contents.intersection(self.hashes(embedder))), len(contents)
 
-    def vector_search(
-        self: _Store, embedder: str, vector: np.ndarray, limit: int
-    ) -> list[tuple[Chunk, float]]:
+    def search(self, embedder: str, vector: np.ndarray, limit: int) -> list[tuple[Chunk, float]]:
         """Chunks whose vector is nearest ``vector``, best first, scored by cosine similarity."""
-        table = self._vectors_table()
+        table = self.table()
         if table is None or limit <= 0:
             return []
         nearest = None
-        if self._view is not None and self._view.chunks.ready:
+        if self._view is not None and self._tables.in_memory:
             with contextlib.suppress(Exception):  # LanceDB's own read below tells what is wrong
-                nearest = self._view.vectors.nearest(table, embedder, vector, limit)
+                nearest = self._view.nearest(table, embedder, vector, limit)
         try:
             if nearest is None:
                 nearest = _nearest(table, embedder, vector, limit)
         except Exception as exc:  # keyword search still answers; the indexer refills them
-            self._drop_vectors(exc)
+            self.drop(exc)
             return []
         similarity = dict(nearest)
-        chunks = self._view.chunks.with_hashes(similarity) if self._view is not None else None
-        if chunks is None:  # no view, or it is reloading: read the chunks behind the vectors
-            chunks = [
-                _chunk_from_row(row)
-                for where in _in_filters("content_hash", similarity)
-                for row in self._chunks.search().where(where).limit(None).to_arrow().to_pylist()
-            ]
-        found = [(c, similarity[c.content_hash]) for c in chunks]
+        found = [(c, similarity[c.content_hash]) for c in self._tables.with_hashes(similarity)]
         found.sort(key=lambda pair: (-pair[1], pair[0].path, pair[0].start_line))
         return found[:limit]
+
+    def probe(self, whole: bool) -> None:
+        """One read, as a search makes it (``whole``: every hash too): a damaged table is
+        dropped, for the indexer to fill again."""
+        vectors = self.table()
+        if vectors is None:
+            return
+        try:
+            vectors.search().select(["content_hash"]).limit(1).to_arrow()
+            if whole:
+                read_column(vectors, "content_hash")
+        except Exception as exc:
+            self.drop(exc)
+
+    def optimize(self, keep: Any) -> None:
+        """Delete the vectors of contents no chunk holds any more, then compact the table."""
+        vectors = self.table()
+        if vectors is None:
+            return
+        dead = set(read_column(vectors, "content_hash")) - set(self._tables.content_hashes())
+        for where in in_filters("content_hash", dead):
+            vectors.delete(where)
+        vectors.optimize(cleanup_older_than=keep)
 
 
 def _both(first: str | None, second: str) -> str:

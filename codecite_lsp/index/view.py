@@ -29,14 +29,14 @@ import numpy as np
 
 from ..core.memory import release
 from ..core.records import Chunk
-from .tables import _CHUNK_COLUMNS, _IN_BATCH, _in_filters, sql_literal
+from .tables import CHUNK_COLUMNS, IN_BATCH, in_filters, sql_literal
 
 log = logging.getLogger(__name__)
 
 
 def _chunks_from_table(table: Any) -> list[Chunk]:
     """Chunks of an Arrow table (column-wise: several times faster than row dictionaries)."""
-    columns = [table[name].to_pylist() for name in _CHUNK_COLUMNS]
+    columns = [table[name].to_pylist() for name in CHUNK_COLUMNS]
     intern = sys.intern  # the same names recur in thousands of chunks
     return [
         Chunk(
@@ -148,7 +148,7 @@ class ChunkView:
     def _load(self) -> None:
         try:
             rows = _Rows(version=self._table.version)
-            found = self._table.search().select(list(_CHUNK_COLUMNS)).limit(None).to_arrow()
+            found = self._table.search().select(list(CHUNK_COLUMNS)).limit(None).to_arrow()
             for key, chunk in zip(found["id"].to_pylist(), _chunks_from_table(found), strict=True):
                 rows.add(key, chunk)
             rows.order = list(rows.by_id)
@@ -181,13 +181,13 @@ class ChunkView:
         order = self._table.search().select(["id"]).limit(None).to_arrow()["id"].to_pylist()
         current = set(order)
         missing = [k for k in order if k not in rows.by_id]
-        if len(missing) > _IN_BATCH:  # a large pass: read it all again, in the background
+        if len(missing) > IN_BATCH:  # a large pass: read it all again, in the background
             self._rows = None
             return None
         for key in [k for k in rows.by_id if k not in current]:
             rows.remove(key)
-        for where in _in_filters("id", missing):
-            query = self._table.search().where(where).select(list(_CHUNK_COLUMNS))
+        for where in in_filters("id", missing):
+            query = self._table.search().where(where).select(list(CHUNK_COLUMNS))
             found = query.limit(None).to_arrow()
             for key, chunk in zip(found["id"].to_pylist(), _chunks_from_table(found), strict=True):
                 rows.add(key, chunk)
@@ -298,10 +298,10 @@ class VectorView:
         slot = {h: i for i, h in enumerate(hashes)}
         missing = [h for h in hashes if h not in old]
         # Many new vectors (the first use, a large pass): one scan beats filters of 500 each.
-        if len(missing) > _IN_BATCH:
+        if len(missing) > IN_BATCH:
             wheres = [where]
         else:
-            wheres = [f"{where} AND {batch}" for batch in _in_filters("content_hash", missing)]
+            wheres = [f"{where} AND {batch}" for batch in in_filters("content_hash", missing)]
         for clause in wheres:
             query = table.search().where(clause)
             found = query.select(["content_hash", "vector"]).limit(None).to_arrow()
@@ -311,7 +311,7 @@ class VectorView:
             block = np.divide(block, norms, out=np.zeros_like(block), where=norms > 0)
             matrix[[slot[h] for h in found["content_hash"].to_pylist()]] = block
         self._held = _Matrix(version, embedder, hashes, matrix)
-        if len(missing) > _IN_BATCH:  # a whole read, not a save's few rows (gc costs ms)
+        if len(missing) > IN_BATCH:  # a whole read, not a save's few rows (gc costs ms)
             release()  # Arrow's pool and the heap keep tens of MB of the read
         return self._held
 

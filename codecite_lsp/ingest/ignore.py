@@ -112,6 +112,23 @@ def _git_dir(root: str) -> str | None:
     return os.path.join(git_dir, common[0].strip()) if common else git_dir
 
 
+def _root_rules(
+    root: str,
+) -> tuple[pathspec.GitIgnoreSpec | None, tuple[str, ...], pathspec.GitIgnoreSpec | None]:
+    """The repository-wide rules: .codeciteignore (and the folders it re-includes), and git's
+    info/exclude."""
+    codecite_lines = _read_lines(os.path.join(root, ".codeciteignore")) or []
+    git_dir = _git_dir(root)
+    exclude_lines = (
+        _read_lines(os.path.join(git_dir, "info", "exclude")) if git_dir else None
+    ) or []
+    return (
+        _compile(codecite_lines, ".codeciteignore"),
+        _anchored_negation_prefixes(codecite_lines),
+        _compile(exclude_lines, _EXCLUDE_FILE),
+    )
+
+
 class IgnoreRules:
     """Path-only exclusion decisions (no content is read), shared by ``scan`` and the watcher.
 
@@ -139,21 +156,10 @@ class IgnoreRules:
     @classmethod
     def load(cls, repo: Path, *, index_dir: Path | None = None) -> IgnoreRules:
         root = os.path.realpath(repo)
-        codecite_lines = _read_lines(os.path.join(root, ".codeciteignore")) or []
-        git_dir = _git_dir(root)
-        exclude_lines = (
-            _read_lines(os.path.join(git_dir, "info", "exclude")) if git_dir else None
-        ) or []
         index_rel = None
         if index_dir is not None:
             index_rel = relative_inside(root, os.path.realpath(index_dir))
-        return cls(
-            root,
-            _compile(codecite_lines, ".codeciteignore"),
-            _anchored_negation_prefixes(codecite_lines),
-            _compile(exclude_lines, _EXCLUDE_FILE),
-            index_rel or None,
-        )
+        return cls(root, *_root_rules(root), index_rel or None)
 
     def is_ignored(self, rel_path: str, is_dir: bool = False) -> bool:
         return self.why_ignored(rel_path, is_dir) is not None
@@ -194,10 +200,7 @@ class IgnoreRules:
         folder, _, name = rel.rpartition("/")
         with self._lock:
             if rel == ".codeciteignore" or rel == _EXCLUDE_FILE:
-                fresh = IgnoreRules.load(Path(self.root))
-                self._codecite = fresh._codecite
-                self._reinclude_prefixes = fresh._reinclude_prefixes
-                self._exclude = fresh._exclude
+                self._codecite, self._reinclude_prefixes, self._exclude = _root_rules(self.root)
             elif name == ".gitignore":
                 self._gitignores.pop(folder, None)
             elif name != "pyvenv.cfg":

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 TEXT_LANGUAGE = "text"
 
-_BY_EXTENSION: dict[str, str] = {
+# File extension -> grammar name (see language_for_path, which also reads _BY_FILENAME).
+BY_EXTENSION: dict[str, str] = {
     ".py": "python",
     ".pyi": "python",
     ".pyw": "python",
@@ -73,7 +74,7 @@ _BY_FILENAME: dict[str, str] = {
 }
 
 # Every language with a query file in codecite_lsp/ingest/queries/<name>.scm.
-LANGUAGES: frozenset[str] = frozenset(_BY_EXTENSION.values())
+LANGUAGES: frozenset[str] = frozenset(BY_EXTENSION.values())
 
 
 def language_for_path(path: str) -> str | None:
@@ -83,7 +84,7 @@ def language_for_path(path: str) -> str | None:
     if language is not None:
         return language
     dot = name.rfind(".")
-    return _BY_EXTENSION.get(name[dot:]) if dot > 0 else None
+    return BY_EXTENSION.get(name[dot:]) if dot > 0 else None
 
 
 _PARSERS = threading.local()

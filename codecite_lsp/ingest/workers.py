@@ -371,9 +371,9 @@ def _reap(process: subprocess.Popen[bytes]) -> None:
         process.stdout.close()
 
 
-def _worker() -> None:
-    """Serve lists of tasks (``Job``, ``Chunking``, ``SymbolQuery``, ``readback.Reading``) from
-    stdin until it closes (the parent finished, or died)."""
+def serve_tasks() -> None:
+    """A worker process's loop: serve lists of tasks (``Job``, ``Chunking``, ``SymbolQuery``,
+    ``readback.Reading``) from stdin until it closes (the parent finished, or died)."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but results may reach the pipe
     try:
@@ -390,6 +390,6 @@ def _worker() -> None:
 if __name__ == "__main__":
     # Run the module's own copy, not __main__'s: results must pickle as
     # codecite_lsp.ingest.workers.Prepared for the parent to load them.
-    from codecite_lsp.ingest.workers import _worker as worker
+    from codecite_lsp.ingest import workers
 
-    worker()
+    workers.serve_tasks()

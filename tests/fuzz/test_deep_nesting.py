@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.ingest.chunking import chunk_text
-from codecite_lsp.ingest.languages import _BY_EXTENSION, LANGUAGES
+from codecite_lsp.ingest.languages import BY_EXTENSION, LANGUAGES
 from codecite_lsp.ingest.symbols import symbol_at
 from codecite_lsp.ingest.syntax import outline
 
-EXTENSION = {language: ext for ext, language in reversed(_BY_EXTENSION.items())}
+EXTENSION = {language: ext for ext, language in reversed(BY_EXTENSION.items())}
 
 # --- shapes of nesting -------------------------------------------------------
 

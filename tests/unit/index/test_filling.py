@@ -60,7 +60,7 @@ def test_a_save_after_the_vectors_were_dropped_elsewhere_refills_them_all(
 ) -> None:
     ix, repo = indexed, indexed.repo
     other = Store.open(ix.index_dir)  # another process (a CLI run) found them damaged
-    other._drop_vectors(RuntimeError("damaged"))
+    other.vectors.drop(RuntimeError("damaged"))
     if restarted:
         ix = Indexer(repo, Config(chunk_budget=200))
     with open(repo / "module_3.py", "a") as handle:

@@ -326,7 +326,9 @@ def test_inconsistent_leftovers_of_a_crash_are_repaired(repo: Path) -> None:
     readme = store.chunks_for_path("README.md")
     store.replace({"ghost.py": [dataclasses.replace(c, path="ghost.py") for c in readme]}, [])
     # doubled rows (not a state the write order can produce; repaired all the same)
-    store._chunks.add(store._chunks.search().where("path = 'README.md'").limit(None).to_arrow())
+    store.tables.chunks.add(
+        store.tables.chunks.search().where("path = 'README.md'").limit(None).to_arrow()
+    )
     # an edit's chunks written, its file row not (killed), then the edit undone: the file
     # row's revision matches the disk again and the chunk count agrees, but the rows do not
     tokens = repo / "keyvault" / "tokens.py"

@@ -140,7 +140,7 @@ def test_a_saved_file_is_searched_as_saved(grown: Path) -> None:
 def test_views_of_one_index_are_shared(grown: Path) -> None:
     """The server's search and its answerer open two stores: one copy of the rows, not two."""
     one, other = both(grown)
-    assert one.store._view is not None and one.store._view.chunks.ready
+    assert one.store.view is not None and one.store.view.chunks.ready
     again = open_retriever(grown, Config(), in_memory=True)
-    assert one.store._view is again.store._view is not None
-    assert other.store._view is None
+    assert one.store.view is again.store.view is not None
+    assert other.store.view is None

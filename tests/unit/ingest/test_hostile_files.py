@@ -16,7 +16,7 @@ from chunker_child import run_chunker
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.ingest.guard import MAX_MARKDOWN_DEPTH, markdown_depth, parse_guarded
-from codecite_lsp.ingest.languages import _BY_EXTENSION
+from codecite_lsp.ingest.languages import BY_EXTENSION
 from codecite_lsp.ingest.scan import Skip, SourceFile
 from codecite_lsp.ingest.workers import PARALLEL_MIN_FILES, Job, prepared
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).parents[3]
 QUOTES_271 = "# T\n\n" + ">" * 260 + " word\n"
 LIST_300 = "# T\n\n" + "".join("  " * i + "- a\n" for i in range(300))
 MIXED_200 = "> - " * 200 + "a\n"
-EXTENSION = {language: ext for ext, language in reversed(_BY_EXTENSION.items())}
+EXTENSION = {language: ext for ext, language in reversed(BY_EXTENSION.items())}
 
 
 @pytest.mark.parametrize(
