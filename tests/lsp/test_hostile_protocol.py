@@ -7,7 +7,6 @@ are printed at the end (README "Language server" quotes them).
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -100,10 +99,8 @@ def test_a_framing_error_costs_only_the_bad_message(raw: RawServer, project: Pat
             raw.send_raw(data)
             if answered:
                 assert "result" in raw.reply("bad-frame"), "the valid frame was not answered"
-            started = time.monotonic()
             reply = raw.call("codecite/status", timeout=10)
             assert "result" in reply, f"the next request got {reply}"
-            assert time.monotonic() - started < 10
 
         trial(name, check, failures)
     assert failures == []

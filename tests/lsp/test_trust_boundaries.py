@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -180,9 +179,10 @@ async def test_a_huge_unsaved_buffer_blocks_nothing(client: LanguageClient, host
         )
     )
     await asyncio.sleep(0.05)  # the hover is being worked on
-    started = time.monotonic()
+    # The status is answered while the hover still works: it does not queue behind it (the
+    # latencies are bench/bench_lsp_bounds.py's figures).
     await request(client, "codecite/status", {})
-    assert time.monotonic() - started < 1.0
+    assert not hover.done()
     assert "rotate_key" in hover_markdown(await asyncio.wait_for(hover, 30))
 
 
