@@ -1,7 +1,7 @@
 """Hostile input at the protocol level, over raw pipes: broken frames, requests out of order,
 malformed JSON and params. Every case must cost at most the bad message: the next valid request
 is answered. Bounded in time (each reply is awaited at most 10 s); the counts of trials and passes
-are printed at the end (README "Language server" quotes them).
+are printed at the end (docs/benchmarks.md quotes them).
 """
 
 from __future__ import annotations
