@@ -1,4 +1,4 @@
-"""Pure scoring rules of retrieval (:mod:`.retrieval` explains how they combine): rank fusion,
+"""Pure scoring rules of retrieval (:mod:`.retriever` explains how they combine): rank fusion,
 code first, file evidence, the calibrated relevance. Each weight is named, with why."""
 
 from __future__ import annotations

@@ -156,7 +156,9 @@ async def test_history_is_paged_from_the_newest(client: LanguageClient, hostile_
     assert [entry["question"] for entry in page] == ["question 27", "question 26", "question 25"]
 
 
-async def test_a_huge_unsaved_buffer_is_explained_and_status_answered(client: LanguageClient, hostile_repo: Path):
+async def test_a_huge_unsaved_buffer_is_explained_and_status_answered(
+    client: LanguageClient, hostile_repo: Path
+):
     await wait_indexed(client)
     path = hostile_repo / "keyvault" / "generated.py"
     rows = [f"def handler_{n}(event):\n    return rotate_key(event, {n})\n" for n in range(340_000)]

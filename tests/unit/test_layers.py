@@ -57,4 +57,5 @@ def test_the_gate_cannot_read_the_ranking(tmp_path: Path) -> None:
     gate.write_text(gate.read_text() + "\nfrom ..retrieve import scoring  # planted\n")
     result = _lint(tree)
     assert result.returncode != 0
-    assert "codecite_lsp.verify.gate -> codecite_lsp.retrieve.scoring" in result.stdout, result.stdout
+    planted = "codecite_lsp.verify.gate -> codecite_lsp.retrieve.scoring"
+    assert planted in result.stdout, result.stdout
