@@ -14,7 +14,11 @@ without site-packages):
 Ratios against the targets: cold keyword <= 2x parse-only; unchanged re-index of the stdlib
 <= 1 s; one saved file searchable <= 300 ms p95. Not a timed test: run it by hand.
 
-Run: ``python bench/bench_index.py [--saves 20] [--repeat 3] [--only stdlib|self]``.
+``--bounds`` prints instead the small in-process figures that tests used to assert as
+durations (a warm scan of the stdlib, a scan of a tree of symlink loops, a parse given up at its
+deadline, the deepest nesting chunked, a watcher's stop with a batch pending).
+
+Run: ``python bench/bench_index.py [--saves 20] [--repeat 3] [--only stdlib|self] [--bounds]``.
 """
 
 from __future__ import annotations
@@ -27,12 +31,16 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.index.embedding import fill_vectors, make_embedder
 from codecite_lsp.index.indexer import Indexer
+from codecite_lsp.index.watcher import Watcher
+from codecite_lsp.ingest.chunking import chunk_text
+from codecite_lsp.ingest.guard import parse_guarded
 from codecite_lsp.ingest.languages import language_for_path, parser_for
 from codecite_lsp.ingest.scan import scan
 from codecite_lsp.retrieve.retriever import Retriever
@@ -200,6 +208,49 @@ def report(figures: Figures) -> None:
     )
 
 
+def timed(work: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
+def symlink_maze(repo: Path) -> None:
+    """The tree of tests/unit/ingest/test_scan.py's symlink test: loops, escapes, a secret."""
+    (repo / "src").mkdir(parents=True)
+    (repo / "src/real.py").write_text("REAL = 1\n")
+    (repo / ".env").write_text("TOKEN=x\n")
+    (repo / "src/alias.py").symlink_to("real.py")
+    (repo / "src/up").symlink_to("..", target_is_directory=True)
+    (repo / "self").symlink_to("self")
+    (repo / "env_copy.txt").symlink_to(".env")
+    (repo / "docs").mkdir()
+    (repo / "docs/src").symlink_to("../src", target_is_directory=True)
+
+
+def bounds(work: Path) -> None:
+    """Figures that used to be asserted by tests (their old bound in brackets)."""
+    config = Config(embedding="none")
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    scan(stdlib, config)  # warm the OS caches, as an unchanged re-index finds them
+    print(f"warm scan of the stdlib: {timed(lambda: scan(stdlib, config)):.3f} s (0.5 s)")
+    maze = work / "maze"
+    symlink_maze(maze)
+    print(f"scan of a tree of symlink loops: {timed(lambda: scan(maze, config)):.3f} s (2 s)")
+    garbage = "".join("  " * i + "- a\n" for i in range(700)).encode()
+    given_up = timed(lambda: parse_guarded("lua", garbage, seconds=0.2))
+    print(f"a Lua parse given up at its 0.2 s deadline: {given_up:.3f} s (3 s)")
+    deep = "[" * 10_000 + "x" + "]" * 10_000 + "\n"
+    nested = timed(lambda: chunk_text("deep.py", deep, revision="r"))
+    print(f"10,000 levels of nesting chunked: {nested:.3f} s (30 s)")
+    repo = work / "watched"
+    repo.mkdir()
+    watcher = Watcher(repo, lambda paths: None, debounce_ms=500)
+    watcher.start()
+    (repo / "pending.py").write_text("X = 3\n")
+    watcher.notify(["pending.py"])
+    print(f"a watcher's stop, a batch pending: {timed(watcher.stop):.3f} s (1 s)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--saves", type=int, default=20)
@@ -207,7 +258,13 @@ def main() -> int:
     parser.add_argument(
         "--repeat", type=int, default=3, help="turns of parse bound + cold index (medians)"
     )
+    parser.add_argument("--bounds", action="store_true", help="the small figures, nothing else")
     args = parser.parse_args()
+    if args.bounds:
+        with tempfile.TemporaryDirectory() as scratch:
+            bounds(Path(scratch))
+        print("\ncommand: python bench/bench_index.py --bounds")
+        return 0
     t0 = time.perf_counter()
     import lancedb  # noqa: F401 - imported once up front: its 2-3 s are not indexing time
 

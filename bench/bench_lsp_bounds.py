@@ -1,5 +1,8 @@
 """Bounded work in the language server: one history page out of 50,000 entries, and a hover on a
 20 MB unsaved buffer with a concurrent codecite/status. Prints latencies and the server's RSS.
+Then, with litellm's mocked model made slow (CODECITE_MOCK_DELAY): how soon a cancelled
+codecite/ask is answered RequestCancelled, and how soon a hover gives way to the offline
+explanation (tests check that both happen; these are the times they used to assert).
 
     python bench/bench_lsp_bounds.py
 """
@@ -99,6 +102,50 @@ def main() -> None:
             )
         finally:
             server.close()
+        slow_model(base, project)
+
+
+MODEL_DELAY = 5.0  # seconds litellm's mock waits before its reply
+
+
+def slow_model(base: Path, project: Path) -> None:
+    reply = base / "reply.json"
+    reply.write_text(json.dumps({"spans": [], "refuse": {"reason": "no_span_in_retrieval"}}))
+    server = RawServer(
+        base,
+        HOME=str(base),
+        CODECITE_MODEL="openai/gpt-4o-mini",
+        CODECITE_MOCK_RESPONSE=f"@{reply}",
+        CODECITE_MOCK_DELAY=str(MODEL_DELAY),
+        CODECITE_HOVER_TIMEOUT="0.5",
+    )
+    question = {"question": "How does handler rotate the event?"}
+    try:
+        server.initialize(project)
+        server.call("codecite/status", timeout=60)
+        server.call("codecite/ask", question, timeout=60)  # litellm imported, index open
+        hover = {
+            "textDocument": {"uri": (project / "app.py").as_uri()},
+            "position": {"line": 0, "character": 6},
+        }
+        started = time.monotonic()
+        server.call("textDocument/hover", hover, timeout=60)
+        print(
+            f"hover with hover_timeout 0.5 s and a model taking {MODEL_DELAY:.0f} s: answered "
+            f"in {(time.monotonic() - started) * 1000:.0f} ms"
+        )
+        ask_id = server.request("codecite/ask", question)
+        time.sleep(1.0)  # the model call is under way
+        started = time.monotonic()
+        server.notify("$/cancelRequest", {"id": ask_id})
+        answer = server.reply(ask_id, timeout=60)
+        code = answer.get("error", {}).get("code")
+        print(
+            f"codecite/ask cancelled during a {MODEL_DELAY:.0f} s model call: answered {code} "
+            f"(-32800 is RequestCancelled) in {(time.monotonic() - started) * 1000:.0f} ms"
+        )
+    finally:
+        server.close()
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ them only when the user trusts the repository (``CODECITE_TRUST_REPO_CONFIG=1``,
 trust). An ``index_dir`` from the repository must stay inside it, trusted or not. What is
 ignored is reported in plain words, like an invalid value.
 
-Every key is documented once, in README.md ("Configuration").
+Every key is documented once, in its field here; README.md's table is generated from it
+(``python -m codecite_lsp.core.config --markdown``).
 
 Without ``index_dir`` the index is kept in ``<repo>/.codecite``, unless the repository cannot be
 written (a checkout owned by another user, a read-only mount): then in the user's cache folder,
@@ -44,30 +45,65 @@ class ConfigError(ValueError):
         self.problems = problems
 
 
+def _setting(default: Any, doc: str) -> Any:
+    """A Config field with its one-line documentation (README's table is generated from it)."""
+    return dataclasses.field(default=default, metadata={"doc": doc})
+
+
 @dataclass(frozen=True)
 class Config:
-    model: str = "extractive"
-    # Name of the environment variable holding the model's API key, for keys not kept under the
-    # provider's standard name; the key itself never appears in settings or LSP messages.
-    api_key_env: str | None = None
-    embedding: str = "default"
-    # Question-time semantic rerank of the candidates: "minilm" (offline model, the `minilm`
-    # extra) or "none". Opt-in for now: README, Measured, says what it gains and what is open.
-    rerank: str = "none"
-    index_dir: str | None = None  # None: <repo>/.codecite
-    chunk_budget: int = 1800  # characters per chunk before a definition is split
-    max_file_bytes: int = 1_048_576
-    max_line_length: int = 1000  # longer lines mark a file as minified/generated
-    hover: bool = True
-    # Seconds a hover waits for the model before it shows the offline explanation instead.
-    hover_timeout: float = 8.0
-    model_timeout: float = 60.0  # seconds per model call
-    model_retries: int = 2  # transient-error retries per model call
-    candidates: int = 30  # hybrid candidates before reranking
-    context_chunks: int = 8  # chunks shown to the model at most
-    context_tokens: int = 6000  # token budget of the sources in a prompt
-    relevance_floor: float = 0.25  # rerank score under which a chunk is not evidence
-    debounce_ms: int = 200  # watcher debounce
+    model: str = _setting(
+        "extractive",
+        "a litellm model string (`openai/gpt-4o-mini`, `anthropic/claude-…`, `ollama/llama3`, …),"
+        " or `extractive` (no model: answers quote the best lines)",
+    )
+    api_key_env: str | None = _setting(
+        None,
+        "name of the environment variable holding the model's API key, when it is not the"
+        " provider's standard one (`OPENAI_API_KEY`, …); the key itself never goes into settings"
+        " or LSP messages",
+    )
+    embedding: str = _setting(
+        "default",
+        "`default` (an offline embedder trained on the repository), `minilm` (all-MiniLM-L6-v2"
+        " vectors for every chunk, offline, the `[minilm]` extra), `none` (keyword only), or a"
+        " litellm embedding model (`openai/text-embedding-3-small`, …)",
+    )
+    rerank: str = _setting(
+        "none",
+        "`minilm` (the `[minilm]` extra): questions rerank their best 20 candidates by meaning,"
+        " offline; `none`: word evidence only. Never used by `search` or hover",
+    )
+    index_dir: str | None = _setting(
+        None,
+        "where the index lives (none: `<repo>/.codecite`, or the user's cache folder when the"
+        " repository cannot be written); relative paths are under the repository",
+    )
+    chunk_budget: int = _setting(
+        1800, "characters per chunk before a definition is split at its children"
+    )
+    max_file_bytes: int = _setting(1_048_576, "larger files are skipped (reported)")
+    max_line_length: int = _setting(
+        1000, "a file with a longer line is taken as minified or generated and skipped"
+    )
+    hover: bool = _setting(True, "explain the symbol under the cursor on hover")
+    hover_timeout: float = _setting(
+        8.0,
+        "seconds a hover waits for the model; then it shows the offline explanation",
+    )
+    model_timeout: float = _setting(60.0, "seconds per model call")
+    model_retries: int = _setting(
+        2, "retries of a model call on transient errors (rate limit, 5xx, connection)"
+    )
+    candidates: int = _setting(30, "hybrid candidates before reranking")
+    context_chunks: int = _setting(8, "chunks shown to the model at most")
+    context_tokens: int = _setting(6000, "token budget of the sources in a prompt")
+    relevance_floor: float = _setting(
+        0.25,
+        "reranked relevance under which a chunk is not evidence; if nothing clears it the"
+        " answer is refused without calling the model",
+    )
+    debounce_ms: int = _setting(200, "the file watcher's debounce, in milliseconds")
 
     def resolved_index_dir(self, repo: Path) -> Path:
         if self.index_dir:
@@ -306,3 +342,26 @@ def load_config(
     if notices is not None:
         notices.extend(ignored)
     return config
+
+
+def settings_table() -> str:
+    """The Markdown table of every setting: key, default, what it does (README's table)."""
+    rows = ["| key | default | meaning |", "| --- | --- | --- |"]
+    for field in dataclasses.fields(Config):
+        default = "none" if field.default is None else f"`{_toml(field.default)}`"
+        rows.append(f"| `{field.name}` | {default} | {field.metadata['doc']} |")
+    return "\n".join(rows) + "\n"
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--markdown"]:
+        sys.exit("usage: python -m codecite_lsp.core.config --markdown")
+    sys.stdout.write(settings_table())

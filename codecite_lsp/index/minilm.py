@@ -33,8 +33,8 @@ log = logging.getLogger(__name__)
 MINILM_NAME = "minilm-l6-int8-128"
 MINILM_DIM = 384
 MAX_TOKENS = 128
-# Texts per ONNX run: larger batches multiply peak memory for no speed on two cores (README,
-# Measured).
+# Texts per ONNX run: larger batches multiply peak memory for no speed on two cores
+# (docs/benchmarks.md).
 BATCH = 8
 
 

@@ -3,7 +3,7 @@ defined and used names) and one embedder's vectors as a normalised float32 matri
 
 A search makes several LanceDB reads (full text, vectors, the chunks behind the vectors, the
 definitions a query names, a file's chunks); each filtered read scans a column of every row, and
-a brute-force vector query reads every vector from disk on every search (README, Measured:
+a brute-force vector query reads every vector from disk on every search (docs/benchmarks.md:
 `bench/bench_search.py`). These views answer the same reads from memory.
 
 They follow the tables: before each use the table's version is compared (a fraction of a

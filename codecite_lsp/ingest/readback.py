@@ -2,7 +2,7 @@
 the server's or the CLI's own process.
 
 Answering reads retrieved chunks with tree-sitter: what a run of them defines (the offline
-answerer, ``answer/definitions.py``), what a chunk outlines (the hover looks for the definition
+answerer, ``offline/definitions.py``), what a chunk outlines (the hover looks for the definition
 it explains), a definition's signature lines (retrieval shows them above a chunk cut from a long
 method), and the quotes of an earlier answer the client sends back with a follow-up question.
 None of these texts is the file the indexer parsed: runs join adjacent chunks, a fragment is

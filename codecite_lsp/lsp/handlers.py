@@ -1,6 +1,6 @@
 """The language server's wiring: LSP messages and commands to the features, and the life cycle
 (initialize, folders, settings, saves, shutdown). The server object itself, with its registry of
-workspace roots, is workspace.py.
+workspace roots, is server.py.
 
 Everything slow (lancedb, tree-sitter, litellm, the model) runs in worker threads; the event loop
 only parses messages, validates parameters and sends replies, so typing is never blocked.

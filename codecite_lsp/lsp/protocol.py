@@ -1,8 +1,8 @@
 """The only module that touches pygls internals: message reading, the LSP life cycle and the
 replies pygls would not send.
 
-- Reading: ``serve_stdio`` replaces pygls' stdin loop with ``framing.FrameParser``, so a bad
-  frame costs only itself (see framing.py) and an absurd Content-Length is refused at once.
+- Reading: ``serve_stdio`` replaces pygls' stdin loop with ``frames.FrameParser``, so a bad
+  frame costs only itself (see frames.py) and an absurd Content-Length is refused at once.
 - Life cycle, as the LSP specification prescribes: a request before ``initialize`` gets
   ServerNotInitialized (-32002), a request after ``shutdown`` InvalidRequest (-32600), a second
   ``initialize`` InvalidRequest; notifications then are dropped (except ``exit``). pygls served

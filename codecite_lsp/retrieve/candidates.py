@@ -1,4 +1,4 @@
-"""The question path's candidates beyond the search's (:meth:`.retrieval.Retriever.retrieve`):
+"""The question path's candidates beyond the search's (:meth:`.retriever.Retriever.retrieve`):
 the code the best results lead to (the definitions they call, the callers of the names the
 question gives), the chunks of their files whose definitions the question names, the signature
 lines above a chunk cut from a long definition, and each candidate's rerank signals."""

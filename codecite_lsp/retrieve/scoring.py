@@ -1,4 +1,4 @@
-"""Pure scoring rules of retrieval (:mod:`.retrieval` explains how they combine): rank fusion,
+"""Pure scoring rules of retrieval (:mod:`.retriever` explains how they combine): rank fusion,
 code first, file evidence, the calibrated relevance. Each weight is named, with why."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ NEIGHBOUR_LENDERS = 10
 
 # The weight in the question path's rerank of how well the chunk's own definitions are named by
 # the question (:class:`.names.NameMatch`): a definition's name says what it is for, and its
-# body may hold few of the question's words (chosen with bench/chunk_loop.py: README).
+# body may hold few of the question's words (chosen with bench/chunk_loop.py: docs/benchmarks.md).
 NAME_WEIGHT = 2.0
 
 # The files (the best results' first ones) whose chunks join the question path's candidates when

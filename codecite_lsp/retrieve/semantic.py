@@ -7,7 +7,7 @@ cores, so vectors for a whole repository take minutes to an hour, while one ques
 candidates take seconds cold and milliseconds once cached (by content hash, in the index
 folder: :class:`~codecite_lsp.index.minilm.VectorCache`, the cache ``embedding = "minilm"``
 fills too). The search path (50 ms p95 target) and hover never run it. bench/eval_retrieval.py
-measures the gain and the cost (README, Measured).
+measures the gain and the cost (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ log = logging.getLogger(__name__)
 
 # The cosine's weight next to the rerank score (whose signals add up to ~0-1.5): larger weights
 # gained a little on bench/eval_retrieval.py but let the model outvote a method the question
-# names (README, Measured).
+# names (docs/benchmarks.md).
 SEMANTIC_WEIGHT = 1.0
 # Only the best candidates are compared: each costs model time when not cached, and comparing
-# 32 instead of 20 gained nothing measurable (README, Measured).
+# 32 instead of 20 gained nothing measurable (docs/benchmarks.md).
 SEMANTIC_DEPTH = 20
 
 
@@ -40,7 +40,7 @@ def windows(result: Result) -> list[str]:
     """What the model reads of a chunk: the chunk itself, then each definition inside it from
     its first line to the next one's (tree-sitter's headers; pure). The model reads 128 tokens,
     about the first 500 characters, and the definition a question is about starts later than
-    that in nearly half of the chunks that hold it (README, Measured); the chunk's own text
+    that in nearly half of the chunks that hold it (docs/benchmarks.md); the chunk's own text
     keeps the content hash the vectors' fill used."""
     lines = result.text.splitlines(keepends=True)
     starts = sorted({h.start_line for h in headers(result.path, result.text)} - {1})

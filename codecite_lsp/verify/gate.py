@@ -8,7 +8,7 @@ Decisions, stated once:
   quote starts and ends on token boundaries there ("lue = opts.ge" does not), and the quote has
   substance: an identifier of 3+ characters that is not a keyword, or 8+ non-space characters,
   or a whole cited line ("e" verifies nothing).
-- Prose carries no facts (framing.py): prose beyond framing words is an uncited claim. A gap
+- Prose carries no facts (prose.py): prose beyond framing words is an uncited claim. A gap
   ("the sources do not show X") is shown as such and is no claim.
 - An answer with no claim at all (prose only, or no spans) is a dodge, not an answer: it fails as
   ``unverified_citation`` ("the answer makes no cited claim"), so it is retried, then refused.

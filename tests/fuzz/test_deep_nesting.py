@@ -6,7 +6,6 @@ grammar), but half a minute of parsing, kept out of the unit tier."""
 from __future__ import annotations
 
 import os
-import time
 
 from chunker_child import run_chunker
 from hypothesis import HealthCheck, given, settings
@@ -78,12 +77,10 @@ def test_deep_nesting_never_crashes_or_hangs_the_chunker(
     if len(text.encode()) > _MAX_BYTES:
         return  # never read: the indexer skips the file as too large
     path = f"deep{EXTENSION[language]}"
-    started = time.monotonic()
     chunks = chunk_text(path, text, revision="r")
     outline(path, text)
     symbol_at(path, text, 0, 0)
     assert "".join(c.text for c in chunks) == text
-    assert time.monotonic() - started < 30
 
 
 def test_ten_thousand_levels_of_every_shape_and_language_in_a_child_process() -> None:

@@ -1,13 +1,12 @@
 """Hostile input at the protocol level, over raw pipes: broken frames, requests out of order,
 malformed JSON and params. Every case must cost at most the bad message: the next valid request
 is answered. Bounded in time (each reply is awaited at most 10 s); the counts of trials and passes
-are printed at the end (README "Language server" quotes them).
+are printed at the end (docs/benchmarks.md quotes them).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -100,10 +99,8 @@ def test_a_framing_error_costs_only_the_bad_message(raw: RawServer, project: Pat
             raw.send_raw(data)
             if answered:
                 assert "result" in raw.reply("bad-frame"), "the valid frame was not answered"
-            started = time.monotonic()
             reply = raw.call("codecite/status", timeout=10)
             assert "result" in reply, f"the next request got {reply}"
-            assert time.monotonic() - started < 10
 
         trial(name, check, failures)
     assert failures == []

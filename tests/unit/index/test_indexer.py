@@ -194,19 +194,17 @@ def test_bad_input_is_skipped_or_indexed_and_never_crashes(repo: Path) -> None:
             assert FAKE_KEY.encode() not in path.read_bytes(), path
 
 
-def test_update_paths_indexes_a_saved_file_quickly(repo: Path) -> None:
+def test_update_paths_indexes_a_saved_file(repo: Path) -> None:
+    # How quickly is bench/bench_index.py's "one saved file searchable" figure.
     ix = make(repo)
     ix.run()
     ix.update_paths([])  # warm the ignore rules, as the server's first save would
     keys = repo / "keyvault" / "keys.py"
     keys.write_text(keys.read_text() + "\ndef freshly_saved_helper():\n    return 1\n")
-    started = time.monotonic()
     report = ix.update_paths(["keyvault/keys.py"])
     hits = ix.store.keyword_search("freshly_saved_helper", 3)
-    elapsed = time.monotonic() - started
     assert report.written_files == 1
     assert hits[0][0].path == "keyvault/keys.py"
-    assert elapsed < 2.0  # target 0.3 s; generous for a shared 2-core machine
     assert_chunks_match_files(ix, repo)
     assert make(repo).run().written_files == 0  # the full pass agrees with the update
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -48,7 +47,7 @@ def test_markdown_depth_bounds_the_real_nesting_and_spares_ordinary_documents() 
     assert markdown_depth(QUOTES_271.encode()) > MAX_MARKDOWN_DEPTH
     assert markdown_depth(LIST_300.encode()) > MAX_MARKDOWN_DEPTH
     assert markdown_depth(MIXED_200.encode()) > MAX_MARKDOWN_DEPTH
-    for readme in (ROOT / "README.md", ROOT / "docs" / "ARCHITECTURE.md"):
+    for readme in (ROOT / "README.md", ROOT / "docs" / "how-it-works.md"):
         if readme.exists():
             assert markdown_depth(readme.read_bytes()) < 20
     # a long horizontal rule or table separator is not nesting
@@ -58,9 +57,9 @@ def test_markdown_depth_bounds_the_real_nesting_and_spares_ordinary_documents() 
 def test_a_parse_past_its_deadline_falls_back_to_plain_text() -> None:
     # Lua's error recovery is superlinear on this garbage: seconds per hundred kilobytes.
     garbage = "".join("  " * i + "- a\n" for i in range(700)).encode()
-    started = time.monotonic()
+    # None only from the deadline (the parse itself would finish, in seconds); the time it takes
+    # to give up is printed by `python bench/bench_index.py --bounds`.
     assert parse_guarded("lua", garbage, seconds=0.2) is None
-    assert time.monotonic() - started < 3
     assert parse_guarded("lua", b"local x = 1\n", seconds=0.2) is not None
 
 
