@@ -5,17 +5,18 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from . import shaping
-
 if TYPE_CHECKING:
+    from ..core.responses import RootStatus
     from .upkeep import Upkeep
 
 log = logging.getLogger("codecite_lsp")
 
 
-def status(upkeep: Upkeep) -> dict[str, Any]:
+def status(upkeep: Upkeep) -> RootStatus:
     """Counters only (it answers on the event loop); before this process's first pass, the
     index on disk."""
+    from . import shaping  # pydantic: kept off the start-up path
+
     counts: dict[str, Any] = {}
     try:
         counts = dict(upkeep.indexer.status())  # before the first pass: what meta.json says
