@@ -23,7 +23,7 @@ class _Model(BaseModel):
 
 
 class SearchResult(_Model):
-    """One retrieved chunk (the contract's ``Result``)."""
+    """One retrieved chunk (the contract's "Result")."""
 
     path: str = Field(description="Repository-relative, '/' separators.")
     start_line: int = Field(description="1-based.")
