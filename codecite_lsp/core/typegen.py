@@ -143,7 +143,7 @@ def _lua_definition(name: str, definition: Mapping[str, Any]) -> list[str]:
     required = set(definition.get("required", []))
     lines = [*doc, f"---@class {_LUA.ref(name)}"]
     for field, node in definition["properties"].items():
-        # Neovim decodes a JSON null as nil: a nullable field is an optional one.
+        # Neovim's LSP client decodes a null member as nil: a nullable field is optional.
         choices = node.get("anyOf")
         nullable = choices is not None and any(_is_null(choice) for choice in choices)
         if nullable:

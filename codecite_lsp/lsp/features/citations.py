@@ -26,7 +26,7 @@ async def open_citation(host: Host, citation: dict[str, Any]) -> dict[str, Any]:
         resolve, session, citation, functools.partial(host.current_text, path)
     )
     rel = where.path
-    if resolution.state in ("exact", "moved"):
+    if resolution.state == "exact" or resolution.state == "moved":
         text = host.current_text(path) or ""
         selection = line_range(text, resolution.start_line, resolution.end_line)
         await host.show_document_async(

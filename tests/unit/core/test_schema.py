@@ -129,5 +129,5 @@ def test_an_unknown_schema_construct_is_refused_not_typed_as_any() -> None:
 def test_lua_makes_a_nullable_field_optional_and_typescript_keeps_null() -> None:
     lua = schema.render_lua()
     typescript = schema.render_typescript()
-    assert "---@field last_update? number " in lua  # Neovim decodes a JSON null as nil
+    assert "---@field last_update? number " in lua  # a null member reaches Lua as nil
     assert "  last_update: number | null;" in typescript
