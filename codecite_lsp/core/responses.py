@@ -35,15 +35,8 @@ class SearchResult(_Model):
 
     @classmethod
     def of(cls, result: Result) -> SearchResult:
-        return cls(
-            path=result.path,
-            start_line=result.start_line,
-            end_line=result.end_line,
-            symbol=result.symbol,
-            score=result.score,
-            content_hash=result.content_hash,
-            text=result.text,
-        )
+        """The wire fields of a retrieval result (the ranking's own fields stay behind)."""
+        return cls.model_validate(result, from_attributes=True)
 
 
 class SearchReply(_Model):
