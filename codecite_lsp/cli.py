@@ -158,7 +158,10 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
         print("codecite: no index yet; run `codecite index` first", file=sys.stderr)
     results = retriever.search(args.query, limit=args.limit)
     if args.json:
-        print(json.dumps({"results": [r.to_json() for r in results]}, ensure_ascii=False))
+        from .core.responses import SearchReply, SearchResult
+
+        reply = SearchReply(results=[SearchResult.of(r) for r in results])
+        print(json.dumps(reply.model_dump(mode="json"), ensure_ascii=False))
         return 0
     if not results:
         print("no results")

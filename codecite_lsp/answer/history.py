@@ -15,23 +15,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..core.answers import Answer, Answered, Citation, Refused, Resolution
+from ..core.answers import Answered, Citation, Refused
+from ..core.responses import HistoryEntry, ResolvedCitation
 from ..verify.anchors import resolve
 from .trace import append_line, read_lines_newest_first
 
 HISTORY_FILE = "history.jsonl"
-
-
-class HistoryEntry(BaseModel):
-    question: str
-    time: str  # ISO 8601, UTC
-    answer: Answer
-    context: dict[str, Any] | None = None  # the editor context the question was asked in
-
-
-class ResolvedCitation(BaseModel):
-    citation: Citation
-    resolution: Resolution
 
 
 class ResolvedEntry(BaseModel):

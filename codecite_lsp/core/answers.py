@@ -7,7 +7,7 @@ pydantic.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -90,11 +90,23 @@ Answer = Annotated[Answered | Refused, Field(discriminator="status")]
 # Citation resolution against the current files
 
 
+def _current_lines() -> Any:
+    """``lines``: the resolved lines as they read now, set by the server when it has the file's
+    text (openCitation, history), so a client shows them without reading the file; omitted,
+    not null, when absent."""
+    return Field(
+        default=None,
+        exclude_if=lambda lines: lines is None,
+        description="The lines as they read now; absent when the server did not read them.",
+    )
+
+
 class Exact(_Model):
     state: Literal["exact"] = "exact"
     path: str
     start_line: int
     end_line: int
+    lines: list[str] | None = _current_lines()
 
 
 class Moved(_Model):
@@ -104,6 +116,7 @@ class Moved(_Model):
     end_line: int
     old_start_line: int
     old_end_line: int
+    lines: list[str] | None = _current_lines()
 
 
 class Stale(_Model):

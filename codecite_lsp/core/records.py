@@ -56,7 +56,7 @@ class Chunk:
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """One retrieved chunk. ``to_json`` gives the contract's Result shape."""
+    """One retrieved chunk (``core.responses.SearchResult`` is the contract's Result shape)."""
 
     path: str
     start_line: int
@@ -72,17 +72,6 @@ class Result:
     revision: str = ""
     # The chunk's own definitions (Chunk.defines): the question path weighs their names.
     defines: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "symbol": self.symbol,
-            "score": self.score,
-            "content_hash": self.content_hash,
-            "text": self.text,
-        }
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..core.responses import SearchResult
 from .files import MAX_PATH_CHARS
 
 MAX_QUERY_CHARS = 1000
@@ -84,18 +85,8 @@ class OpenIn(_Lines):
 # -- results ---------------------------------------------------------------------------------
 
 
-class SearchHit(BaseModel):
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str | None = Field(description="The definition the chunk holds, if any.")
-    score: float = Field(description="Relevance, 1.0 for the best possible match.")
-    content_hash: str
-    text: str = Field(description="Lines start_line..end_line of the file, verbatim.")
-
-
 class SearchOutput(BaseModel):
-    results: list[SearchHit] = Field(description="Best first.")
+    results: list[SearchResult] = Field(description="Best first.")
     note: str | None = Field(
         default=None, description="Set while the index is incomplete (e.g. still indexing)."
     )

@@ -36,7 +36,6 @@ from .models import (
     CitationIn,
     OpenIn,
     OpenOutput,
-    SearchHit,
     SearchOutput,
     VerifyOutput,
 )
@@ -98,7 +97,7 @@ def build_server(workspace: Workspace) -> MCPServer:
         if not await _index_open(workspace, ctx):
             return SearchOutput(results=[], note=workspace.note())
         found = await _in_thread(workspace.search, query, limit)
-        return SearchOutput(results=[SearchHit(**hit) for hit in found], note=workspace.note())
+        return SearchOutput(results=found, note=workspace.note())
 
     @server.tool(annotations=_READ_ONLY)
     async def ask(
@@ -121,7 +120,8 @@ def build_server(workspace: Workspace) -> MCPServer:
         if not await _index_open(workspace, ctx):
             refused = Refused(reason="stale_index", detail=workspace.note() or "indexing")
             return refused.model_dump(mode="json")
-        return await _in_thread(workspace.ask, question)
+        answer = await _in_thread(workspace.ask, question)
+        return answer.model_dump(mode="json")
 
     @server.tool(annotations=_READ_ONLY)
     async def verify_citations(

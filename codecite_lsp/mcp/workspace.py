@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.answers import Answered, Refused
+from ..core.responses import SearchResult
 from ..service import ask, search
 from ..service.session import Session
 
@@ -99,10 +101,10 @@ class Workspace:
 
     # -- the tools' work (blocking: run in worker threads) ------------------------------------
 
-    def search(self, query: str, limit: int, cancel: threading.Event) -> list[dict[str, Any]]:
+    def search(self, query: str, limit: int, cancel: threading.Event) -> list[SearchResult]:
         return search.search(self.session, query, limit, cancel=cancel)
 
-    def ask(self, question: str, cancel: threading.Event) -> dict[str, Any]:
+    def ask(self, question: str, cancel: threading.Event) -> Answered | Refused:
         return ask.ask(self.session, question, None, None, None, cancel=cancel)
 
     def close(self) -> None:

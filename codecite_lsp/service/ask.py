@@ -13,6 +13,7 @@ from .request_paths import RootParts, relative
 if TYPE_CHECKING:
     from ..answer.followup import Turn
     from ..answer.pipeline import Answerer
+    from ..core.answers import Answered, Refused
     from ..ingest.symbols import Encoding
     from .upkeep import Upkeep
 
@@ -38,11 +39,11 @@ def ask(
     cancel: threading.Event,
     history: Sequence[Turn] = (),
     stage: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """The answer JSON. ``text`` may be a region of the file, with ``position`` relative to it;
+) -> Answered | Refused:
+    """The answer. ``text`` may be a region of the file, with ``position`` relative to it;
     ``history`` is the conversation a follow-up continues; ``stage`` hears each step as it
     starts."""
-    from ..core.answers import Refused
+    from ..core.answers import Refused  # pydantic: kept off the start-up path
 
     context: dict[str, Any] = {}
     if path is not None:
@@ -52,7 +53,7 @@ def ask(
                 reason="stale_index",
                 detail=f"{context['path']} is not indexed yet ({parts.upkeep.note()})",
             )
-            return refused.model_dump(mode="json")
+            return refused
         private = parts.privacy().path_refusal(context["path"]) is not None
         if text is not None and position is not None and not private:
             from ..ingest.workers import SymbolQuery, symbol_isolated
@@ -73,8 +74,7 @@ def ask(
         note = parts.upkeep.note()
         if parts.upkeep.indexing and note:  # nothing found yet may be nothing indexed yet
             answer = answer.model_copy(update={"reason": "stale_index", "detail": note})
-    result: dict[str, Any] = answer.model_dump(mode="json")
-    return result
+    return answer
 
 
 def is_credential(word: str) -> bool:

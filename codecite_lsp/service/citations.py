@@ -8,11 +8,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from . import shaping
 from .errors import SessionError, check
 from .request_paths import RootParts, absolute
+
+if TYPE_CHECKING:
+    from ..core.answers import Resolution
+    from ..core.responses import HistoryRecord
 
 
 class CitationParts(RootParts, Protocol):
@@ -28,12 +31,13 @@ def resolve(
     read_current: Callable[[], str | None],
     *,
     cancel: threading.Event | None = None,
-) -> dict[str, Any]:
+) -> Resolution:
     """Where a citation's lines are now (exact / moved / stale / gone), with those lines."""
     from pydantic import ValidationError
 
     from ..core.answers import Citation, Gone  # pydantic: kept off the start-up path
     from ..verify.anchors import resolve as resolve_citation
+    from . import shaping
 
     try:
         parsed = Citation.model_validate(
@@ -44,10 +48,9 @@ def resolve(
     absolute(parts.root, parsed.path)  # refuses a path outside the root
     why = parts.privacy().file_refusal(parsed.path)
     if why is not None:
-        return Gone(path=parsed.path, reason=why).model_dump(mode="json")
+        return Gone(path=parsed.path, reason=why)
     current_text = read_current()
-    resolution = resolve_citation(parsed, current_text).model_dump(mode="json")
-    return shaping.with_lines(resolution, current_text)
+    return shaping.with_lines(resolve_citation(parsed, current_text), current_text)
 
 
 def past_answers(
@@ -57,10 +60,11 @@ def past_answers(
     offset: int = 0,
     *,
     cancel: threading.Event,
-) -> list[dict[str, Any]]:
+) -> list[HistoryRecord]:
     """One root's page of past answers (newest first after ``offset``), every citation
     re-resolved against what the user sees now; a file now private is never read."""
     from ..answer.history import History
+    from . import shaping
 
     privacy = parts.privacy()
     private: dict[str, str] = {}

@@ -4,9 +4,10 @@ since it was indexed."""
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from ..core.responses import SearchResult
     from ..retrieve.retriever import Retriever
     from .privacy import Privacy
 
@@ -22,7 +23,9 @@ class SearchParts(Protocol):
 
 def search(
     parts: SearchParts, query: str, limit: int, *, cancel: threading.Event
-) -> list[dict[str, Any]]:
+) -> list[SearchResult]:
+    from ..core.responses import SearchResult  # pydantic: kept off the start-up path
+
     privacy = parts.privacy()
     results = parts.retriever.search(query, limit=limit)
-    return [r.to_json() for r in results if privacy.path_refusal(r.path) is None]
+    return [SearchResult.of(r) for r in results if privacy.path_refusal(r.path) is None]

@@ -16,8 +16,4 @@ export default tseslint.config(
       "no-console": "error",
     },
   },
-  {
-    files: ["scripts/**/*.mjs"],
-    languageOptions: { globals: { console: "readonly", process: "readonly", URL: "readonly" } },
-  },
 );

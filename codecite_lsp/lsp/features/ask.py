@@ -14,6 +14,7 @@ from .. import region
 from ..params import AskParams, uri_to_path
 
 if TYPE_CHECKING:
+    from ...core.answers import Answered, Refused
     from ...ingest.symbols import Encoding
     from ...service.session import Session
     from ..progress import AskProgress
@@ -26,7 +27,9 @@ async def ask(host: Host, params: AskParams, progress: AskProgress | None = None
         path: Path | None = uri_to_path(params.uri)
     else:
         session, path = host.default_session(), None
-    return await host.run(_ask, host, session, params, path, host.encoding(), progress)
+    answer = await host.run(_ask, host, session, params, path, host.encoding(), progress)
+    dumped: dict[str, Any] = answer.model_dump(mode="json")
+    return dumped
 
 
 def _ask(
@@ -38,7 +41,7 @@ def _ask(
     progress: AskProgress | None,
     *,
     cancel: threading.Event,
-) -> dict[str, Any]:
+) -> Answered | Refused:
     """In a worker thread: the buffer may be large, and only the cursor's region is used."""
     text = host.current_text(path) if path is not None else None
     position: tuple[int, int] | None = None

@@ -25,35 +25,38 @@ async def open_citation(host: Host, citation: dict[str, Any]) -> dict[str, Any]:
     resolution = await host.run(
         resolve, session, citation, functools.partial(host.current_text, path)
     )
-    state, rel = resolution["state"], where.path
-    if state in ("exact", "moved"):
+    rel = where.path
+    if resolution.state == "exact" or resolution.state == "moved":
         text = host.current_text(path) or ""
-        selection = line_range(text, resolution["start_line"], resolution["end_line"])
+        selection = line_range(text, resolution.start_line, resolution.end_line)
         await host.show_document_async(
             types.ShowDocumentParams(uri=path.as_uri(), take_focus=True, selection=selection)
         )
-        if state == "moved":
+        if resolution.state == "moved":
             host.tell(
-                f"codecite: the cited lines moved to {rel}:{resolution['start_line']}-"
-                f"{resolution['end_line']}",
+                f"codecite: the cited lines moved to {rel}:{resolution.start_line}-"
+                f"{resolution.end_line}",
                 types.MessageType.Info,
             )
-    elif state == "stale":
+    elif resolution.state == "stale":
         await host.show_document_async(types.ShowDocumentParams(uri=path.as_uri(), take_focus=True))
-        host.tell(f"codecite: the cited lines changed in {rel}: {resolution['reason']}")
+        host.tell(f"codecite: the cited lines changed in {rel}: {resolution.reason}")
     else:
-        host.tell(f"codecite: the cited lines are gone from {rel}: {resolution['reason']}")
-    return resolution
+        host.tell(f"codecite: the cited lines are gone from {rel}: {resolution.reason}")
+    dumped: dict[str, Any] = resolution.model_dump(mode="json")
+    return dumped
 
 
 async def history(host: Host, params: HistoryParams) -> dict[str, Any]:
     """Newest first across every root; each root reads only the entries this page can hold."""
+    from ...core.responses import HistoryPage, HistoryRecord  # pydantic: off the start-up path
+
     wanted = params.offset + params.limit
-    entries: list[dict[str, Any]] = []
+    entries: list[HistoryRecord] = []
     for session in list(host.sessions.values()):
         entries.extend(await host.run(past_answers, session, wanted, host.current_text))
-    entries.sort(key=lambda entry: str(entry.get("time", "")), reverse=True)
-    return {"entries": entries[params.offset : wanted]}
+    entries.sort(key=lambda entry: entry.time, reverse=True)
+    return HistoryPage(entries=entries[params.offset : wanted]).model_dump(mode="json")
 
 
 def line_range(text: str, start_line: int, end_line: int) -> types.Range:

@@ -13,5 +13,7 @@ if TYPE_CHECKING:
 
 async def search(host: Host, params: SearchParams) -> dict[str, Any]:
     session = host.session_for(params.uri) if params.uri else host.default_session()
+    from ...core.responses import SearchReply  # pydantic: kept off the start-up path
+
     results = await host.run(search_root, session, params.query, params.limit)
-    return {"results": results}
+    return SearchReply(results=results).model_dump(mode="json")

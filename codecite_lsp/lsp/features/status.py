@@ -13,4 +13,7 @@ if TYPE_CHECKING:
 async def status(host: Host) -> dict[str, Any]:
     # On the event loop, deliberately: it only reads counters, and it must answer while
     # every worker is busy (a hover on a huge buffer, an index pass).
-    return {"roots": [root_status(session.upkeep) for session in list(host.sessions.values())]}
+    from ...core.responses import StatusReply  # pydantic: kept off the start-up path
+
+    roots = [root_status(session.upkeep) for session in list(host.sessions.values())]
+    return StatusReply(roots=roots).model_dump(mode="json")

@@ -1,7 +1,8 @@
 // Shapes shared by the server protocol (docs/contracts.md), the extension host and the chat page.
 // Types only: both the Node build and the browser build import them, and nothing is emitted.
-// The server's answer types come from answer.schema.d.ts (generated: `npm run gen:types`); this
-// file adds only what the client attaches to them and the client's own messages.
+// The server's reply types come from answer.schema.d.ts (generated from the server's pydantic
+// models: CONTRIBUTING.md, "Regenerating the schema"); this file adds only what the client
+// attaches to them and the client's own messages.
 
 import type * as Wire from "./answer.schema.js";
 
@@ -38,10 +39,7 @@ export interface Answered extends Omit<Wire.Answered, "spans"> {
 export type Answer = Answered | Refused;
 
 /** codecite/wording (codecite_lsp/core/wording.json): the words every client shows. */
-export interface Wording {
-  reasons: Record<string, string>;
-  labels: Record<string, string>;
-}
+export type Wording = Wire.Wording;
 
 /** An earlier turn of the conversation a follow-up continues (docs/contracts.md). */
 export interface Turn {
@@ -59,26 +57,19 @@ export interface AskParams {
 
 /** One codecite/history entry: the stored answer plus each of its citations resolved against the
  * current files, in the order the citations appear in the answer's claims. */
-export interface HistoryEntry {
-  question: string;
+export interface HistoryEntry extends Omit<Wire.HistoryRecord, "answer"> {
   answer: Answer;
-  time?: string;
-  root?: string;
-  citations?: Array<{ citation: Citation; resolution: Resolution }>;
 }
 
-export interface RootStatus {
-  root: string;
-  files_indexed: number;
-  pending: number;
-  indexing?: boolean;
-  /** ISO time or seconds since the epoch; null before the first index run. */
-  last_update?: string | number | null;
-  embedder?: string | { name?: string; state?: string } | null;
-  chunks?: number;
-  /** Why the index could not be read or written; null when it is fine. */
-  error?: string | null;
-}
+/** One root of codecite/status. This server sends every field of Wire.RootStatus; the status bar
+ * also reads a reply kept from an earlier server, which may lack fields or use the older forms
+ * of `last_update` and `embedder` below. */
+export type RootStatus = Pick<Wire.RootStatus, "root" | "files_indexed" | "pending"> &
+  Partial<Omit<Wire.RootStatus, "last_update" | "embedder">> & {
+    /** Seconds since the epoch; also milliseconds or an ISO time. */
+    last_update?: Wire.RootStatus["last_update"] | string;
+    embedder?: Wire.EmbedderStatus | Pick<Wire.EmbedderStatus, "name" | "state"> | string | null;
+  };
 
 export interface IndexStatus {
   roots: RootStatus[];

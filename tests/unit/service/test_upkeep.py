@@ -58,12 +58,12 @@ def test_a_new_index_dir_is_what_status_and_the_next_pass_use(tmp_path: Path) ->
     session = Session(repo, {"index_dir": str(first), "embedding": "none"})
     try:
         session.upkeep.index(lambda *_: None, threading.Event())
-        indexed = status(session.upkeep)["files_indexed"]
+        indexed = status(session.upkeep).files_indexed
         assert indexed > 0
         assert session.reconfigure({"index_dir": str(second), "embedding": "none"}) is True
-        assert status(session.upkeep)["files_indexed"] == 0
+        assert status(session.upkeep).files_indexed == 0
         session.upkeep.index(lambda *_: None, threading.Event())
-        assert status(session.upkeep)["files_indexed"] == indexed
+        assert status(session.upkeep).files_indexed == indexed
         assert (second / "meta.json").is_file() and session.index_dir == second
     finally:
         session.close()

@@ -227,7 +227,7 @@ local wordings = {}
 --- Call `callback(wording)` with the server's wording, fetched once per client; nil when the
 --- server does not have the request (older versions): the renderer then names the reason code.
 ---@param client vim.lsp.Client
----@param callback fun(wording: table?)
+---@param callback fun(wording: codecite.Wording?)
 function M.wording(client, callback)
   local cached = wordings[client.id]
   if cached ~= nil then

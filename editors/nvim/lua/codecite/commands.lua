@@ -6,13 +6,13 @@ local render = require("codecite.render")
 local M = {}
 
 --- The last answer shown, for <CR>, :CodeciteCitations and the showDocument window choice.
----@type {question: string, answer: table, client_id: integer, root: string, origin_win: integer, targets: table}?
+---@type {question: string, answer: codecite.Answer, client_id: integer, root: string, origin_win: integer, targets: table}?
 M.last = nil
 local asked = 0 -- sequence number: a slow reply to an older question must not replace a newer one
 
 --- The conversation a follow-up continues: {question, answer} turns since :CodeciteNew, those
 --- of the root last asked about (each root's are kept across sessions: conversation.lua).
----@type {question: string, answer: table}[]
+---@type {question: string, answer: codecite.Answer}[]
 M.conversation = {}
 local TURNS_SENT = 3 -- the server reads only the last few turns
 

@@ -7,7 +7,7 @@ local M = {}
 --- The server reads at most 50 turns of history (docs/contracts.md); older ones are dropped.
 M.TURNS_KEPT = 50
 
----@type table<string, {question: string, answer: table}[]>
+---@type table<string, {question: string, answer: codecite.Answer}[]>
 local loaded = {}
 
 ---@return string the folder holding one file per root
@@ -66,14 +66,14 @@ end
 
 --- The turns of `root`'s conversation, oldest first (read from disk once per session).
 ---@param root string
----@return {question: string, answer: table}[]
+---@return {question: string, answer: codecite.Answer}[]
 function M.turns(root)
   loaded[root] = loaded[root] or read(root)
   return loaded[root]
 end
 
 ---@param root string
----@param turn {question: string, answer: table}
+---@param turn {question: string, answer: codecite.Answer}
 function M.add(root, turn)
   local turns = M.turns(root)
   table.insert(turns, turn)

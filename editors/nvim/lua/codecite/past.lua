@@ -52,7 +52,7 @@ local function first_path(answer)
 end
 
 --- One row of the list: question · answered/refused · age · first cited path.
----@param entry table a codecite/history entry
+---@param entry codecite.HistoryRecord
 ---@param now integer
 ---@return string
 function M.label(entry, now)
@@ -71,8 +71,8 @@ end
 
 --- The stored answer with each citation's current resolution attached (entries list them in the
 --- order the claims cite them).
----@param entry table
----@return table
+---@param entry codecite.HistoryRecord
+---@return codecite.Answer
 function M.resolved_answer(entry)
   local answer = vim.deepcopy(entry.answer)
   if answer.status ~= "answered" then
@@ -105,7 +105,7 @@ end
 --- Opens `entry` in the answer buffer; <CR> on a citation opens it through the server, which
 --- resolves it against the files as they are now.
 ---@param lsp_client vim.lsp.Client
----@param entry table
+---@param entry codecite.HistoryRecord
 ---@param origin_win integer
 function M.show(lsp_client, entry, origin_win)
   local answer = M.resolved_answer(entry)

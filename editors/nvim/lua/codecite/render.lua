@@ -24,7 +24,7 @@ end
 
 --- Where a past answer's citation points now (codecite/history resolves it): nothing when it is
 --- unchanged or not resolved (a fresh answer), else the same words as the VS Code chat's badges.
----@param resolution any
+---@param resolution codecite.Resolution?
 ---@return string
 local function resolution_note(resolution)
   if type(resolution) ~= "table" or resolution.state == "exact" then
@@ -38,7 +38,7 @@ end
 
 --- The refusal sentence and labels from the server's wording (codecite/wording); without it
 --- (an older server) the reason code itself, which still tells a user what happened.
----@param wording table?
+---@param wording codecite.Wording?
 ---@param reason string
 ---@return string headline, string closest
 local function refusal_words(wording, reason)
@@ -70,8 +70,8 @@ end
 
 --- Lines for an answer or a refusal (pure: no buffer touched).
 ---@param question string
----@param answer table
----@param wording? table the server's codecite/wording reply
+---@param answer codecite.Answer
+---@param wording? codecite.Wording the server's codecite/wording reply
 ---@return codecite.Rendered
 function M.render(question, answer, wording)
   local out = { lines = {}, targets = {}, highlights = {} }
@@ -247,7 +247,7 @@ end
 
 --- One line per workspace folder of a codecite/status reply: what the index holds and whether
 --- it can be trusted now (failed, indexing, files pending, or when it was last brought up to date).
----@param status table codecite/status reply
+---@param status codecite.StatusReply
 ---@return string[]
 function M.status_lines(status)
   local lines = {}
