@@ -8,8 +8,9 @@ Decisions, stated once:
   quote starts and ends on token boundaries there ("lue = opts.ge" does not), and the quote has
   substance: an identifier of 3+ characters that is not a keyword, or 8+ non-space characters,
   or a whole cited line ("e" verifies nothing).
-- Prose carries no facts (framing.py): prose beyond framing words is an uncited claim. A gap
-  ("the sources do not show X") is shown as such and is no claim.
+- Prose carries no facts (prose.py): prose beyond framing words is an uncited claim. A gap
+  ("the sources do not show X") is shown as such and is no claim; it names only what the
+  question or the sources name and asserts nothing.
 - An answer with no claim at all (prose only, or no spans) is a dodge, not an answer: it fails as
   ``unverified_citation`` ("the answer makes no cited claim"), so it is retried, then refused.
 - A model refusal (a non-empty ``refuse``) is a refusal; any spans next to it are ignored.
@@ -30,7 +31,7 @@ from ..core import wording
 from ..core.answers import Citation, ClaimSpan, GapSpan, ProseSpan
 from ..core.records import Source
 from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
-from .prose import gap_problem, gap_subject, prose_problem
+from .prose import gap_problem, gap_subject, prose_problem, word_stems
 from .quotes import declared_lines, lines_hash, normalise_ws, quote_hash, quote_ranges
 
 Why = Literal[
@@ -297,8 +298,9 @@ def _span_failure(index: int, why: Why, detail: str, text: str) -> CitationCheck
     return CitationCheck(index, None, None, None, None, False, why, detail, text=text)
 
 
-def verify(raw: str | dict[str, Any], sources: list[Source]) -> GateResult:
-    """Check a model reply against this request's sources; never raises on bad model output."""
+def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "") -> GateResult:
+    """Check a model reply against this request's sources; never raises on bad model output.
+    ``question`` supplies the words an opener may repeat and a gap may name (prose.py)."""
     parsed = parse(raw)
     if isinstance(parsed, str):
         malformed = CitationCheck(None, None, None, None, None, False, "malformed_reply", parsed)
@@ -312,6 +314,8 @@ def verify(raw: str | dict[str, Any], sources: list[Source]) -> GateResult:
     failures: list[CitationCheck] = []
     kept: list[AnswerSpan] = []
     claims = statements = removed = 0
+    asked = word_stems([question])
+    known: frozenset[str] | None = None  # the question's and the sources' words, for gaps
     for index, span in enumerate(reply.spans):
         if isinstance(span, ReplyClaim):
             claims += 1
@@ -333,7 +337,9 @@ def verify(raw: str | dict[str, Any], sources: list[Source]) -> GateResult:
             kept.append(ClaimSpan(text=span.text, citations=citations))
             continue
         gap = isinstance(span, ReplyGap)
-        problem = gap_problem(span.text) if gap else prose_problem(span.text)
+        if gap and known is None:
+            known = asked | word_stems(f"{s.path} {s.symbol or ''} {s.text}" for s in sources)
+        problem = gap_problem(span.text, known) if gap else prose_problem(span.text, asked)
         if problem is not None:
             why: Why = "gap_states_fact" if gap else "prose_states_fact"
             failures.append(_span_failure(index, why, problem, span.text))
