@@ -13,7 +13,8 @@ Decisions, stated once:
   question or the sources name and asserts nothing.
 - An answer with no claim at all (prose only, or no spans) is a dodge, not an answer: it fails as
   ``unverified_citation`` ("the answer makes no cited claim"), so it is retried, then refused.
-- A model refusal (a non-empty ``refuse``) is a refusal; any spans next to it are ignored.
+- A model refusal (a ``refuse`` that says something) is a refusal; any spans next to it are
+  ignored. An empty one (``{"reason": null}``) beside spans is a placeholder: the answer wins.
 - The envelope is tolerant, the content strict (reply.py): a reply that is not the reply shape is
   a ``model_error``. ``verify`` never raises on bad model output.
 - ``verify`` is all or nothing (the stable api.gate contract); a failed result also carries the

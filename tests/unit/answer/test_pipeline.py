@@ -477,6 +477,40 @@ def test_tool_calling_where_litellm_supports_it_but_not_json_schema(
     assert llm._reply_text(litellm.Message(content='{"spans": []}')) == '{"spans": []}'
 
 
+def _as_text_without_a_schema(body: dict[str, object]) -> list[tuple[str, str]]:
+    call = {"name": "cited_answer", "arguments": body}
+    return [
+        ("tool call as text", json.dumps(call)),
+        ("tool call, arguments a string", json.dumps({**call, "arguments": json.dumps(body)})),
+        ("llama tool call", json.dumps({"name": "cited_answer", "parameters": body})),
+        ("answer wrapper", json.dumps({"answer": body})),
+        ("response wrapper", f"```json\n{json.dumps({'response': body})}\n```"),
+        ("result wrapper", json.dumps({"result": body})),
+        ("null refusal reason", json.dumps({**body, "refuse": {"reason": None}})),
+        ("empty refusal reason", json.dumps({**body, "refuse": {"reason": ""}})),
+    ]
+
+
+def test_replies_written_as_text_without_a_schema_answer_on_the_first_try(
+    indexed: tuple[Path, Config], sources: list[Source], litellm_calls: LitellmCalls
+) -> None:
+    # ollama/llama3 gets neither a JSON schema nor a tool from litellm: the prompt alone.
+    repo, config = indexed
+    model = Config(index_dir=config.index_dir, model="ollama/llama3", model_retries=0)
+    retire = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    body = json.loads(reply(claim("The old key is retired.", retire)))
+    variants = _as_text_without_a_schema(body)
+    answerer = Answerer(repo, model, replies=llm.MockReplies([raw for _, raw in variants]))
+    for name, _raw in variants:  # one reply per question, in order
+        before = len(litellm_calls)
+        answer = answerer.ask(QUESTION)
+        assert isinstance(answer, Answered), (name, answer)
+        assert [span.text for span in answer.spans] == ["The old key is retired."], name
+        assert len(litellm_calls) - before == 1, name
+        record = last_trace(model, repo, answer.trace_id)
+        assert record["attempts"][0]["mode"] == "prompt", name
+
+
 # -- rendering ---------------------------------------------------------------------------------
 
 
