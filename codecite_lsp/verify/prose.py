@@ -15,12 +15,13 @@ asserting it ("Requests does strip the header:" is a claim), and the claims that
 facts.
 
 A gap span says what the sources do not show. It names what is missing and asserts nothing: one
-clause, no continuation (", which it does", ", but ...", "because ..."), not "that X" (which states
-X), and every name it uses comes from the question or the sources (identifiers split into
-their words): ordinary words may describe what is missing, but a name (an identifier, a
-capitalised word, a number) says the thing exists, so a gap cannot presuppose one no source
-mentions ("how Click's SQLite cache is invalidated"). Line numbers ("line 42", "lines 10-20",
-"L42") name a place and are allowed.
+clause, no continuation (", which it does", ", but ...", "because ..."), not "that X" (which
+states X); a question ("how ...", "whether ...") or the name of what is missing (then without a
+finite verb or a quantifier: "the refresh schedule", not "the refresh job is hourly"). Every name
+it uses comes from the question or the sources (identifiers split into their words): ordinary
+words may describe what is missing, but a name (an identifier, a capitalised word, a number) says
+the thing exists, so a gap cannot presuppose one no source mentions ("how Click's SQLite cache is
+invalidated"). Line numbers ("line 42", "lines 10-20", "L42") name a place and are allowed.
 """
 
 from __future__ import annotations
@@ -37,14 +38,15 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# Words that join or point but frame nothing on their own ("It does." is an answer).
+# Words that join or point but frame nothing on their own ("It does.", "It works." answer).
 FUNCTION_WORDS = _words(
     """a an the this that these those it its it's they them their there there's which what
     what's who whom whose where when why how and or but so as of in on at by for from to into onto
     with within about above under over after before between through via per like is are was were
     be been being do does did done has have had can could may might will would shall should we
-    you i me my your our us i'll we'll you'll i've we've that's this is more some most both each
-    either other another such same own just well now sure great alright okay ok right"""
+    you i me my your our us i'll we'll you'll i've we've that's more some most both each either
+    other another such same own just well now sure great alright okay ok right works work working
+    happens happen handled handles handling"""
 )
 # Words about the answer itself: at least one must be there for a span to be framing.
 FRAMING_WORDS = _words(
@@ -53,23 +55,22 @@ FRAMING_WORDS = _words(
     brief briefly overall detail details detailed specifically particular particularly example
     examples instance note notice answer answers question questions asked ask code source sources
     snippet snippets line lines relevant indexed retrieved provided given match matches matching
-    best works work working happens happen handled handles handling way ways process also then
-    thus hence therefore moreover furthermore additionally finally first firstly second secondly
-    third next lastly besides meanwhile instead otherwise however although though while whereas
-    because since put simply words together altogether sum up bit closer quote quoted quotes cited
-    cite citing citations context broadly speaking generally essentially basically again further
-    key main important rest remainder case cases explained explanation explains explain describe
-    described describes walk walkthrough through going breakdown break down broken stages stage
-    points point things thing takeaways takeaway flow gist nutshell tl dr recap conclusion
-    overview said based below start begin let's matter matters putting hand version"""
+    best way ways process also then thus hence therefore moreover furthermore additionally
+    finally first firstly second secondly third next lastly besides meanwhile instead otherwise
+    however although though while whereas because since put simply words together altogether sum
+    up bit closer quote quoted quotes cited cite citing citations context broadly speaking
+    generally essentially basically again further key main important rest remainder case cases
+    explained explanation explains explain describe described describes walk walkthrough through
+    going breakdown break down broken stages stage points point things thing takeaways takeaway
+    flow gist nutshell tl dr recap conclusion overview said based below start begin matter
+    matters putting hand version"""
 )
 # Counting the answer's own parts ("three steps", "two things") frames; a bare count answers.
 _NUMBER_WORDS = _words("one two three four five six seven eight nine ten few couple several")
-_PARTS = _words(
-    """steps step parts part pieces ways things places stages points cases phases pieces reasons
-    parts aspects pieces"""
-)
+_PARTS = _words("steps step parts part pieces ways things places stages points phases reasons")
 _WORD = re.compile(r"[A-Za-z]+(?:['\u2019][A-Za-z]+)?")
+# Words and the punctuation that ends an embedded question ("Here's what happens: X does Y.").
+_TOKEN = re.compile(r"[A-Za-z]+(?:['\u2019][A-Za-z]+)?|[,:;.!?\u2014]")
 _CODE_MARKS = re.compile(r"[0-9`_/\\{}\[\]<>=~$@#|*^%&+]|\w\.\w|\w\(")
 # Markdown layout around framing: a heading mark, emphasis markers around words.
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
@@ -142,12 +143,16 @@ def prose_problem(text: str, asked: frozenset[str] = frozenset()) -> str | None:
     marks = _CODE_MARKS.search(plain)
     if marks:
         return f"prose names code, a path or a number ({marks.group(0)!r})"
-    words = [_folded(w) for w in _WORD.findall(plain)]
-    framing = asking = False
+    tokens = [_folded(token) for token in _TOKEN.findall(plain)]
+    # A heading or opener that is a question ("**How it works**", "What it does:") frames.
+    framing = opener and bool(tokens) and tokens[0] in _WH_WORDS
+    asking = False
     unknown = []
-    for index, word in enumerate(words):
-        following = words[index + 1] if index + 1 < len(words) else ""
-        if word in FRAMING_WORDS or (word in _NUMBER_WORDS and following in _PARTS):
+    for index, word in enumerate(tokens):
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        if not word[0].isalpha():
+            asking = False  # the embedded question ends here; what follows would assert
+        elif word in FRAMING_WORDS or (word in _NUMBER_WORDS and following in _PARTS):
             framing = True
         elif opener and asking and stem(word) in asked:
             framing = True  # the topic announced: "how Click handles this"
@@ -157,7 +162,7 @@ def prose_problem(text: str, asked: frozenset[str] = frozenset()) -> str | None:
     if unknown:
         listed = ", ".join(repr(word) for word in dict.fromkeys(unknown[:3]))
         return f"prose says something about the code ({listed})"
-    if words and not framing:
+    if not framing and any(token[0].isalpha() for token in tokens):
         return "prose frames the answer; on its own this one answers the question"
     return None
 
@@ -180,9 +185,16 @@ _SENTENCE_BREAK = re.compile(r"[.!?;]\s+\S")
 # A continuation that states something beside what is missing: ", which it does", ", but ...".
 _ASSERTS = re.compile(
     r",\s*(?:but|which|and|so|yet|though|although|because|since|as|while|whereas)\b"
-    r"|\b(?:but|although|though|because|since|whereas|however)\b"
+    r"|\b(?:but|although|though|because|whereas|however)\b"
     r"|\b(?:which|as)\s+(?:it|they|this|that|he|she)\s+(?:do|does|did|is|are|was|were|has|have)\b"
     r"|\u2014|\s\(",
+    re.IGNORECASE,
+)
+_GAP_QUESTIONS = _WH_WORDS | {"who", "if", "whom", "whose"}
+# In a gap that is a noun phrase, a finite verb or a quantifier makes it a statement.
+_STATES = re.compile(
+    r"\b(?:is|are|was|were|isn't|aren't|does|do|did|doesn't|don't|has|have|had|can|cannot|"
+    r"can't|will|won't|would|should|must|may|might|always|never|only|every|all|none)\b",
     re.IGNORECASE,
 )
 _LINE_REFERENCE = re.compile(
@@ -218,6 +230,14 @@ def gap_problem(text: str, known: frozenset[str] | None = None) -> str | None:
         return f"a gap names what is missing and asserts nothing ({asserts.group(0).strip()!r})"
     if re.match(r"that\b", what, re.IGNORECASE):
         return "a gap names what is missing (how, whether, which ...); 'that ...' states it"
+    first = _folded(what.split(" ", 1)[0])
+    if first not in _GAP_QUESTIONS:
+        verb = _STATES.search(what)
+        if verb:  # "the refresh job is hourly": a clause, not the name of what is missing
+            return (
+                "a gap is a question (how, whether, ...) or the name of what is missing; "
+                f"{verb.group(0)!r} states something"
+            )
     rest = _LINE_REFERENCE.sub(" ", what)
     if known is None:
         if re.search(r"[0-9]", rest):

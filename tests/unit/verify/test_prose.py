@@ -47,6 +47,10 @@ def test_an_opener_may_name_what_the_question_names_but_not_assert_it() -> None:
     assert not _passes("Here's how Click handles this:", "How are API keys rotated?")
     assert not _passes("Click does interpret the answer:", question)  # no embedded question
     assert not _passes("It does.", question)  # an answer, not framing
+    assert not _passes("It works.", question)
+    # The embedded question ends at the colon: what follows would assert.
+    asked = "Does Click interpret the user's answer as yes?"
+    assert not _passes("Here's what happens: Click interprets the answer.", asked)
 
 
 KEYRING_QUESTION = "Do the API keys go to the keyring?"
@@ -66,6 +70,8 @@ def _gap(text: str, question: str = KEYRING_QUESTION) -> GateFailed | GatePassed
         "whether keys go to the keyring (they do)",
         "whether keys go to the keyring because rotate_key stores them",
         "that keys go to the keyring",
+        "the keyring is where keys go",
+        "the keys, which always go to the keyring",
     ],
 )
 def test_a_gap_that_asserts_something_is_not_shown(text: str) -> None:
@@ -75,6 +81,8 @@ def test_a_gap_that_asserts_something_is_not_shown(text: str) -> None:
     assert isinstance(result, GateFailed)
     assert [span.kind for span in result.kept] == ["claim"]
     assert isinstance(_gap("whether keys go to the keyring"), GatePassed)
+    assert isinstance(_gap("what changed in the keyring since the last rotation"), GatePassed)
+    assert isinstance(_gap("the keyring's own storage"), GatePassed)
 
 
 def test_a_gap_names_only_what_the_question_or_the_sources_name() -> None:
