@@ -74,7 +74,8 @@ PROBLEMS: dict[QuoteProblem, str] = {
 }
 
 
-def _word_char(char: str) -> bool:
+def word_char(char: str) -> bool:
+    """Part of a word, for the whole-word rule: a letter, a digit or ``_``."""
     return char.isalnum() or char == "_"
 
 
@@ -122,8 +123,8 @@ def _spots(lines: Sequence[str], needle: str) -> list[_Spot]:
         end = position + len(needle)
         first = bisect_right(starts, position) - 1
         last = bisect_right(starts, end - 1) - 1
-        left = position == 0 or not (_word_char(haystack[position - 1]) and _word_char(needle[0]))
-        right = end == len(haystack) or not (_word_char(haystack[end]) and _word_char(needle[-1]))
+        left = position == 0 or not (word_char(haystack[position - 1]) and word_char(needle[0]))
+        right = end == len(haystack) or not (word_char(haystack[end]) and word_char(needle[-1]))
         whole = position == starts[first] and end == starts[last] + len(pieces[last])
         found.append(_Spot(owners[first], owners[last], left and right, whole))
         position = haystack.find(needle, position + 1)
