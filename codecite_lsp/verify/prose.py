@@ -218,6 +218,8 @@ def gap_problem(text: str, known: frozenset[str] | None = None) -> str | None:
     """Why ``text`` is not a short "the sources do not show X" statement, or None. ``known`` holds
     the stems of the question's and the sources' words (:func:`word_stems`); None skips the
     check that the gap's names come from them."""
+    if len(text) > 2 * MAX_GAP_CHARS:  # before stripping openings: bounded work on any input
+        return f"a gap is one sentence of at most {MAX_GAP_CHARS} characters"
     what = gap_subject(text)
     if not what:
         return "a gap says what the sources do not show; this one is empty"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -98,8 +98,8 @@ class _Spot:
     whole_lines: bool  # exactly lines first..last, nothing cut off either end
 
 
-def _spots(lines: Sequence[str], needle: str) -> list[_Spot]:
-    """Every occurrence of the normalised ``needle`` in the normalised lines."""
+def _spots(lines: Sequence[str], needle: str) -> Iterator[_Spot]:
+    """Every occurrence of the normalised ``needle`` in the normalised lines, in order."""
     # One normalised string for all lines, with the offset where each line starts, so a quote
     # spanning several lines is found with plain str.find.
     pieces: list[str] = []
@@ -117,7 +117,6 @@ def _spots(lines: Sequence[str], needle: str) -> list[_Spot]:
         pieces.append(norm)
         offset += len(norm)
     haystack = " ".join(pieces)
-    found = []
     position = haystack.find(needle)
     while position >= 0:
         end = position + len(needle)
@@ -126,9 +125,8 @@ def _spots(lines: Sequence[str], needle: str) -> list[_Spot]:
         left = position == 0 or not (word_char(haystack[position - 1]) and word_char(needle[0]))
         right = end == len(haystack) or not (word_char(haystack[end]) and word_char(needle[-1]))
         whole = position == starts[first] and end == starts[last] + len(pieces[last])
-        found.append(_Spot(owners[first], owners[last], left and right, whole))
+        yield _Spot(owners[first], owners[last], left and right, whole)
         position = haystack.find(needle, position + 1)
-    return found
 
 
 def _holds(spot: _Spot, substantial: bool) -> bool:
@@ -146,16 +144,15 @@ def quote_problem(quote: str, lines: Sequence[str]) -> QuoteProblem | None:
     needle = normalise_ws(quote)
     if not needle:
         return "empty_quote"
-    spots = _spots(lines, needle)
-    if not spots:
-        return "quote_not_held"
-    on_words = [spot for spot in spots if spot.on_words]
-    if not on_words:
-        return "quote_cuts_token"
     substantial = has_substance(needle)
-    if not any(_holds(spot, substantial) for spot in on_words):
-        return "quote_too_trivial"
-    return None
+    found = on_words = False
+    for spot in _spots(lines, needle):  # the first occurrence that holds settles it
+        if _holds(spot, substantial):
+            return None
+        found, on_words = True, on_words or spot.on_words
+    if not found:
+        return "quote_not_held"
+    return "quote_too_trivial" if on_words else "quote_cuts_token"
 
 
 def quote_ranges(lines: Sequence[str], quote: str) -> list[tuple[int, int]]:
