@@ -1,6 +1,8 @@
 """The answer, its retry as a conversation, and failing closed per claim (pure but for ``ask``).
 
-1. The model answers; the gate checks the reply.
+1. The model answers; the gate checks the reply. When every claim verifies and only prose or a
+   gap fails its rule, those spans are left out and the rest is answered at once: they are not
+   claims, so no retry (the whole prompt again) and no "could not be verified" note for them.
 2. A reply that fails goes back to the model as its own turn, followed by what failed in it (the
    quote, the real lines, the nearest verbatim text), once.
 3. If the retry fails too, the claims that still do not verify are dropped (their text is never
@@ -75,6 +77,18 @@ def _record(result: GateResult, mode: str) -> dict[str, Any]:
     }
 
 
+_NOT_CLAIMS = frozenset({"prose_states_fact", "gap_states_fact"})
+
+
+def _only_prose_failed(result: GateFailed) -> bool:
+    """Every claim verified (there is one) and only prose or gap spans failed their rule."""
+    return (
+        result.kind == "unverified_citation"
+        and result.kept_claims > 0
+        and all(failure.why in _NOT_CLAIMS for failure in result.failures)
+    )
+
+
 def _salvage(failed: list[GateFailed], sources: list[Source], retried: bool) -> Verdict:
     """Fail closed per claim: the verified claims of the best reply, or a refusal."""
     usable = [f for f in failed if f.kind == "unverified_citation"]
@@ -102,12 +116,14 @@ def converse(
     *,
     tries: int = 2,
     nothing_found: str = wording.MODEL_FOUND_NOTHING,
+    question: str = "",
 ) -> Verdict:
     """Ask, verify, retry once as a conversation, then answer what verified or refuse.
 
     ``ask`` may raise ModelError: before any reply that is a refusal; after a failed reply, that
     reply is judged on its own. ``nothing_found`` is the refusal detail when the answerer itself
-    declines (worded for a model or for the offline answerer)."""
+    declines (worded for a model or for the offline answerer); ``question`` is the one asked
+    (the words a gap or an opener may use)."""
     failed: list[GateFailed] = []
     attempts: list[dict[str, Any]] = []
     sent: list[Messages] = []
@@ -126,10 +142,12 @@ def converse(
                     requests=sent,
                 )
             break
-        result = verify(reply.text, sources)
+        result = verify(reply.text, sources, question)
         attempts.append(_record(result, reply.mode))
         if isinstance(result, GatePassed):
             return Verdict("answered", spans=result.spans, attempts=attempts, requests=sent)
+        if isinstance(result, GateFailed) and _only_prose_failed(result):
+            return Verdict("answered", spans=result.kept, attempts=attempts, requests=sent)
         if not isinstance(result, GateFailed):
             return Verdict(
                 "refused",

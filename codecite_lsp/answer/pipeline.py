@@ -232,6 +232,7 @@ class Answerer:
             nothing_found=_offline_refusal(asked, sources)
             if offline
             else wording.MODEL_FOUND_NOTHING,
+            question=asked,
         )
         request.attempts = verdict.attempts
         request.statements_removed = verdict.removed

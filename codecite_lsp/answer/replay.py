@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.answers import ClaimSpan
+from ..core.answers import ClaimSpan, ProseSpan
 from ..core.records import Source
 from .attempts import Messages, ModelText, Verdict, converse
 from .prompt import build_messages
@@ -40,6 +40,7 @@ class CaseOutcome:
         got: dict[str, Any] = {"status": self.verdict.status, "model_calls": self.model_calls}
         if self.verdict.status == "answered":
             got["claims"] = sum(isinstance(s, ClaimSpan) for s in self.verdict.spans)
+            got["prose"] = sum(isinstance(s, ProseSpan) for s in self.verdict.spans)
             got["removed"] = self.verdict.removed
         else:
             got["reason"] = self.verdict.reason
@@ -48,6 +49,20 @@ class CaseOutcome:
     @property
     def as_expected(self) -> bool:
         return self.actual == self.expected
+
+    @property
+    def retried_for_prose(self) -> bool:
+        """Asked again although the first reply's claims all verified and only prose or a gap
+        failed its rule (such spans are left out instead: the target is none)."""
+        first = self.verdict.attempts[0] if self.verdict.attempts else {}
+        failed = first.get("rules_failed") or []
+        return (
+            self.model_calls > 1
+            and first.get("gate") == "failed"
+            and all(check["ok"] for check in first.get("checks", []))
+            and bool(failed)
+            and set(failed) <= {"prose_states_fact", "gap_states_fact"}
+        )
 
     @property
     def valid_first_reply(self) -> bool:
@@ -76,6 +91,7 @@ class Report:
             "valid_replies": len(valid),
             "valid_replies_refused": len(valid_refused),
             "envelopes_parsed_first_try": len(first_try),
+            "retries_only_for_prose": sum(o.retried_for_prose for o in self.outcomes),
             "as_expected": sum(o.as_expected for o in self.outcomes),
             "not_as_expected": [o.id for o in self.outcomes if not o.as_expected],
         }
@@ -134,7 +150,8 @@ def run_case(case: dict[str, Any], prompts: dict[str, Any]) -> CaseOutcome:
         calls += 1
         return ModelText(replies[min(calls, len(replies)) - 1], "replay")
 
-    verdict = converse(build_messages(prompt["question"], sources), sources, ask)
+    question = prompt["question"]
+    verdict = converse(build_messages(question, sources), sources, ask, question=question)
     shown = _unverified(verdict, sources, case.get("unverified", []))
     return CaseOutcome(case["id"], case["style"], verdict, case["expect"], shown, calls)
 
@@ -156,6 +173,7 @@ def report_lines(report: Report, name: str) -> list[str]:
         f"unverified statements shown: {figures['unverified_statements_shown']}",
         f"valid replies refused: {figures['valid_replies_refused']} of {valid} ({rate:.1f}%)",
         f"envelopes parsed on the first try: {figures['envelopes_parsed_first_try']} of {valid}",
+        f"retries only for prose or a gap: {figures['retries_only_for_prose']}",
         f"outcomes as expected: {figures['as_expected']} of {figures['cases']}",
     ]
     for outcome in report.outcomes:

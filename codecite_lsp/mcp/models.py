@@ -106,7 +106,8 @@ class CheckOut(BaseModel):
     path: str
     state: CheckState = Field(
         description=(
-            "verified: the quote is in the cited lines. moved: it is in the file at start_line.."
+            "verified: the quote holds on the cited lines (whitespace aside, whole words, of "
+            "substance). moved: it is in the file at start_line.."
             "end_line instead. stale: only a changed version of it is in the file (see nearest). "
             "not_found: nothing like it is in the file, or the file does not exist. refused: "
             "the path is outside the workspace or a secret/ignored file (never read)."

@@ -135,10 +135,12 @@ def build_server(workspace: Workspace) -> MCPServer:
         ],
     ) -> VerifyOutput:
         """Check quotes of code against the files as they are now (not against any index).
-        For each citation: verified (the quote is in the cited lines), moved (it is at other
-        lines: use start_line/end_line), stale (only a changed version exists: nearest has the
-        current text), not_found (nothing like it: nearest has the most similar lines) or
-        refused (outside the workspace, secret or ignored). Call it before showing quotes."""
+        For each citation: verified (the quote is in the cited lines, whitespace aside, as whole
+        words, and says something: a name, 8+ characters or whole lines; the answers' own rule),
+        moved (it is at other lines: use start_line/end_line), stale (only a changed version
+        exists: nearest has the current text), not_found (nothing like it, or only a fragment
+        such as "e": nearest has the most similar lines, reason says why) or refused (outside
+        the workspace, secret or ignored). Call it before showing quotes."""
         total = sum(len(citation.quote) for citation in citations)
         if total > MAX_TOTAL_QUOTE_CHARS:
             raise ToolError(

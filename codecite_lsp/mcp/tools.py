@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..core.config import Config
 from ..ingest.scan import SourceFile
-from ..verify.quotes import split_lines
+from ..verify.quotes import PROBLEMS, split_lines
 from .files import Missing, Refused, read_current
 from .models import CheckOut, CitationIn, NearestOut, OpenIn, OpenOutput, OpenState, VerifyOutput
 from .verify import Verdict, check_quote
@@ -83,6 +83,9 @@ def _nearest(verdict: Verdict) -> NearestOut | None:
 
 
 def _why(verdict: Verdict) -> str:
+    problem = verdict.problem
+    if problem is not None and problem != "quote_not_held":  # in the file, but not a quote
+        return f"{PROBLEMS[problem]}; nearest holds the most similar lines"
     if verdict.state == "stale":
         return "the quote is not in the file as given; nearest holds the lines as they are now"
     if verdict.nearest is None:

@@ -2,16 +2,19 @@
 
 An agent's citation is ``{path, start_line, end_line, quote}`` with no content hash, so it is
 judged by its quote alone, through the same resolution the answers' citations use
-(:func:`codecite_lsp.verify.anchors.resolve`, whitespace-normalised and nothing else):
+(:func:`codecite_lsp.verify.anchors.resolve`) and so by the gate's quote rule
+(:func:`codecite_lsp.verify.quotes.quote_problem`: whitespace-normalised, whole words, of
+substance):
 
-- verified: the quote is in lines start_line..end_line;
-- moved: the quote is elsewhere in the file (the occurrence nearest the cited lines is given);
+- verified: the quote holds on lines start_line..end_line;
+- moved: the quote holds elsewhere in the file (the occurrence nearest the cited lines is given);
 - stale: not verbatim anywhere, but lines very like it are (code edited since it was quoted, or a
   near-miss copy);
 - not_found: nothing like it is in the file (a fabricated quote).
 
 For the last two the nearest lines that do exist are returned verbatim, so the agent can quote
-those instead of guessing again.
+those instead of guessing again, and ``problem`` says when the text is in the file but fails the
+rule ("e", a fragment cut inside a word).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Literal
 
 from ..core.answers import Citation, Exact, Moved
 from ..verify.anchors import resolve
-from ..verify.quotes import normalise_ws, split_lines
+from ..verify.quotes import QuoteProblem, normalise_ws, quote_problem, split_lines
 
 State = Literal["verified", "moved", "stale", "not_found"]
 
@@ -53,6 +56,7 @@ class Verdict:
     start_line: int  # where the quote is now (verified, moved); the cited lines otherwise
     end_line: int
     nearest: Nearest | None = None
+    problem: QuoteProblem | None = None  # stale / not_found: why the quote does not hold
 
 
 def check_quote(path: str, start_line: int, end_line: int, quote: str, text: str) -> Verdict:
@@ -70,9 +74,11 @@ def check_quote(path: str, start_line: int, end_line: int, quote: str, text: str
         return Verdict("verified", resolution.start_line, resolution.end_line)
     if isinstance(resolution, Moved):
         return Verdict("moved", resolution.start_line, resolution.end_line)
-    found = nearest_match(split_lines(text), quote, start_line)
+    lines = split_lines(text)
+    found = nearest_match(lines, quote, start_line)
     close = found is not None and found.similarity >= STALE_SIMILARITY
-    return Verdict("stale" if close else "not_found", start_line, end_line, found)
+    state: State = "stale" if close else "not_found"
+    return Verdict(state, start_line, end_line, found, quote_problem(quote, lines))
 
 
 def nearest_match(lines: list[str], quote: str, near_line: int = 1) -> Nearest | None:

@@ -2,7 +2,8 @@
 
 A citation remembers *what* it quoted (the hash of its lines and the quote), not only *where*, so
 after edits it resolves to: exact (same lines, same content), moved (the content is found
-elsewhere in the file), stale (the quoted text is gone) or gone (the file is gone).
+elsewhere in the file), stale (the quoted text is gone) or gone (the file is gone). Where a quote
+holds is the one quote rule's answer (quotes.py), the gate's and MCP's too.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import hashlib
 
 from ..core.answers import Citation, Exact, Gone, Moved, Resolution, Stale
-from .quotes import lines_hash, quote_ranges, split_lines
+from .quotes import lines_hash, quote_problem, quote_ranges, split_lines
 
 
 def _nearest(ranges: list[tuple[int, int]], old_start: int) -> tuple[int, int]:
@@ -50,13 +51,13 @@ def resolve(citation: Citation, current_text: str | None) -> Resolution:
                 old_start_line=start,
                 old_end_line=end,
             )
+    if in_file and quote_problem(citation.quote, lines[start - 1 : end]) is None:
+        # Lines around the quote changed, but the cited lines still hold it: the claim stands.
+        return Exact(path=path, start_line=start, end_line=end)
     spots = quote_ranges(lines, citation.quote)
     if not spots:
         return Stale(path=path, reason="the quoted text is no longer in the file")
     new_start, new_end = _nearest(spots, start)
-    if start <= new_start and new_end <= end:
-        # Lines around the quote changed, but the cited lines still hold it: the claim stands.
-        return Exact(path=path, start_line=start, end_line=end)
     return Moved(
         path=path, start_line=new_start, end_line=new_end, old_start_line=start, old_end_line=end
     )

@@ -2,8 +2,12 @@
 
 Tolerant envelope: models without a JSON mode wrap the object in prose ("Here is the answer:"), in
 a ```json fence, or add a remark after it; they add keys of their own, and write line numbers as
-strings. None of that changes what the reply claims, so the object is taken out of the text,
-unknown keys are ignored and ``"12"`` reads as 12.
+strings. Models that litellm gives no schema or tool call write the tool call as text
+(``{"name": "answer", "arguments": {...}}``, the arguments also as a JSON string) or put the
+object under one key (``{"answer": {...}}``); a refusal object with an empty reason beside an
+answer is a placeholder, not a refusal. None of that changes what the reply claims, so the object
+is taken out of the text and out of one wrapper, unknown keys are ignored and ``"12"`` reads as
+12.
 
 Strict content: every span is one of the known kinds with a text, every citation has a label, two
 line numbers and a quote. Anything else is a malformed reply (``model_error``), never a guess.
@@ -79,9 +83,23 @@ class Reply(_Content):
 
     @property
     def refused(self) -> bool:
-        if isinstance(self.refuse, str):  # "null" / "none" / "false" written as strings
-            return self.refuse.strip().lower() not in ("", "null", "none", "false")
+        if self.spans:  # beside an answer, only a refusal that says something declines it
+            return _says(self.refuse)
+        if isinstance(self.refuse, str):
+            return _says(self.refuse)
         return self.refuse not in (None, False, {}, [])
+
+
+def _says(value: Any) -> bool:
+    """Whether a refusal value holds anything: not null, false, empty, or "null"/"none" written
+    as strings, nor a container of only those ({"reason": null})."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "null", "none", "false")
+    if isinstance(value, dict):
+        return any(_says(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_says(item) for item in value)
+    return value is not None and value is not False
 
 
 @dataclass(frozen=True)
@@ -93,13 +111,43 @@ class Parsed:
 _FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL)
 
 
+_CALL_ARGUMENTS = ("arguments", "parameters", "input")  # OpenAI, Llama, Anthropic spellings
+_MAX_WRAPPERS = 2  # {"type": "function", "function": {"name": ..., "arguments": ...}}
+
+
 def _is_reply(data: Any) -> bool:
     return isinstance(data, dict) and ("spans" in data or "refuse" in data)
 
 
+def _unwrapped(data: Any) -> Any:
+    """The reply object inside a tool call written as text or under one wrapper key, or ``data``
+    as it is."""
+    for _ in range(_MAX_WRAPPERS):
+        if not isinstance(data, dict) or _is_reply(data):
+            return data
+        arguments = [data[key] for key in _CALL_ARGUMENTS if key in data]
+        if "name" in data and len(arguments) == 1:
+            inner = arguments[0]
+            if isinstance(inner, str):
+                try:
+                    inner = json.loads(inner)
+                except ValueError:
+                    return data
+        elif isinstance(data.get("function"), dict):
+            inner = data["function"]
+        elif len(data) == 1:
+            inner = next(iter(data.values()))
+        else:
+            return data
+        if not isinstance(inner, dict):
+            return data
+        data = inner
+    return data
+
+
 def _find_object(text: str) -> tuple[Any, Envelope] | None:
     """The reply object in ``text``: the whole text, a fenced block, or the first object with
-    'spans' or 'refuse' cut out of surrounding prose."""
+    'spans' or 'refuse' (maybe inside one wrapper) cut out of surrounding prose."""
     stripped = text.strip()
     try:
         return json.loads(stripped), "json"
@@ -110,7 +158,7 @@ def _find_object(text: str) -> tuple[Any, Envelope] | None:
             data = json.loads(block.group(1))
         except ValueError:
             continue
-        if _is_reply(data):
+        if _is_reply(_unwrapped(data)):
             return data, "fenced"
     decoder = json.JSONDecoder()
     start = stripped.find("{")
@@ -121,7 +169,7 @@ def _find_object(text: str) -> tuple[Any, Envelope] | None:
             data, _end = decoder.raw_decode(stripped, start)
         except ValueError:
             data = None
-        if _is_reply(data):
+        if _is_reply(_unwrapped(data)):
             return data, "extracted"
         start = stripped.find("{", start + 1)
     return None
@@ -136,6 +184,7 @@ def parse(raw: str | dict[str, Any]) -> Parsed | str:
         if found is None:
             return "the reply holds no JSON object with 'spans'"
         data, envelope = found
+    data = _unwrapped(data)
     if not isinstance(data, dict):
         return f"the reply is a JSON {type(data).__name__}, not an object with 'spans'"
     if not _is_reply(data):

@@ -13,7 +13,7 @@ from difflib import SequenceMatcher
 from ..core import wording
 from ..core.records import Source
 from .gate import CitationCheck, Prepared, prepare
-from .quotes import normalise_ws, quote_ranges
+from .quotes import normalise_ws, quote_ranges, word_char
 
 MAX_SHOWN_LINES = 8  # real lines shown per failing citation
 MAX_LISTED = 8  # failures described in one feedback message
@@ -56,9 +56,9 @@ def _whole_words(quote: str, held: str) -> str | None:
     if at < 0:
         return None
     start, end = at, at + len(needle)
-    while start > 0 and (held[start - 1].isalnum() or held[start - 1] == "_"):
+    while start > 0 and word_char(held[start - 1]):
         start -= 1
-    while end < len(held) and (held[end].isalnum() or held[end] == "_"):
+    while end < len(held) and word_char(held[end]):
         end += 1
     return held[start:end]
 

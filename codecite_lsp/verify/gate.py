@@ -4,16 +4,19 @@ Decisions, stated once:
 - The only leniency in a quote is whitespace normalisation (runs of whitespace, newlines included,
   become one space; ends stripped). No fuzzy matching; case matters.
 - A citation passes when its label is one of this request's sources, its lines lie inside that
-  source's range, the normalised text of exactly those lines contains the normalised quote, the
-  quote starts and ends on token boundaries there ("lue = opts.ge" does not), and the quote has
-  substance: an identifier of 3+ characters that is not a keyword, or 8+ non-space characters,
-  or a whole cited line ("e" verifies nothing).
+  source's range, and the quote holds on exactly those lines by the one quote rule (quotes.py,
+  shared with citation resolution and MCP): the normalised text of those lines contains the
+  normalised quote, starting and ending on token boundaries ("lue = opts.ge" does not), and the
+  quote has substance: an identifier of 3+ characters that is not a keyword, or 8+ non-space
+  characters, or whole cited lines ("e" verifies nothing).
 - Prose carries no facts (prose.py): prose beyond framing words is an uncited claim. A gap
-  ("the sources do not show X") is shown as such and is no claim.
+  ("the sources do not show X") is shown as such and is no claim; it names only what the
+  question or the sources name and asserts nothing.
 - An answer with no claim at all (prose only, or no spans) is a dodge, not an answer: it fails as
   ``unverified_citation`` ("the answer makes no cited claim"), so it is retried, then refused.
-- A model refusal (a non-empty ``refuse``) is a refusal; any spans next to it are ignored.
-- The envelope is tolerant, the content strict (reply.py): a reply that is not the reply shape is
+- A model refusal (a ``refuse`` that says something) is a refusal; any spans next to it are
+  ignored. An empty one (``{"reason": null}``) beside spans is a placeholder: the answer wins.
+- The envelope is tolerant, the content strict (envelope.py): a reply that is not the reply shape is
   a ``model_error``. ``verify`` never raises on bad model output.
 - ``verify`` is all or nothing (the stable api.gate contract); a failed result also carries the
   spans that did verify, so the answering pipeline can drop the rest after its retry.
@@ -30,8 +33,16 @@ from ..core import wording
 from ..core.answers import Citation, ClaimSpan, GapSpan, ProseSpan
 from ..core.records import Source
 from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
-from .prose import gap_problem, gap_subject, prose_problem
-from .quotes import declared_lines, lines_hash, normalise_ws, quote_hash, quote_ranges
+from .prose import gap_problem, gap_subject, prose_problem, word_stems
+from .quotes import (
+    PROBLEMS,
+    declared_lines,
+    lines_hash,
+    normalise_ws,
+    quote_hash,
+    quote_problem,
+    quote_ranges,
+)
 
 Why = Literal[
     "unknown_label",
@@ -49,19 +60,6 @@ Why = Literal[
     "gap_states_fact",
     "malformed_reply",
 ]
-
-MIN_QUOTE_CHARS = 8  # non-space characters a quote needs when it holds no identifier
-MIN_IDENTIFIER = 3
-_KEYWORDS = frozenset(
-    """def class return self cls none true false null nil undefined if else elif for while in is
-    and or not import from as with try except finally pass var let const function fn func pub
-    this new end then do use mut""".split()  # noqa: SIM905 - a word list reads better as prose
-)
-_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
-
-
-def _word_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
 
 
 @dataclass(frozen=True)
@@ -182,33 +180,6 @@ def prepare(sources: list[Source]) -> dict[str, Prepared]:
     return prepared
 
 
-def _on_token_boundaries(needle: str, haystack: str) -> bool:
-    """Whether some occurrence of ``needle`` in ``haystack`` neither starts nor ends mid-word."""
-    position = haystack.find(needle)
-    while position >= 0:
-        end = position + len(needle)
-        left = position == 0 or not (_word_char(haystack[position - 1]) and _word_char(needle[0]))
-        right = end == len(haystack) or not (_word_char(haystack[end]) and _word_char(needle[-1]))
-        if left and right:
-            return True
-        position = haystack.find(needle, position + 1)
-    return False
-
-
-def _has_substance(needle: str, cited: list[str]) -> bool:
-    if len(needle.replace(" ", "")) >= MIN_QUOTE_CHARS:
-        return True
-    if any(
-        len(name) >= MIN_IDENTIFIER and name.lower() not in _KEYWORDS
-        for name in _IDENTIFIER.findall(needle)
-    ):
-        return True
-    # A short line quoted whole ("pass", "}") is all there is to quote there.
-    return any(needle == normalise_ws(line) for line in cited) or needle == normalise_ws(
-        "\n".join(cited)
-    )
-
-
 def _check(
     span_index: int, citation_index: int, cite: ReplyCitation, prepared: dict[str, Prepared]
 ) -> CitationCheck:
@@ -254,25 +225,17 @@ def _check(
         return result(
             "quote_not_found", f"the quote does not occur verbatim in {label} ({src.path})"
         )
-    cited = entry.cited(start, end)
-    held = normalise_ws("\n".join(cited))
-    if needle not in held:
+    problem = quote_problem(cite.quote, entry.cited(start, end))
+    if problem == "quote_not_held":
         spots = quote_ranges(entry.lines, cite.quote)
         at = ", ".join(f"{a + src.start_line - 1}-{b + src.start_line - 1}" for a, b in spots[:3])
         return result(
             "lines_do_not_hold_quote",
-            f"the quote is in {label} but not within lines {start}-{end} (it is at lines {at})",
+            f"the quote is in {label} but not within lines {start}-{end}"
+            + (f" (it is at lines {at})" if at else ""),
         )
-    if not _on_token_boundaries(needle, held):
-        return result(
-            "quote_cuts_token", "the quote starts or ends inside a word; quote whole words"
-        )
-    if not _has_substance(needle, cited):
-        return result(
-            "quote_too_trivial",
-            f"the quote is too short to show anything: quote a name, {MIN_QUOTE_CHARS}+ "
-            "characters, or the whole line",
-        )
+    if problem is not None:
+        return result(problem, PROBLEMS[problem])
     return result(None)
 
 
@@ -297,8 +260,9 @@ def _span_failure(index: int, why: Why, detail: str, text: str) -> CitationCheck
     return CitationCheck(index, None, None, None, None, False, why, detail, text=text)
 
 
-def verify(raw: str | dict[str, Any], sources: list[Source]) -> GateResult:
-    """Check a model reply against this request's sources; never raises on bad model output."""
+def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "") -> GateResult:
+    """Check a model reply against this request's sources; never raises on bad model output.
+    ``question`` supplies the words an opener may repeat and a gap may name (prose.py)."""
     parsed = parse(raw)
     if isinstance(parsed, str):
         malformed = CitationCheck(None, None, None, None, None, False, "malformed_reply", parsed)
@@ -312,6 +276,8 @@ def verify(raw: str | dict[str, Any], sources: list[Source]) -> GateResult:
     failures: list[CitationCheck] = []
     kept: list[AnswerSpan] = []
     claims = statements = removed = 0
+    asked = word_stems([question])
+    known: frozenset[str] | None = None  # the question's and the sources' words, for gaps
     for index, span in enumerate(reply.spans):
         if isinstance(span, ReplyClaim):
             claims += 1
@@ -333,7 +299,9 @@ def verify(raw: str | dict[str, Any], sources: list[Source]) -> GateResult:
             kept.append(ClaimSpan(text=span.text, citations=citations))
             continue
         gap = isinstance(span, ReplyGap)
-        problem = gap_problem(span.text) if gap else prose_problem(span.text)
+        if gap and known is None:
+            known = asked | word_stems(f"{s.path} {s.symbol or ''} {s.text}" for s in sources)
+        problem = gap_problem(span.text, known) if gap else prose_problem(span.text, asked)
         if problem is not None:
             why: Why = "gap_states_fact" if gap else "prose_states_fact"
             failures.append(_span_failure(index, why, problem, span.text))

@@ -1,76 +1,225 @@
 """What a reply may say without a citation (pure): framing prose and "the sources do not show X".
 
-Prose carries no facts. A prose span is connecting words and framing ("Here is how it works:",
-"In short,", "Also,"), so its rule is a closed vocabulary: function words and words about the
-answer itself (lines, sources, example, below). Anything else (a name, a number, a path, code, a
-noun about the code such as "SQLite" or "database") states something about the repository and is
-an uncited claim. Polarity words ("not", "never", "always", "only", "yes", "no") are left out of
-the vocabulary: "It does not." answers a question with nothing to back it.
+Prose carries no facts. A prose span is connecting words and framing ("Here's how it works:",
+"There are three steps:", "**Summary**", "Let me walk through the code."), so its rule is a
+closed vocabulary: function words and words about the answer itself (lines, sources, steps,
+summary, below), at least one of which frames (a bare "It does." is an answer, not framing).
+Markdown emphasis and heading marks around it are layout, not code. Anything else (a name, a
+number, a path, code, a noun about the code such as "SQLite" or "database") states something about
+the repository and is an uncited claim. Polarity words ("not", "never", "always", "only", "yes",
+"no") are left out of the vocabulary: "It does not." answers a question with nothing to back it.
+One leniency: an opener shaped as one (ending in a colon, a heading, or starting "Here's"/"Let
+me") may repeat the question's own words inside an embedded question ("Here's how Click handles
+this:", "## How `confirm` reads the answer"): it announces what the user asked about without
+asserting it ("Requests does strip the header:" is a claim), and the claims that follow carry the
+facts.
 
-A gap span says what the sources do not show. It may name what was asked about (an identifier is
-how one says it), but it is one short sentence without numbers, and the user sees it framed as
-"not shown", never as a statement about the code.
+A gap span says what the sources do not show. It names what is missing and asserts nothing: one
+clause, no continuation (", which it does", ", but ...", "because ..."), not "that X" (which
+states X); a question ("how ...", "whether ...") or the name of what is missing (then without a
+finite verb or a quantifier: "the refresh schedule", not "the refresh job is hourly"). Every name
+it uses comes from the question or the sources (identifiers split into their words): ordinary
+words may describe what is missing, but a name (an identifier, a capitalised word, a number) says
+the thing exists, so a gap cannot presuppose one no source mentions ("how Click's SQLite cache is
+invalidated"). Line numbers ("line 42", "lines 10-20", "L42") name a place and are allowed.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 
 MAX_PROSE_CHARS = 160
 MAX_PROSE_WORDS = 24
 MAX_GAP_CHARS = 200
 
-FRAMING_WORDS = frozenset(
-    """a an the this that these those it its it's they them their there there's here here's
-    which what who whom whose where when why how and or but so also then thus hence therefore
-    moreover furthermore additionally finally first firstly second secondly third next lastly
-    besides meanwhile instead otherwise however although though while whereas because since as
-    of in on at by for from to into onto with within about above below under over after before
-    between through via per like is are was were be been being do does did done has have had can
-    could may might will would shall should let's let us we you i see look looking shown show
-    shows showing following follows follow steps step part parts piece pieces summary summarise
-    summarize summarised summarized short brief briefly overall detail details detailed
-    specifically particular particularly example examples instance note notice answer answers
-    question questions asked ask code source sources snippet snippets line lines relevant
-    indexed match matches matching best works work working happens handled handles handling way
-    ways process more some most several both each either other another such same own put simply
-    words together altogether sum up bit closer quote quoted quotes cited cite citing citations
-    context broadly speaking generally essentially basically well okay ok now
-    again further just key main important rest remainder case cases relevant
-    piece together explained explanation explains explain describe described describes
-    """.split()  # noqa: SIM905 - a word list reads better as prose
-)
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Words that join or point but frame nothing on their own ("It does.", "It works." answer).
+FUNCTION_WORDS = _words(
+    """a an the this that these those it its it's they them their there there's which what
+    what's who whom whose where when why how and or but so as of in on at by for from to into onto
+    with within about above under over after before between through via per like is are was were
+    be been being do does did done has have had can could may might will would shall should we
+    you i me my your our us i'll we'll you'll i've we've that's more some most both each either
+    other another such same own just well now sure great alright okay ok right works work working
+    happens happen handled handles handling"""
+)
+# Words about the answer itself: at least one must be there for a span to be framing.
+FRAMING_WORDS = _words(
+    """here here's let let's see look looking shown show shows showing following follows follow
+    steps step part parts piece pieces summary summarise summarize summarised summarized short
+    brief briefly overall detail details detailed specifically particular particularly example
+    examples instance note notice answer answers question questions asked ask code source sources
+    snippet snippets line lines relevant indexed retrieved provided given match matches matching
+    best way ways process also then thus hence therefore moreover furthermore additionally
+    finally first firstly second secondly third next lastly besides meanwhile instead otherwise
+    however although though while whereas because since put simply words together altogether sum
+    up bit closer quote quoted quotes cited cite citing citations context broadly speaking
+    generally essentially basically again further key main important rest remainder case cases
+    explained explanation explains explain describe described describes walk walkthrough through
+    going breakdown break down broken stages stage points point things thing takeaways takeaway
+    flow gist nutshell tl dr recap conclusion overview said based below start begin matter
+    matters putting hand version"""
+)
+# Counting the answer's own parts ("three steps", "two things") frames; a bare count answers.
+_NUMBER_WORDS = _words("one two three four five six seven eight nine ten few couple several")
+_PARTS = _words("steps step parts part pieces ways things places stages points phases reasons")
 _WORD = re.compile(r"[A-Za-z]+(?:['\u2019][A-Za-z]+)?")
+# Words and the punctuation that ends an embedded question ("Here's what happens: X does Y.").
+_TOKEN = re.compile(r"[A-Za-z]+(?:['\u2019][A-Za-z]+)?|[,:;.!?\u2014]")
 _CODE_MARKS = re.compile(r"[0-9`_/\\{}\[\]<>=~$@#|*^%&+]|\w\.\w|\w\(")
-_GAP_OPENING = re.compile(
-    r"^\s*(?:(?:the|these)\s+)?(?:retrieved\s+|given\s+|provided\s+)?"
-    r"(?:sources?|code|lines|snippets?)\s+(?:do|does)\s*(?:not|n['\u2019]t)\s+"
-    r"(?:show|say|include|contain|cover|explain|mention)\s*:?\s*"
-    r"|^\s*not\s+shown(?:\s+in\s+the\s+(?:retrieved\s+)?(?:sources?|code))?\s*:\s*",
-    re.IGNORECASE,
-)
-_SENTENCE_BREAK = re.compile(r"[.!?;]\s+\S")
+# Markdown layout around framing: a heading mark, emphasis markers around words.
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
+_EMPHASIS = re.compile(r"(\*\*|__|\*)(?=\S)(.+?)(?<=\S)\1")
+_TICKED = re.compile(r"`([^`\s]+)`")
+_WH_WORDS = frozenset({"how", "what", "what's", "when", "where", "why", "which", "whether"})
+_OPENER = re.compile(r"^\W*(?:here|here's|let|let's|i'll|we'll)\b", re.IGNORECASE)
 
 
-def prose_problem(text: str) -> str | None:
-    """Why ``text`` is more than framing (then it is an uncited claim), or None."""
+def _folded(word: str) -> str:
+    return word.lower().replace("\u2019", "'")
+
+
+def stem(word: str) -> str:
+    """A crude stem for matching a word to the question's and the sources' words: lower case,
+    no possessive or plural ending, at most five letters ("tokens" ~ "token", "invalidated" ~
+    "invalidate")."""
+    word = _folded(word)
+    if word.endswith("'s"):
+        word = word[:-2]
+    word = word.rstrip("'")
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:5]
+
+
+_IDENTIFIER_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def word_stems(texts: Iterable[str]) -> frozenset[str]:
+    """The stems of every word in ``texts``, identifiers also split into their parts
+    (``should_strip_auth``, ``getParameterSource``), numbers as they are."""
+    stems: set[str] = set()
+    for text in texts:
+        for token in re.findall(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)?", text):
+            token = re.sub(r"['\u2019]s?$", "", token)
+            stems.add(stem(token))
+            stems.update(stem(part) for part in _IDENTIFIER_PART.findall(token))
+    return frozenset(stems)
+
+
+def _layout_free(text: str) -> tuple[str, bool]:
+    """The text without Markdown heading and emphasis marks, and whether it was set as a heading
+    (a heading or a line wholly in emphasis)."""
+    stripped = text.strip()
+    heading = bool(_HEADING.match(stripped))
+    stripped = _HEADING.sub("", stripped)
+    whole = _EMPHASIS.fullmatch(stripped.rstrip(":")) is not None
+    return _EMPHASIS.sub(r"\2", stripped).strip(), heading or whole
+
+
+def _named(asked: frozenset[str]) -> Callable[[re.Match[str]], str]:
+    def name(match: re.Match[str]) -> str:
+        words = " ".join(_IDENTIFIER_PART.findall(match.group(1)))
+        return words if words and word_stems([words]) <= asked else match.group(0)
+
+    return name
+
+
+def prose_problem(text: str, asked: frozenset[str] = frozenset()) -> str | None:
+    """Why ``text`` is more than framing (then it is an uncited claim), or None. ``asked`` holds
+    the question's word stems (:func:`word_stems`), which an opener may repeat in an embedded
+    question ("Here's how Click handles this:", "## How `confirm` reads the answer")."""
     if len(text) > MAX_PROSE_CHARS or len(text.split()) > MAX_PROSE_WORDS:
         return f"prose is at most {MAX_PROSE_WORDS} words of framing"
-    marks = _CODE_MARKS.search(text)
+    plain, heading = _layout_free(text)
+    opener = heading or plain.rstrip(" .").endswith(":") or bool(_OPENER.match(plain))
+    if opener:  # `confirm` naming what the question names is that word, not code
+        plain = _TICKED.sub(_named(asked), plain)
+    marks = _CODE_MARKS.search(plain)
     if marks:
         return f"prose names code, a path or a number ({marks.group(0)!r})"
-    unknown = [
-        w for w in _WORD.findall(text) if w.lower().replace("\u2019", "'") not in FRAMING_WORDS
-    ]
+    tokens = [_folded(token) for token in _TOKEN.findall(plain)]
+    # A heading or opener that is a question ("**How it works**", "What it does:") frames.
+    framing = opener and bool(tokens) and tokens[0] in _WH_WORDS
+    asking = False
+    unknown = []
+    for index, word in enumerate(tokens):
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        if not word[0].isalpha():
+            asking = False  # the embedded question ends here; what follows would assert
+        elif word in FRAMING_WORDS or (word in _NUMBER_WORDS and following in _PARTS):
+            framing = True
+        elif opener and asking and stem(word) in asked:
+            framing = True  # the topic announced: "how Click handles this"
+        elif word not in FUNCTION_WORDS:
+            unknown.append(word)
+        asking = asking or word in _WH_WORDS
     if unknown:
         listed = ", ".join(repr(word) for word in dict.fromkeys(unknown[:3]))
         return f"prose says something about the code ({listed})"
+    if not framing and any(token[0].isalpha() for token in tokens):
+        return "prose frames the answer; on its own this one answers the question"
     return None
 
 
-def gap_problem(text: str) -> str | None:
-    """Why ``text`` is not a short "the sources do not show X" statement, or None."""
+_GAP_OPENING = re.compile(
+    r"^(?:(?:the|these)\s+)?(?:retrieved\s+|given\s+|provided\s+|shown\s+)?"
+    r"(?:sources?|code|lines|snippets?)(?:\s+shown)?\s+(?:do|does)\s*(?:not|n['\u2019]t)\s+"
+    r"(?:show|say|include|contain|cover|explain|mention|reveal)\s*:?\s*"
+    r"|^(?:none\s+of\s+the\s+sources|no\s+source)\s+(?:shows?|says?|includes?|covers?)\s*:?\s*"
+    r"|^(?:it\s+is\s+)?not\s+(?:shown|covered|included)(?:\s+(?:in|by)\s+the\s+"
+    r"(?:retrieved\s+|given\s+|provided\s+)?(?:sources?|code|lines|snippets?))?\s*[:\u2014-]?\s*",
+    re.IGNORECASE,
+)
+_GAP_CLOSING = re.compile(
+    r"\s+(?:is|are)\s+not\s+(?:shown|covered|included)(?:\s+(?:in|by)\s+the\s+"
+    r"(?:retrieved\s+|given\s+|provided\s+)?(?:sources?|code|lines|snippets?))?$",
+    re.IGNORECASE,
+)
+_SENTENCE_BREAK = re.compile(r"[.!?;]\s+\S")
+# A continuation that states something beside what is missing: ", which it does", ", but ...".
+_ASSERTS = re.compile(
+    r",\s*(?:but|which|and|so|yet|though|although|because|since|as|while|whereas)\b"
+    r"|\b(?:but|although|though|because|whereas|however)\b"
+    r"|\b(?:which|as)\s+(?:it|they|this|that|he|she)\s+(?:do|does|did|is|are|was|were|has|have)\b"
+    r"|\u2014|\s\(",
+    re.IGNORECASE,
+)
+_GAP_QUESTIONS = _WH_WORDS | {"who", "if", "whom", "whose"}
+# In a gap that is a noun phrase, a finite verb or a quantifier makes it a statement.
+_STATES = re.compile(
+    r"\b(?:is|are|was|were|isn't|aren't|does|do|did|doesn't|don't|has|have|had|can|cannot|"
+    r"can't|will|won't|would|should|must|may|might|always|never|only|every|all|none)\b",
+    re.IGNORECASE,
+)
+_LINE_REFERENCE = re.compile(
+    r"\blines?\s+\d+(?:\s*(?:-|\u2013|to|and|,)\s*\d+)*\b|\bL\d+(?:-L?\d+)?\b", re.IGNORECASE
+)
+_GAP_TOKEN = re.compile(r"[A-Za-z0-9_$]+(?:\.[A-Za-z0-9_$]+)*(?:['\u2019][A-Za-z]+)?")
+
+
+def _specific(token: str, first: bool) -> bool:
+    """A name rather than an ordinary word: an identifier (digits, ``_``, dots, inner capitals),
+    an acronym, or a capitalised word ("SQLite", "Redis", "Click's"). An ordinary word may describe
+    what is missing ("how clients learn of the new key"); a name says that the thing exists."""
+    if re.search(r"[0-9_$.]", token) or any(char.isupper() for char in token[1:]):
+        return True
+    if not token[:1].isupper():
+        return False
+    return not (first and _folded(token) in FUNCTION_WORDS | FRAMING_WORDS | {"whether", "if"})
+
+
+def gap_problem(text: str, known: frozenset[str] | None = None) -> str | None:
+    """Why ``text`` is not a short "the sources do not show X" statement, or None. ``known`` holds
+    the stems of the question's and the sources' words (:func:`word_stems`); None skips the
+    check that the gap's names come from them."""
+    if len(text) > 2 * MAX_GAP_CHARS:  # before stripping openings: bounded work on any input
+        return f"a gap is one sentence of at most {MAX_GAP_CHARS} characters"
     what = gap_subject(text)
     if not what:
         return "a gap says what the sources do not show; this one is empty"
@@ -78,11 +227,47 @@ def gap_problem(text: str) -> str | None:
         return f"a gap is one sentence of at most {MAX_GAP_CHARS} characters"
     if _SENTENCE_BREAK.search(what):
         return "a gap is one sentence; the rest states something about the code"
-    if re.search(r"[0-9]", what):
-        return "a gap names no numbers: they would state something about the code"
+    asserts = _ASSERTS.search(what)
+    if asserts:
+        return f"a gap names what is missing and asserts nothing ({asserts.group(0).strip()!r})"
+    if re.match(r"that\b", what, re.IGNORECASE):
+        return "a gap names what is missing (how, whether, which ...); 'that ...' states it"
+    first = _folded(what.split(" ", 1)[0])
+    if first not in _GAP_QUESTIONS:
+        verb = _STATES.search(what)
+        if verb:  # "the refresh job is hourly": a clause, not the name of what is missing
+            return (
+                "a gap is a question (how, whether, ...) or the name of what is missing; "
+                f"{verb.group(0)!r} states something"
+            )
+    rest = _LINE_REFERENCE.sub(" ", what)
+    if known is None:
+        if re.search(r"[0-9]", rest):
+            return "a gap names no numbers but line numbers: they would state something"
+        return None
+    unknown = [
+        token
+        for index, token in enumerate(_GAP_TOKEN.findall(rest))
+        if _specific(token, index == 0) and not word_stems([token.replace(".", " ")]) <= known
+    ]
+    if unknown:
+        listed = ", ".join(repr(word) for word in dict.fromkeys(unknown[:3]))
+        return f"a gap names only what the question or the sources name (not {listed})"
     return None
 
 
 def gap_subject(text: str) -> str:
-    """What the gap says is missing, without an opening like "The sources do not show"."""
-    return _GAP_OPENING.sub("", text.strip(), count=1).strip().rstrip(".!?;:").strip()
+    """What the gap says is missing, without an opening like "The sources do not show" (however
+    often the model repeated it) or a closing like "is not shown in the sources"."""
+    what = text.strip()
+    while True:
+        shorter = _GAP_OPENING.sub("", what, count=1).strip()
+        shorter = _GAP_CLOSING.sub("", shorter.rstrip(".!?;: ")).strip()
+        if shorter == what:
+            break
+        what = shorter
+    what = what.rstrip(".!?;:").strip()
+    first = what.split(" ", 1)[0]
+    if _folded(first) in FUNCTION_WORDS | {"whether", "if"} and first[:1].isupper():
+        what = first.lower() + what[len(first) :]  # it continues "Not shown in ...: "
+    return what

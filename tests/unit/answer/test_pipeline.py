@@ -220,14 +220,53 @@ def test_prose_stating_a_fact_is_never_shown(
     answer = answerer.ask(QUESTION)
 
     assert isinstance(answer, Answered), answer
-    assert len(litellm_calls) == 2  # the prose was sent back once as an uncited claim
-    assert (
-        "'Click stores every parameter source" in litellm_calls.calls[1]["messages"][3]["content"]
-    )
+    # Every claim verified: the prose is left out at once, without re-sending the whole prompt.
+    assert len(litellm_calls) == 1
     shown = answer.model_dump_json() + answer_to_text(answer) + answer_to_markdown(answer, str)
     assert "SQLite" not in shown and "click" not in shown
     assert [span.kind for span in answer.spans] == ["claim"]
-    assert answer.note == "1 statement could not be verified against the code and was removed."
+    assert answer.note is None  # not a claim: no "could not be verified" alarm
+    record = last_trace(answerer.config, indexed[0], answer.trace_id)
+    assert record["attempts"][0]["rules_failed"] == ["prose_states_fact"]
+
+
+CLICK_QUESTION = "How does Click rotate API keys?"
+
+
+def test_framing_as_models_write_it_is_shown_without_a_retry(
+    indexed: tuple[Path, Config], litellm_calls: LitellmCalls
+) -> None:
+    answerer = mocked(indexed, reply())  # only its retriever: which lines are shown
+    retire = cite(sources_for(answerer, CLICK_QUESTION), "keyvault/keys.py", "old.retired_at = now")
+    spans = (
+        {"kind": "prose", "text": "Here's how Click handles this:"},
+        {"kind": "prose", "text": "**How it works**"},
+        claim("The old key is retired.", retire),
+    )
+    answer = mocked(indexed, reply(*spans)).ask(CLICK_QUESTION)
+    assert isinstance(answer, Answered), answer
+    assert [s.text for s in answer.spans][:2] == [
+        "Here's how Click handles this:",
+        "**How it works**",
+    ]
+    assert len(litellm_calls) == 1 and answer.note is None
+
+
+def test_a_gap_that_asserts_what_it_says_is_missing_is_not_shown(
+    indexed: tuple[Path, Config], litellm_calls: LitellmCalls
+) -> None:
+    from codecite_lsp.answer.render import answer_to_markdown, answer_to_text
+
+    question = "Do the tokens go to the keyring?"
+    answerer = mocked(indexed, reply())  # only its retriever: which lines are shown
+    retire = cite(sources_for(answerer, question), "keyvault/keys.py", "old.retired_at = now")
+    gap = {"kind": "gap", "text": "whether tokens go to the keyring, which they do"}
+    answer = mocked(indexed, reply(claim("The old key is retired.", retire), gap)).ask(question)
+    assert isinstance(answer, Answered), answer
+    shown = answer.model_dump_json() + answer_to_text(answer) + answer_to_markdown(answer, str)
+    assert "keyring" not in shown
+    assert [span.kind for span in answer.spans] == ["claim"]
+    assert len(litellm_calls) == 1 and answer.note is None
 
 
 def test_one_failing_claim_of_twelve_is_removed_and_said(
@@ -436,6 +475,40 @@ def test_tool_calling_where_litellm_supports_it_but_not_json_schema(
     message = litellm.Message(content=None, tool_calls=[call])
     assert llm._reply_text(message) == "{}"
     assert llm._reply_text(litellm.Message(content='{"spans": []}')) == '{"spans": []}'
+
+
+def _as_text_without_a_schema(body: dict[str, object]) -> list[tuple[str, str]]:
+    call = {"name": "cited_answer", "arguments": body}
+    return [
+        ("tool call as text", json.dumps(call)),
+        ("tool call, arguments a string", json.dumps({**call, "arguments": json.dumps(body)})),
+        ("llama tool call", json.dumps({"name": "cited_answer", "parameters": body})),
+        ("answer wrapper", json.dumps({"answer": body})),
+        ("response wrapper", f"```json\n{json.dumps({'response': body})}\n```"),
+        ("result wrapper", json.dumps({"result": body})),
+        ("null refusal reason", json.dumps({**body, "refuse": {"reason": None}})),
+        ("empty refusal reason", json.dumps({**body, "refuse": {"reason": ""}})),
+    ]
+
+
+def test_replies_written_as_text_without_a_schema_answer_on_the_first_try(
+    indexed: tuple[Path, Config], sources: list[Source], litellm_calls: LitellmCalls
+) -> None:
+    # ollama/llama3 gets neither a JSON schema nor a tool from litellm: the prompt alone.
+    repo, config = indexed
+    model = Config(index_dir=config.index_dir, model="ollama/llama3", model_retries=0)
+    retire = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    body = json.loads(reply(claim("The old key is retired.", retire)))
+    variants = _as_text_without_a_schema(body)
+    answerer = Answerer(repo, model, replies=llm.MockReplies([raw for _, raw in variants]))
+    for name, _raw in variants:  # one reply per question, in order
+        before = len(litellm_calls)
+        answer = answerer.ask(QUESTION)
+        assert isinstance(answer, Answered), (name, answer)
+        assert [span.text for span in answer.spans] == ["The old key is retired."], name
+        assert len(litellm_calls) - before == 1, name
+        record = last_trace(model, repo, answer.trace_id)
+        assert record["attempts"][0]["mode"] == "prompt", name
 
 
 # -- rendering ---------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ def test_the_corpus_is_real_prompts_and_many_replies(corpus: dict[str, Any]) -> 
     assert {"fenced-after-sentence", "trailing-remark", "summary-in-prose"} <= styles
     assert {"paraphrased-quote", "range-off-by-one", "line-number-prefix"} <= styles
     assert {"ellipsis-in-quote", "distant-lines-joined", "one-character-quote"} <= styles
+    assert {"openai-framing", "anthropic-framing", "gemini-framing", "llama-framing"} <= styles
     assert any(span["kind"] == "gap" for c in cases for span in _spans(c["replies"][-1]))
 
 
@@ -48,7 +49,9 @@ def test_nothing_unverified_is_shown_and_every_outcome_is_as_expected(
     assert figures["not_as_expected"] == []
     assert figures["valid_replies_refused"] == 0
     assert figures["envelopes_parsed_first_try"] == figures["valid_replies"] > 20
-    assert figures["claims_dropped"] > 20 and figures["refused"] >= 4
+    # Framing and an uncited summary beside verified claims cost no retry (the whole prompt).
+    assert figures["retries_only_for_prose"] == 0
+    assert figures["claims_dropped"] > 10 and figures["refused"] >= 4
     assert report.passed
 
 

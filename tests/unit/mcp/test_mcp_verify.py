@@ -134,3 +134,29 @@ def test_a_folder_a_missing_file_and_a_symlink_out_are_refused_in_plain_words(
         read_current(root, "pkg/none.py", Config())
     with pytest.raises(Refused, match="outside the workspace"):
         read_current(root, "up/outside.py", Config())
+
+
+GATE = Path(__file__).parents[3] / "codecite_lsp" / "verify" / "gate.py"
+
+
+@pytest.mark.parametrize("quote", ["e", " verify(r", "def verify(raw: str | dict[str, Any], sour"])
+def test_verify_citations_refuses_what_the_gate_refuses(quote: str) -> None:
+    import threading
+
+    from codecite_lsp.mcp.models import CitationIn
+    from codecite_lsp.mcp.tools import verify_citations
+
+    lines = GATE.read_text(encoding="utf-8").split("\n")
+    line = next(n for n, text in enumerate(lines, start=1) if text.startswith("def verify("))
+    root = GATE.parents[2]
+    cited = CitationIn(
+        path="codecite_lsp/verify/gate.py", start_line=line, end_line=line, quote=quote
+    )
+    whole = cited.model_copy(update={"quote": lines[line - 1]})
+    out = verify_citations(root, Config(), [cited, whole], threading.Event())
+    refused, verified = out.results
+    assert verified.state == "verified"  # the same line, quoted whole
+    assert refused.state in ("stale", "not_found"), refused
+    assert refused.reason is not None and refused.reason.startswith(
+        ("the quote starts or ends inside a word", "the quote is too short")
+    )

@@ -308,6 +308,40 @@ def _envelopes() -> list[tuple[str, str | dict[str, Any], str]]:
         ("no refuse key", json.dumps({"spans": body["spans"]}), "json"),
         ("refuse false", json.dumps({**body, "refuse": False}), "json"),
         ("refuse as a string", json.dumps({**body, "refuse": "null"}), "json"),
+        *wrapped_envelopes(body),
+    ]
+
+
+def wrapped_envelopes(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """How models that litellm gives no schema or tool call send the reply (as text)."""
+    text = json.dumps(body)
+    call = {"name": "answer", "arguments": body}
+    return [
+        ("tool call as text", json.dumps(call), "json"),
+        ("tool call, arguments a string", json.dumps({**call, "arguments": text}), "json"),
+        ("tool call as a function", json.dumps({"type": "function", "function": call}), "json"),
+        (
+            "llama tool call, fenced",
+            f"```json\n{json.dumps({'name': 'cited_answer', 'parameters': body})}\n```",
+            "fenced",
+        ),
+        ("answer wrapper", json.dumps({"answer": body}), "json"),
+        (
+            "response wrapper after a sentence",
+            f"Here you go: {json.dumps({'response': body})}",
+            "extracted",
+        ),
+        ("result wrapper", json.dumps({"result": body}), "json"),
+        (
+            "null refusal reason beside spans",
+            json.dumps({**body, "refuse": {"reason": None}}),
+            "json",
+        ),
+        (
+            "empty refusal reason beside spans",
+            json.dumps({**body, "refuse": {"reason": ""}}),
+            "json",
+        ),
     ]
 
 
@@ -322,9 +356,26 @@ def test_envelope_variants_parse_on_the_first_try(
 
 
 def test_any_refusal_value_is_the_model_declining() -> None:
-    for refuse in ({"reason": "because"}, "no_span_in_retrieval", True):
+    for refuse in ({"reason": "because"}, "no_span_in_retrieval", True, {"reason": None}):
         result = verify(json.dumps({"spans": [], "refuse": refuse}), SOURCES)
         assert isinstance(result, GateRefusedByModel), refuse
+    # Beside an answer, a refusal that says something still declines it.
+    spans = json.loads(GOOD)["spans"]
+    for refuse in ({"reason": "no_span_in_retrieval"}, "no", True):
+        result = verify(json.dumps({"spans": spans, "refuse": refuse}), SOURCES)
+        assert isinstance(result, GateRefusedByModel), refuse
+
+
+def test_a_wrapper_does_not_loosen_the_content_rules() -> None:
+    body = json.loads(GOOD)
+    bad = json.loads(json.dumps(body))
+    bad["spans"][1]["citations"][0]["quote"] = "old.retired_at = later"
+    for _name, raw, _envelope in wrapped_envelopes(bad):
+        assert failures_of(verify(raw, SOURCES)) == ["quote_not_found"], _name
+    no_spans = json.dumps({"name": "answer", "arguments": {"text": "The old key is retired."}})
+    assert failures_of(verify(no_spans, SOURCES)) == ["malformed_reply"]
+    two_keys = json.dumps({"answer": body, "other": body})
+    assert failures_of(verify(two_keys, SOURCES)) == ["malformed_reply"]
 
 
 def test_malformed_output_is_a_model_error_never_an_exception() -> None:
