@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .core.config import Config, ConfigError, load_config
 from .core.environment import apply_defaults
+from .service.roots import refusal
 
 if TYPE_CHECKING:
     from .index.indexer import Indexer, IndexReport
@@ -263,6 +264,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not repo.is_dir():
         print(f"codecite: repository folder not found: {repo}", file=sys.stderr)
         return 2
+    if args.command != "serve":  # the language server is given its roots by the editor
+        refused = refusal(repo)
+        if refused is not None:  # before anything is read or written there
+            print(f"codecite: not indexing {refused}", file=sys.stderr)
+            return 2
     try:
         config = _config(args, repo)
     except ConfigError as exc:

@@ -2,8 +2,8 @@
 
 A file holding a private key (``has_private_key``, however quoted, commented or split) or a
 high-confidence credential (``find_credential``: AWS, GitHub, GitLab, npm, Slack, Stripe,
-OpenAI, Anthropic, Google formats and JSON Web Tokens) is skipped whole, never redacted, so
-every chunk stays equal to the file's lines.
+OpenAI, Anthropic, Google formats, Docker and Kubernetes logins, JSON Web Tokens) is skipped
+whole, never redacted, so every chunk stays equal to the file's lines.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 # Folders whose every file holds credentials.
-SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker"})
+SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store"})
 
 _SECRET_NAMES = frozenset(
     {
@@ -21,11 +21,13 @@ _SECRET_NAMES = frozenset(
         # system credential files and shell/REPL histories (commands typed with tokens in them)
         "shadow", "shadow-", "gshadow", "gshadow-", "master.passwd", ".histfile", ".lesshst",
         ".viminfo",
+        # what else an SSH or GnuPG folder holds: who may log in where, the keyrings
+        "authorized_keys", "authorized_keys2", "known_hosts", "pubring.kbx", "trustdb.gpg",
     }
 )  # fmt: skip
 _SECRET_SUFFIXES = (
     ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx", ".tfstate",
-    ".tfstate.backup", ".tfvars", ".credentials", ".env",
+    ".tfstate.backup", ".tfvars", ".credentials", ".env", ".gpg",
 )  # fmt: skip
 _KEY_FILE_PREFIXES = ("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
 # Data formats a secret is stored in; "secrets.py" (stdlib) or "secret_manager.ts" are code.
@@ -139,6 +141,19 @@ _CREDENTIAL_GROUPS = tuple(
             ),
         ),
         (("glpat-",), (("GitLab token", r"\bglpat-[0-9A-Za-z_-]{20,}"),)),
+        (
+            ('"auths"',),  # ~/.docker/config.json: base64 of "user:password" per registry
+            (("Docker registry login", r'"auth"\s*:\s*"(?P<value>[A-Za-z0-9+/]{12,}={0,2})"'),),
+        ),
+        (
+            ("client-key-data",),  # a kubeconfig's client key: a base64 PEM private key
+            (
+                (
+                    "Kubernetes client key",
+                    r"client-key-data:\s*(?P<value>LS0tLS1CRUdJT[A-Za-z0-9+/=]{40,})",
+                ),
+            ),
+        ),
         (("npm_",), (("npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),)),
         (("GOCSPX-",), (("Google OAuth client secret", r"\bGOCSPX-[0-9A-Za-z_-]{28}"),)),
         (

@@ -61,17 +61,81 @@ def test_a_private_key_in_any_layout_is_never_indexed(
 ) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    (repo / "good.py").write_text("def rotate_key(store):\n    return store.rotate()\n")
+    for n in range(len(LAYOUTS)):  # mostly code: a folder of keys is not a root at all
+        (repo / f"good_{n}.py").write_text(
+            f"def rotate_key_{n}(store):\n    return store.rotate()\n"
+        )
     for name, text in LAYOUTS.items():
         (repo / name).write_text(text)
 
     code, out, err = run(capsys, "index", "--quiet", "--repo", str(repo))
     assert code == 0, err
-    assert "indexed 1 files" in out
+    assert f"indexed {len(LAYOUTS)} files" in out
     for name in LAYOUTS:
         assert f"skipped {name}: contains a private key (PEM block); never indexed" in err
     for query in ("BEGIN RSA PRIVATE KEY", _pem()[1], "PRIVATE KEY DEK-Info Proc-Type"):
         code, out, err = run(capsys, "search", query, "--json", "--repo", str(repo))
         assert code == 0, err
         found = json.loads(out)["results"]
-        assert {r["path"] for r in found} <= {"good.py"}, found
+        assert all(r["path"].startswith("good_") for r in found), found
+
+
+# --- a credential folder as the root ---------------------------------------------------------
+
+DOCKER_CONFIG = '{"auths": {"registry.example.com": {"auth": "ZGVwbG95OnMzY3IzdC1wYXNzdzByZA=="}}}'
+
+
+def _files_under(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def _credential_folders(tmp_path: Path) -> dict[str, Path]:
+    docker = tmp_path / "me" / ".docker"
+    docker.mkdir(parents=True)
+    (docker / "config.json").write_text(DOCKER_CONFIG)
+    aws = tmp_path / "me" / ".aws"
+    aws.mkdir()
+    (aws / "config").write_text("[default]\nregion = eu-west-1\n")
+    copy = tmp_path / "ssh-backup"  # a copy of ~/.ssh: only its content says what it is
+    copy.mkdir()
+    (copy / "id_ed25519").write_text("\n".join(_pem("OPENSSH")) + "\n")
+    (copy / "id_ed25519.pub").write_text("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI me@host\n")
+    (copy / "known_hosts").write_text("github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO\n")
+    (copy / "config").write_text("Host prod\n  User deploy\n")
+    (docker / "nested").mkdir()
+    docker_copy = tmp_path / "registry-login"
+    docker_copy.mkdir()
+    (docker_copy / "config.json").write_text(DOCKER_CONFIG)
+    return {
+        "docker": docker,
+        "aws": aws,
+        "inside": docker / "nested",
+        "ssh copy": copy,
+        "docker copy": docker_copy,
+    }
+
+
+@pytest.mark.parametrize("folder", ["docker", "aws", "inside", "ssh copy", "docker copy"])
+def test_a_credential_folder_is_never_a_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], folder: str
+) -> None:
+    root = _credential_folders(tmp_path)[folder]
+    before = _files_under(root)
+    for command in (["index", "--quiet"], ["search", "registry"], ["mcp"]):
+        code, out, err = run(capsys, *command, "--repo", str(root))
+        assert code == 2 and not out
+        assert err.startswith(f"codecite: not indexing {root} ") and "credential" in err, err
+        assert "open a project folder instead" in err
+    assert _files_under(root) == before  # no .codecite, nothing written
+
+
+def test_a_project_with_a_secret_file_is_still_a_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = tmp_path / "app"
+    repo.mkdir()
+    (repo / ".env").write_text("TOKEN=x\n")
+    (repo / "app.py").write_text("def serve_registry():\n    return 1\n")
+    (repo / "util.py").write_text("def helper():\n    return 2\n")
+    code, out, err = run(capsys, "index", "--quiet", "--repo", str(repo))
+    assert code == 0 and "indexed 2 files" in out, err
