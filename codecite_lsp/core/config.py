@@ -6,8 +6,10 @@ The repository's files are written by whoever wrote the repository: the settings
 where code and keys go (``ROUTING_KEYS``, and ``embedding`` naming a remote model) are taken from
 them only when the user trusts the repository (``CODECITE_TRUST_REPO_CONFIG=1``, or ``trusted`` /
 ``trust_repository_settings`` in the user's own settings, which editors fill from their workspace
-trust). An ``index_dir`` from the repository must stay inside it, trusted or not. What is
-ignored is reported in plain words, like an invalid value.
+trust; ``Config.repository_trusted`` carries it, and no file can set it). The same trust lets
+a ``.codeciteignore`` re-include files git ignores (ingest/ignore.py). An ``index_dir`` from
+the repository must stay inside it, trusted or not. What is ignored is reported in plain words,
+like an invalid value.
 
 Every key is documented once, in README.md ("Configuration").
 
@@ -68,6 +70,10 @@ class Config:
     context_tokens: int = 6000  # token budget of the sources in a prompt
     relevance_floor: float = 0.25  # rerank score under which a chunk is not evidence
     debounce_ms: int = 200  # watcher debounce
+    # Whether the repository's own settings may decide what leaves the machine (its routing
+    # keys, its .codeciteignore re-including git-ignored files). Set from the user's settings
+    # or CODECITE_TRUST_REPO_CONFIG only, never from a repository's files.
+    repository_trusted: bool = False
 
     def resolved_index_dir(self, repo: Path) -> Path:
         if self.index_dir:
@@ -105,7 +111,7 @@ def cached_index_dir(repo: Path) -> Path | None:
     return Path(cache) / "codecite" / f"{resolved.name or 'root'}-{digest}"
 
 
-_FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+_FIELDS = {f.name: f for f in dataclasses.fields(Config) if f.name != "repository_trusted"}
 # Keys of a repository's files that decide where code or a key is sent.
 ROUTING_KEYS = frozenset({"model", "api_key_env"})
 _LOCAL_EMBEDDINGS = frozenset({"default", "minilm", "none"})
@@ -289,7 +295,7 @@ def _load(
         _apply(values, _screen(repo, layer, source, trusted, notices), source, problems)
     _apply(values, env_layer(environ), "environment", problems)
     _apply(values, user, "settings", problems)
-    return Config(**values), problems, notices
+    return Config(**values, repository_trusted=trusted), problems, notices
 
 
 def load_config(

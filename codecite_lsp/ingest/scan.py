@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..core.config import Config
 from ..core.records import file_revision
-from .ignore import IgnoreRules
+from .ignore import REASON_UNTRUSTED, IgnoreRules
 from .paths import REASON_BAD_NAME, display_name, is_utf8, relative_inside, repo_relative
 from .secrets import (
     REASON_PRIVATE_KEY,
@@ -183,7 +183,9 @@ def scan(
     by path, and the files refused by name, path, size or link."""
     root = os.path.realpath(repo)
     if rules is None:
-        rules = IgnoreRules.load(repo, index_dir=config.resolved_index_dir(repo))
+        rules = IgnoreRules.load(
+            repo, index_dir=config.resolved_index_dir(repo), trusted=config.repository_trusted
+        )
     files: list[WorkspaceFile] = []
     skipped: list[Skip] = []
     pending = [under]
@@ -222,6 +224,8 @@ def _scan_entry(
     why = rules.why_ignored(rel, is_dir)
     if why == "secret":
         return Skip(rel, REASON_SECRET_DIR if is_dir else REASON_SECRET_NAME)
+    if why == "untrusted":
+        return Skip(rel, REASON_UNTRUSTED)
     if is_dir and not entry.is_symlink():
         return "dir" if rules.walks(rel) else None
     if why is not None:

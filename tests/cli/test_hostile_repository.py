@@ -139,3 +139,50 @@ def test_a_project_with_a_secret_file_is_still_a_root(
     (repo / "util.py").write_text("def helper():\n    return 2\n")
     code, out, err = run(capsys, "index", "--quiet", "--repo", str(repo))
     assert code == 0 and "indexed 2 files" in out, err
+
+
+# --- .codeciteignore re-including git-ignored files ------------------------------------------
+
+
+def _reincluding_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "app"
+    repo.mkdir()
+    (repo / ".gitignore").write_text("local_settings.py\nprivate/\n")
+    (repo / ".codeciteignore").write_text("!local_settings.py\n!private/\n")
+    (repo / "local_settings.py").write_text('DATABASE_PASSWORD = "plover-wombat-quince"\n')
+    (repo / "private").mkdir()
+    (repo / "private" / "notes.py").write_text('ADMIN_PIN = "plover-4471"\n')
+    for n in range(3):
+        (repo / f"app_{n}.py").write_text(f"def settings_{n}():\n    return {n}\n")
+    return repo
+
+
+def test_codeciteignore_brings_back_no_git_ignored_file_without_trust(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _reincluding_repo(tmp_path)
+    code, out, err = run(capsys, "index", "--quiet", "--repo", str(repo))
+    assert code == 0 and "indexed 5 files" in out, err  # 3 modules, .gitignore, .codeciteignore
+    for path in ("local_settings.py", "private"):
+        assert f"skipped {path}: git ignores it and only .codeciteignore brings it back" in err
+    assert "not trusted (set CODECITE_TRUST_REPO_CONFIG=1" in err
+    code, out, err = run(capsys, "search", "plover", "--json", "--repo", str(repo))
+    assert code == 0 and json.loads(out)["results"] == [], out
+
+    # The user trusts the repository: its re-includes apply.
+    monkeypatch.setenv("CODECITE_TRUST_REPO_CONFIG", "1")
+    code, out, err = run(capsys, "index", "--quiet", "--repo", str(repo))
+    assert code == 0 and "indexed 7 files" in out, err
+    code, out, err = run(capsys, "search", "plover", "--json", "--repo", str(repo))
+    found = {r["path"] for r in json.loads(out)["results"]}
+    assert found == {"local_settings.py", "private/notes.py"}, out
+
+
+def test_a_repository_cannot_trust_itself(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _reincluding_repo(tmp_path)
+    (repo / ".codecite.toml").write_text("repository_trusted = true\n")
+    code, _out, err = run(capsys, "index", "--quiet", "--repo", str(repo))
+    assert code == 2 and "unknown setting 'repository_trusted'" in err
+    assert not (repo / ".codecite").exists()

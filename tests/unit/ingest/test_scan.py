@@ -15,7 +15,7 @@ from lsp_helpers import FIXTURE
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import file_revision
-from codecite_lsp.ingest.ignore import IgnoreRules
+from codecite_lsp.ingest.ignore import REASON_UNTRUSTED, IgnoreRules
 from codecite_lsp.ingest.scan import (
     REASON_BINARY,
     REASON_GENERATED,
@@ -42,6 +42,7 @@ from codecite_lsp.ingest.secrets import (
 )
 
 CONFIG = Config()
+TRUSTED = Config(repository_trusted=True)
 FAKE_KEY = (
     "-----BEGIN RSA PRIVATE KEY-----\n"
     "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
@@ -64,8 +65,8 @@ def scanned(repo: Path, config: Config = CONFIG) -> list[str]:
     return [f.path for f in scan(repo, config).files]
 
 
-def skip_reasons(repo: Path) -> dict[str, str]:
-    return {s.path: s.reason for s in scan(repo, CONFIG).skipped}
+def skip_reasons(repo: Path, config: Config = CONFIG) -> dict[str, str]:
+    return {s.path: s.reason for s in scan(repo, config).skipped}
 
 
 def git(repo: Path, *args: str) -> str:
@@ -181,7 +182,7 @@ def test_codeciteignore_outranks_gitignore_and_builtins_but_never_secrets(tmp_pa
     ]:
         write(repo, rel)
     write(repo, ".env", "TOKEN=sk-live-FAKE\n")
-    assert scanned(repo) == [
+    assert scanned(repo, TRUSTED) == [
         ".codeciteignore",
         ".gitignore",
         "build/script.py",
@@ -189,11 +190,15 @@ def test_codeciteignore_outranks_gitignore_and_builtins_but_never_secrets(tmp_pa
         "generated/keep.py",
         "src/app.py",
     ]
-    assert skip_reasons(repo) == {".env": REASON_SECRET_NAME}
-    rules = IgnoreRules.load(repo)
+    assert skip_reasons(repo, TRUSTED) == {".env": REASON_SECRET_NAME}
+    rules = IgnoreRules.load(repo, trusted=True)
     assert rules.is_ignored("generated/other.py") and not rules.is_ignored("generated/keep.py")
     assert rules.is_ignored("generated", is_dir=True)  # the folder itself stays excluded
     assert rules.is_ignored(".env")
+    # Untrusted, a git-ignored file stays out (said so); a built-in exclusion is still undone.
+    assert "generated/keep.py" not in scanned(repo) and "build/script.py" in scanned(repo)
+    assert skip_reasons(repo)["generated/keep.py"] == REASON_UNTRUSTED
+    assert IgnoreRules.load(repo).why_ignored("generated/keep.py") == "untrusted"
 
 
 def test_vendored_and_build_folders_are_pruned_wherever_they_are(
@@ -489,14 +494,15 @@ def test_empty_file_quotes_spaces_and_bad_paths(tmp_path: Path) -> None:
         assert isinstance(result, Skip) and result.reason == "not a path inside the repository"
 
 
-def test_ignore_rules_agree_with_scan_for_every_path(tmp_path: Path) -> None:
+@pytest.mark.parametrize("trusted", [True, False])
+def test_ignore_rules_agree_with_scan_for_every_path(tmp_path: Path, trusted: bool) -> None:
     repo = tmp_path / "repo"
     _rich_tree(repo)
     write(repo, ".codeciteignore", "!logs/keep.txt\nsrc/deep/\n")
     write(repo, "node_modules/x/index.js")
     write(repo, ".env", "K=1\n")
-    indexed = set(scanned(repo))
-    rules = IgnoreRules.load(repo)
+    indexed = set(scanned(repo, Config(repository_trusted=trusted)))
+    rules = IgnoreRules.load(repo, trusted=trusted)
     every = [
         os.path.relpath(os.path.join(folder, name), repo).replace(os.sep, "/")
         for folder, _, names in os.walk(repo)
@@ -505,7 +511,7 @@ def test_ignore_rules_agree_with_scan_for_every_path(tmp_path: Path) -> None:
     assert len(every) > 15
     for rel in every:
         assert rules.is_ignored(rel) == (rel not in indexed), rel
-    assert "logs/keep.txt" in indexed and "src/deep/er/mod.py" not in indexed
+    assert ("logs/keep.txt" in indexed) == trusted and "src/deep/er/mod.py" not in indexed
 
 
 def test_refresh_picks_up_edited_ignore_files_and_new_virtualenvs(tmp_path: Path) -> None:
