@@ -275,8 +275,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in exc.problems:
             print(f"codecite: invalid setting: {problem}", file=sys.stderr)
         return 2
+    from .index.damage import not_a_folder
     from .index.tables import IndexDamaged
 
+    damaged = not_a_folder(config.resolved_index_dir(repo))
+    if damaged is not None and args.command != "serve":
+        print(f"codecite: {damaged}", file=sys.stderr)
+        return 1
     try:
         return _COMMANDS[args.command](args, repo, config)
     except IndexDamaged as exc:  # search/ask on an index a rebuild of its parts did not fix

@@ -80,6 +80,8 @@ class Config:
             path = Path(self.index_dir).expanduser()
             return path if path.is_absolute() else (repo / path)
         local = repo / ".codecite"
+        if os.path.lexists(local) and not local.is_dir():
+            return local  # damage, not an unwritable repository: the CLI says what to run
         if _writable(local) or (local / "meta.json").is_file():
             return local  # a writable index, or one somebody built here to be read
         if local.exists() or not _writable(repo):

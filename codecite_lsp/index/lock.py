@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .damage import clear_misplaced
+
 
 class IndexBusy(RuntimeError):
     """Another indexer holds the index's write lock for longer than we were willing to wait."""
@@ -21,6 +23,7 @@ def write_lock(
 ) -> Iterator[None]:
     """Hold the index's write lock; IndexBusy after ``wait_seconds`` of waiting for another."""
     index_dir.mkdir(parents=True, exist_ok=True)
+    clear_misplaced(index_dir)  # e.g. a folder made of index.lock: never locked otherwise
     path = index_dir / "index.lock"
     with open(path, "a+", encoding="utf-8") as handle:
         deadline = time.monotonic() + wait_seconds

@@ -26,6 +26,7 @@ from typing import Any
 from ..core.environment import apply_defaults
 from ..core.fulltext import search_terms
 from ..core.records import Chunk
+from .damage import clear_misplaced
 from .keyword import KeywordMixin
 from .lance_import import import_lancedb
 from .tables import (
@@ -89,6 +90,7 @@ class Store(KeywordMixin, VectorsMixin):
         lancedb = import_lancedb()  # lazy: it takes seconds (the least possible, see there)
 
         index_dir.mkdir(parents=True, exist_ok=True)
+        clear_misplaced(index_dir)
         ignore = index_dir / ".gitignore"
         if not ignore.exists():
             ignore.write_text("*\n", encoding="utf-8")  # the index never shows up in git status

@@ -250,10 +250,21 @@ def read_meta(index_dir: Path) -> Meta:
     if not isinstance(raw, dict):
         return Meta(schema_version=-1)
     known = {k: v for k, v in raw.items() if k in Meta.__dataclass_fields__}
-    try:
-        return Meta(**known)
-    except TypeError:
-        return Meta(schema_version=-1)
+    if not all(_well_typed(k, v) for k, v in known.items()):
+        return Meta(schema_version=-1)  # e.g. {"optimized_version": "x"}: rebuild
+    return Meta(**known)
+
+
+_META_TEXT = frozenset({"embedder", "last_update"})
+_META_REQUIRED = frozenset({"schema_version", "optimized_version"})
+
+
+def _well_typed(name: str, value: Any) -> bool:
+    if value is None:
+        return name not in _META_REQUIRED
+    if name in _META_TEXT:
+        return isinstance(value, str)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def write_meta(index_dir: Path, meta: Meta) -> None:
