@@ -59,7 +59,9 @@ class Config:
     index_dir: str | None = None  # None: <repo>/.codecite
     chunk_budget: int = 1800  # characters per chunk before a definition is split
     max_file_bytes: int = 1_048_576
-    max_line_length: int = 1000  # longer lines mark a file as minified/generated
+    # Longer lines are "long": a file mostly of long lines, or whose long lines are most of it
+    # and read as minified code, is skipped as minified/generated (ingest/scan.py).
+    max_line_length: int = 1000
     hover: bool = True
     # Seconds a hover waits for the model before it shows the offline explanation instead.
     hover_timeout: float = 8.0
