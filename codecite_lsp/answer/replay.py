@@ -38,28 +38,11 @@ class CorpusError(ValueError):
     """The file is not a replay corpus; the message says what is wrong in it."""
 
 
-class _Snapshot(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    label: str
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    symbol: str | None = None
-    content_hash: str = ""
-    revision: str = ""
-    start_byte: int = 0
-
-
 class Prompt(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     question: str
-    sources: list[_Snapshot]
-
-    def snapshots(self) -> list[Source]:
-        return [Source(**source.model_dump()) for source in self.sources]
+    sources: list[Source]  # the dataclass's own fields, validated
 
 
 class Expected(BaseModel):
@@ -228,7 +211,7 @@ def _unverified(verdict: Verdict, sources: list[Source], listed: list[str]) -> l
 
 def run_case(case: Case, prompts: dict[str, Prompt]) -> CaseOutcome:
     prompt = prompts[case.prompt]
-    sources = prompt.snapshots()
+    sources = prompt.sources
     replies = case.replies
     calls = 0
 
