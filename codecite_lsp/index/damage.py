@@ -3,8 +3,10 @@
 An entry of the index folder found as the wrong kind of thing (a folder where ``meta.json`` or
 ``index.lock`` belongs, a file or a dangling symlink where the ``lance`` folder belongs) holds
 nothing of the index: it is removed, so the next write heals the index instead of failing with
-the same OS error on every run. The index folder being a file is not ours to remove: it is said
-in one line with what to run (``not_a_folder``).
+the same OS error on every run. A symlink where one of its files belongs is removed too: the
+index folder may come with a checkout, and writing through the link (the lock's pid, a trace
+line) would write wherever it points. The index folder being a file is not ours to remove: it
+is said in one line with what to run (``not_a_folder``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-_FILES = ("meta.json", "index.lock", "manifest.json", "vectors-whole.json")
+_FILES = (
+    "meta.json", "index.lock", "manifest.json", "vectors-whole.json", "trace.jsonl",
+    "history.jsonl", "server.log",
+)  # fmt: skip
 _FOLDERS = ("lance", "lance/chunks.lance", "lance/files.lance", "lance/vectors.lance", "embedding")
 
 
@@ -29,6 +34,8 @@ def clear_misplaced(index_dir: Path) -> None:
             continue
         if not path.exists():
             found = "a dangling symlink"
+        elif name in _FILES and path.is_symlink():
+            found = "a symlink"
         elif (name in _FILES) == path.is_dir():
             found = "a folder" if path.is_dir() else "a file"
         else:

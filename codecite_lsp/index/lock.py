@@ -25,7 +25,9 @@ def write_lock(
     index_dir.mkdir(parents=True, exist_ok=True)
     clear_misplaced(index_dir)  # e.g. a folder made of index.lock: never locked otherwise
     path = index_dir / "index.lock"
-    with open(path, "a+", encoding="utf-8") as handle:
+    # O_NOFOLLOW: the pid is never written through a link, wherever it points.
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with open(fd, "a+", encoding="utf-8") as handle:
         deadline = time.monotonic() + wait_seconds
         told = False
         while True:

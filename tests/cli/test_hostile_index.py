@@ -178,6 +178,28 @@ def test_an_index_folder_that_is_not_a_folder_is_said_with_what_to_run(
     assert kind != "file" or index_dir.read_text() == "notes\n"  # left for the user
 
 
+def test_links_in_a_checked_out_index_folder_never_write_outside_it(
+    tmp_path: Path, repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository may ship its own .codecite/ whose files link to the user's: the lock's pid,
+    trace and history lines and the log are written into the index folder, never through."""
+    monkeypatch.setenv("CODECITE_EMBEDDING", "none")
+    victims = {}
+    (repo / ".codecite").mkdir()
+    for name in ("index.lock", "trace.jsonl", "history.jsonl", "manifest.json", "server.log"):
+        victim = tmp_path / f"victim-{name}"
+        victim.write_text("the user's own file\n")
+        (repo / ".codecite" / name).symlink_to(victim)
+        victims[name] = victim
+    for command in (["index", "--quiet"], ["ask", "What rotates keys?"]):
+        code, _out, err = _run(capsys, *command, "--repo", str(repo))
+        assert code == 0, err
+    for name, victim in victims.items():
+        assert victim.read_text() == "the user's own file\n", name
+    assert (repo / ".codecite" / "trace.jsonl").is_file()  # written where it belongs
+    assert not (repo / ".codecite" / "trace.jsonl").is_symlink()
+
+
 def test_ask_answers_when_nothing_can_be_written(repo: Path) -> None:
     """A full disk (every write fails with EFBIG here: RLIMIT_FSIZE 0): no refresh, no trace,
     no history, and still the answer, with each failure said once and no traceback."""
