@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 _FILES = (
     "meta.json", "index.lock", "manifest.json", "vectors-whole.json", "trace.jsonl",
-    "history.jsonl", "server.log",
+    "history.jsonl", "server.log", ".gitignore",
 )  # fmt: skip
 _FOLDERS = ("lance", "lance/chunks.lance", "lance/files.lance", "lance/vectors.lance", "embedding")
 

@@ -186,7 +186,15 @@ def test_links_in_a_checked_out_index_folder_never_write_outside_it(
     monkeypatch.setenv("CODECITE_EMBEDDING", "none")
     victims = {}
     (repo / ".codecite").mkdir()
-    for name in ("index.lock", "trace.jsonl", "history.jsonl", "manifest.json", "server.log"):
+    names = (
+        "index.lock",
+        "trace.jsonl",
+        "history.jsonl",
+        "manifest.json",
+        "server.log",
+        ".gitignore",
+    )
+    for name in names:
         victim = tmp_path / f"victim-{name}"
         victim.write_text("the user's own file\n")
         (repo / ".codecite" / name).symlink_to(victim)
