@@ -2,12 +2,14 @@
 
 A file holding a private key (``has_private_key``, however quoted, commented or split) or a
 high-confidence credential (``find_credential``: AWS, GitHub, GitLab, npm, Slack, Stripe,
-OpenAI, Anthropic, Google formats, Docker and Kubernetes logins, JSON Web Tokens) is skipped
+OpenAI, Anthropic, Google formats, Docker registry logins, JSON Web Tokens) is skipped
 whole, never redacted, so every chunk stays equal to the file's lines.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from dataclasses import dataclass
 
@@ -57,15 +59,31 @@ _LINE_PREFIX = re.compile(rf"(?P<numbering>{_NUMBERING})|(?P<comment>{_COMMENT})
 _PEM_HEADER = re.compile(r"[A-Za-z][A-Za-z0-9-]*:\s")
 _KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{40,}")
 _UPPER, _LOWER = re.compile("[A-Z]"), re.compile("[a-z]")
+# A whole PEM file base64-encoded once more (a Kubernetes Secret's ``tls.key``, a kubeconfig's
+# ``client-key-data``): "-----BEGIN " always encodes to this, and a key follows when the rest
+# of the BEGIN line decodes to a private key's.
+_ENCODED_BEGIN = "LS0tLS1CRUdJTi"
+_ENCODED_PEM = re.compile(_ENCODED_BEGIN + r"[A-Za-z0-9+/]{66,}")
 
 
 def has_private_key(text: str) -> bool:
-    """Whether ``text`` holds a private key, however it is quoted, prefixed or split."""
+    """Whether ``text`` holds a private key, however it is quoted, prefixed, split or encoded."""
+    if _ENCODED_BEGIN in text and any(map(_encoded_key, _ENCODED_PEM.finditer(text))):
+        return True
     if "PRIVATE KEY" not in text:  # nearly every file: one substring search
         return False
     if PRIVATE_KEY_RE.search(text):
         return True
     return any(_material_follows(text, begin.end()) for begin in _KEY_BEGIN.finditer(text))
+
+
+def _encoded_key(match: re.Match[str]) -> bool:
+    head = match.group()[:80]  # 60 bytes: the BEGIN line and the start of the key
+    try:
+        decoded = base64.b64decode(head, validate=True).decode("ascii", errors="replace")
+    except (binascii.Error, ValueError):
+        return False
+    return PRIVATE_KEY_RE.match(decoded) is not None or _KEY_BEGIN.match(decoded) is not None
 
 
 def _material_follows(text: str, end: int) -> bool:
@@ -144,15 +162,6 @@ _CREDENTIAL_GROUPS = tuple(
         (
             ('"auths"',),  # ~/.docker/config.json: base64 of "user:password" per registry
             (("Docker registry login", r'"auth"\s*:\s*"(?P<value>[A-Za-z0-9+/]{12,}={0,2})"'),),
-        ),
-        (
-            ("client-key-data",),  # a kubeconfig's client key: a base64 PEM private key
-            (
-                (
-                    "Kubernetes client key",
-                    r"client-key-data:\s*(?P<value>LS0tLS1CRUdJT[A-Za-z0-9+/=]{40,})",
-                ),
-            ),
         ),
         (("npm_",), (("npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),)),
         (("GOCSPX-",), (("Google OAuth client secret", r"\bGOCSPX-[0-9A-Za-z_-]{28}"),)),

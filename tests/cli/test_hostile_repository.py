@@ -53,6 +53,9 @@ LAYOUTS = {
     "key_literals.py": _literals(_pem(), after_begin="  # test fixture"),
     "key_encrypted.py": _literals(_pem(encrypted=True)),
     "key_numbered.txt": "".join(f"{n:03d}: {line}\n" for n, line in enumerate(_pem(), 1)),
+    "tls.yaml": "kind: Secret\ndata:\n  tls.key: "
+    + base64.b64encode("\n".join(_pem("EC")).encode()).decode()
+    + "\n",
 }
 
 

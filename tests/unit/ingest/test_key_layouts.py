@@ -111,3 +111,16 @@ def test_a_hex_digest_after_the_begin_line_is_not_a_key() -> None:
         '# fingerprint of the fixture: "da39a3ee5e6b4b0d3255bfef95601890afd80709"\n'
     )
     assert not has_private_key(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(key=pem_lines(), field=st.sampled_from(("tls.key", "client-key-data", "private_key")))
+def test_a_key_encoded_once_more_is_found(key: list[str], field: str) -> None:
+    # A Kubernetes Secret or a kubeconfig holds the whole PEM file base64-encoded.
+    encoded = base64.b64encode(("\n".join(key) + "\n").encode()).decode()
+    assert has_private_key(f"kind: Secret\ndata:\n  {field}: {encoded}\n")
+
+
+def test_an_encoded_certificate_is_not_a_key() -> None:
+    cert = b"-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBa\n"
+    assert not has_private_key(f"tls.crt: {base64.b64encode(cert).decode()}\n")
