@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .core.config import Config, ConfigError, load_config
 from .core.environment import apply_defaults
+from .service.forbidden_roots import refusal
 
 if TYPE_CHECKING:
     from .index.indexer import Indexer, IndexReport
@@ -209,15 +210,19 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     """Exit 0 only when no unverified statement is shown, every outcome is as expected and at
     most 2% of valid replies are refused."""
-    from .answer.replay import report_lines, run
+    from .answer.replay import MAX_CORPUS_BYTES, CorpusError, parse_corpus, report_lines, run
 
     path = Path(args.corpus)
     try:
-        corpus = json.loads(path.read_text(encoding="utf-8"))
-        report = run(corpus)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        with path.open("rb") as handle:  # bounded: /dev/zero or a huge file is no corpus
+            corpus = parse_corpus(handle.read(MAX_CORPUS_BYTES + 1))
+    except OSError as exc:
+        print(f"codecite: cannot replay {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except CorpusError as exc:
         print(f"codecite: cannot replay {path}: {exc}", file=sys.stderr)
         return 2
+    report = run(corpus)
     if args.json:
         print(json.dumps({**report.summary(), "passed": report.passed}, indent=2))
     else:
@@ -266,14 +271,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not repo.is_dir():
         print(f"codecite: repository folder not found: {repo}", file=sys.stderr)
         return 2
+    if args.command != "serve":  # the language server is given its roots by the editor
+        refused = refusal(repo)
+        if refused is not None:  # before anything is read or written there
+            print(f"codecite: not indexing {refused}", file=sys.stderr)
+            return 2
     try:
         config = _config(args, repo)
     except ConfigError as exc:
         for problem in exc.problems:
             print(f"codecite: invalid setting: {problem}", file=sys.stderr)
         return 2
+    from .index.damage import not_a_folder
     from .index.tables import IndexDamaged
 
+    damaged = not_a_folder(config.resolved_index_dir(repo))
+    if damaged is not None and args.command != "serve":
+        print(f"codecite: {damaged}", file=sys.stderr)
+        return 1
     try:
         return _COMMANDS[args.command](args, repo, config)
     except IndexDamaged as exc:  # search/ask on an index a rebuild of its parts did not fix

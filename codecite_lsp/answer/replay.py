@@ -9,14 +9,21 @@ per-claim dropping as ``codecite ask`` (attempts.converse), with the replies in 
 "Unverified statements shown" is counted independently of the gate: a shown span whose text the
 case lists as unverified, or a shown citation whose quote is not, after whitespace
 normalisation, within the cited lines of the snapshotted source.
+
+A corpus is validated whole before any case runs (``parse_corpus``): a file that is not one is
+a ``CorpusError`` naming what is wrong in it, never a traceback, and never taken for a gate that
+failed.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core.answers import ClaimSpan, ProseSpan
 from ..core.records import Source
@@ -24,6 +31,87 @@ from .attempts import Messages, ModelText, Verdict, converse
 from .prompt import build_messages
 
 MAX_VALID_REFUSED = 0.02  # the target: at most 2% of valid replies refused
+MAX_CORPUS_BYTES = 64 * 1024 * 1024  # the corpus in the repository is 0.3 MB
+_ERRORS_SHOWN = 3
+
+
+class CorpusError(ValueError):
+    """The file is not a replay corpus; the message says what is wrong in it."""
+
+
+class Prompt(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    question: str
+    sources: list[Source]  # the dataclass's own fields, validated
+
+
+class Expected(BaseModel):
+    """The outcome a correct gate gives, in the shape of ``CaseOutcome.actual``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["answered", "refused"]
+    model_calls: int
+    claims: int | None = None
+    prose: int | None = None
+    removed: int | None = None
+    reason: str | None = None
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    prompt: str
+    style: str
+    replies: list[str] = Field(min_length=1)
+    expect: Expected
+    unverified: list[str] = []
+
+
+class Corpus(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    prompts: dict[str, Prompt]
+    cases: list[Case]
+
+    @model_validator(mode="after")
+    def _prompts_exist(self) -> Corpus:
+        for case in self.cases:
+            if case.prompt not in self.prompts:
+                raise ValueError(f"case {case.id!r} names a prompt not in prompts: {case.prompt!r}")
+        return self
+
+
+def parse_corpus(data: bytes) -> Corpus:
+    """The corpus in ``data`` (a JSON document), or CorpusError saying what is wrong."""
+    if len(data) > MAX_CORPUS_BYTES:
+        raise CorpusError(f"larger than {MAX_CORPUS_BYTES // 1_048_576} MB: not a replay corpus")
+    try:
+        raw = json.loads(data)
+    except RecursionError:
+        raise CorpusError("not a replay corpus: its JSON is nested too deeply") from None
+    except ValueError as exc:  # UnicodeDecodeError included
+        raise CorpusError(f"not JSON ({exc})") from None
+    try:
+        return Corpus.model_validate(raw)
+    except ValidationError as exc:
+        problems = [_problem(error) for error in exc.errors()]
+        more = len(problems) - _ERRORS_SHOWN
+        shown = "; ".join(problems[:_ERRORS_SHOWN]) + (f" (and {more} more)" if more > 0 else "")
+        raise CorpusError(f"not a replay corpus: {shown}") from None
+    except RecursionError:
+        raise CorpusError("not a replay corpus: it is nested too deeply") from None
+
+
+def _problem(error: Any) -> str:
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"])
+    where = where.lstrip(".") or "the corpus"
+    if error["type"] == "missing":
+        return f"{where} is missing"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message[:1].lower()}{message[1:]}"
 
 
 @dataclass(frozen=True)
@@ -31,7 +119,7 @@ class CaseOutcome:
     id: str
     style: str
     verdict: Verdict
-    expected: dict[str, Any]
+    expected: Expected
     unverified_shown: list[str]
     model_calls: int
 
@@ -48,7 +136,7 @@ class CaseOutcome:
 
     @property
     def as_expected(self) -> bool:
-        return self.actual == self.expected
+        return self.actual == self.expected.model_dump(exclude_none=True)
 
     @property
     def retried_for_prose(self) -> bool:
@@ -67,7 +155,7 @@ class CaseOutcome:
     @property
     def valid_first_reply(self) -> bool:
         """The first reply was right as sent (expected answered in one call, nothing removed)."""
-        return self.expected.get("model_calls") == 1 and self.expected.get("removed") == 0
+        return self.expected.model_calls == 1 and self.expected.removed == 0
 
 
 @dataclass
@@ -139,10 +227,10 @@ def _unverified(verdict: Verdict, sources: list[Source], listed: list[str]) -> l
     return shown
 
 
-def run_case(case: dict[str, Any], prompts: dict[str, Any]) -> CaseOutcome:
-    prompt = prompts[case["prompt"]]
-    sources = [Source(**source) for source in prompt["sources"]]
-    replies: list[str] = list(case["replies"])
+def run_case(case: Case, prompts: dict[str, Prompt]) -> CaseOutcome:
+    prompt = prompts[case.prompt]
+    sources = prompt.sources
+    replies = case.replies
     calls = 0
 
     def ask(_messages: Messages) -> ModelText:
@@ -150,14 +238,14 @@ def run_case(case: dict[str, Any], prompts: dict[str, Any]) -> CaseOutcome:
         calls += 1
         return ModelText(replies[min(calls, len(replies)) - 1], "replay")
 
-    question = prompt["question"]
+    question = prompt.question
     verdict = converse(build_messages(question, sources), sources, ask, question=question)
-    shown = _unverified(verdict, sources, case.get("unverified", []))
-    return CaseOutcome(case["id"], case["style"], verdict, case["expect"], shown, calls)
+    shown = _unverified(verdict, sources, case.unverified)
+    return CaseOutcome(case.id, case.style, verdict, case.expect, shown, calls)
 
 
-def run(corpus: dict[str, Any]) -> Report:
-    return Report([run_case(case, corpus["prompts"]) for case in corpus["cases"]])
+def run(corpus: Corpus) -> Report:
+    return Report([run_case(case, corpus.prompts) for case in corpus.cases])
 
 
 def report_lines(report: Report, name: str) -> list[str]:
@@ -178,7 +266,8 @@ def report_lines(report: Report, name: str) -> list[str]:
     ]
     for outcome in report.outcomes:
         if not outcome.as_expected:
-            lines.append(f"  {outcome.id}: expected {outcome.expected}, got {outcome.actual}")
+            expected = outcome.expected.model_dump(exclude_none=True)
+            lines.append(f"  {outcome.id}: expected {expected}, got {outcome.actual}")
         for text in outcome.unverified_shown:
             lines.append(f"  {outcome.id}: SHOWN UNVERIFIED {text!r}")
     lines.append("PASS" if report.passed else "FAIL")

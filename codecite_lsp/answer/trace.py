@@ -43,7 +43,7 @@ def append_line(path: Path, record: dict[str, Any]) -> None:
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":

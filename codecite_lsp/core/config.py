@@ -6,8 +6,10 @@ The repository's files are written by whoever wrote the repository: the settings
 where code and keys go (``ROUTING_KEYS``, and ``embedding`` naming a remote model) are taken from
 them only when the user trusts the repository (``CODECITE_TRUST_REPO_CONFIG=1``, or ``trusted`` /
 ``trust_repository_settings`` in the user's own settings, which editors fill from their workspace
-trust). An ``index_dir`` from the repository must stay inside it, trusted or not. What is
-ignored is reported in plain words, like an invalid value.
+trust; ``Config.repository_trusted`` carries it, and no file can set it). The same trust lets
+a ``.codeciteignore`` re-include files git ignores (ingest/ignore.py). An ``index_dir`` from
+the repository must stay inside it, trusted or not. What is ignored is reported in plain words,
+like an invalid value.
 
 Every key is documented once, in its field here; README.md's table is generated from it
 (``python -m codecite_lsp.core.config --markdown``).
@@ -84,7 +86,10 @@ class Config:
     )
     max_file_bytes: int = _setting(1_048_576, "larger files are skipped (reported)")
     max_line_length: int = _setting(
-        1000, "a file with a longer line is taken as minified or generated and skipped"
+        1000,
+        "lines longer than this count as long: a file mostly of long lines, or whose long lines"
+        " read as minified code, is skipped as minified or generated (so is a file marked"
+        " generated); one long line in a hand-written file does not skip it",
     )
     hover: bool = _setting(True, "explain the symbol under the cursor on hover")
     hover_timeout: float = _setting(
@@ -104,12 +109,18 @@ class Config:
         " answer is refused without calling the model",
     )
     debounce_ms: int = _setting(200, "the file watcher's debounce, in milliseconds")
+    # Whether the repository's own settings may decide what leaves the machine (its routing
+    # keys, its .codeciteignore re-including git-ignored files). Set from the user's settings
+    # or CODECITE_TRUST_REPO_CONFIG only, never from a repository's files: not a setting.
+    repository_trusted: bool = False
 
     def resolved_index_dir(self, repo: Path) -> Path:
         if self.index_dir:
             path = Path(self.index_dir).expanduser()
             return path if path.is_absolute() else (repo / path)
         local = repo / ".codecite"
+        if os.path.lexists(local) and not local.is_dir():
+            return local  # damage, not an unwritable repository: the CLI says what to run
         if _writable(local) or (local / "meta.json").is_file():
             return local  # a writable index, or one somebody built here to be read
         if local.exists() or not _writable(repo):
@@ -141,7 +152,7 @@ def cached_index_dir(repo: Path) -> Path | None:
     return Path(cache) / "codecite" / f"{resolved.name or 'root'}-{digest}"
 
 
-_FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+_FIELDS = {f.name: f for f in dataclasses.fields(Config) if f.name != "repository_trusted"}
 # Keys of a repository's files that decide where code or a key is sent.
 ROUTING_KEYS = frozenset({"model", "api_key_env"})
 _LOCAL_EMBEDDINGS = frozenset({"default", "minilm", "none"})
@@ -325,7 +336,7 @@ def _load(
         _apply(values, _screen(repo, layer, source, trusted, notices), source, problems)
     _apply(values, env_layer(environ), "environment", problems)
     _apply(values, user, "settings", problems)
-    return Config(**values), problems, notices
+    return Config(**values, repository_trusted=trusted), problems, notices
 
 
 def load_config(
@@ -348,6 +359,8 @@ def settings_table() -> str:
     """The Markdown table of every setting: key, default, what it does (README's table)."""
     rows = ["| key | default | meaning |", "| --- | --- | --- |"]
     for field in dataclasses.fields(Config):
+        if "doc" not in field.metadata:
+            continue  # repository_trusted: derived from the user's trust, never set
         default = "none" if field.default is None else f"`{_toml(field.default)}`"
         rows.append(f"| `{field.name}` | {default} | {field.metadata['doc']} |")
     return "\n".join(rows) + "\n"

@@ -315,7 +315,9 @@ class Indexer:
         if self._ignore is None:
             from ..ingest.ignore import IgnoreRules
 
-            self._ignore = IgnoreRules.load(self.repo, index_dir=self.index_dir)
+            self._ignore = IgnoreRules.load(
+                self.repo, index_dir=self.index_dir, trusted=self.config.repository_trusted
+            )
         return self._ignore
 
     def _indexable(self, rel: str) -> bool:

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .damage import clear_misplaced
+
 
 class IndexBusy(RuntimeError):
     """Another indexer holds the index's write lock for longer than we were willing to wait."""
@@ -21,8 +23,11 @@ def write_lock(
 ) -> Iterator[None]:
     """Hold the index's write lock; IndexBusy after ``wait_seconds`` of waiting for another."""
     index_dir.mkdir(parents=True, exist_ok=True)
+    clear_misplaced(index_dir)  # e.g. a folder made of index.lock: never locked otherwise
     path = index_dir / "index.lock"
-    with open(path, "a+", encoding="utf-8") as handle:
+    # O_NOFOLLOW: the pid is never written through a link, wherever it points.
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with open(fd, "a+", encoding="utf-8") as handle:
         deadline = time.monotonic() + wait_seconds
         told = False
         while True:

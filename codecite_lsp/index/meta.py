@@ -13,6 +13,7 @@ import os
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 SCHEMA_VERSION = 2  # 2: chunks carry defines/uses (retrieval follows the code)
 
@@ -53,10 +54,9 @@ class MetaFile:
         if not isinstance(raw, dict):
             return Meta(schema_version=-1)
         known = {k: v for k, v in raw.items() if k in Meta.__dataclass_fields__}
-        try:
-            return Meta(**known)
-        except TypeError:
-            return Meta(schema_version=-1)
+        if not all(_well_typed(k, v) for k, v in known.items()):
+            return Meta(schema_version=-1)  # e.g. {"optimized_version": "x"}: rebuild
+        return Meta(**known)
 
     def save(self, meta: Meta) -> None:
         """Write atomically (temp file + rename): a crash never leaves half a meta.json."""
@@ -67,3 +67,15 @@ class MetaFile:
         temp = self.path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
         temp.write_text(text, encoding="utf-8")
         os.replace(temp, self.path)
+
+
+_META_TEXT = frozenset({"embedder", "last_update"})
+_META_REQUIRED = frozenset({"schema_version", "optimized_version"})
+
+
+def _well_typed(name: str, value: Any) -> bool:
+    if value is None:
+        return name not in _META_REQUIRED
+    if name in _META_TEXT:
+        return isinstance(value, str)
+    return isinstance(value, int) and not isinstance(value, bool)

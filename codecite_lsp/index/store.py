@@ -29,6 +29,7 @@ import numpy as np
 from ..core.environment import apply_defaults
 from ..core.records import Chunk
 from .chunks import ChunkTables
+from .damage import clear_misplaced
 from .keyword import KeywordIndex
 from .lance_import import import_lancedb
 from .meta import SCHEMA_VERSION, Meta, MetaFile
@@ -65,6 +66,7 @@ class Store:
         lancedb = import_lancedb()  # lazy: it takes seconds (the least possible, see there)
 
         index_dir.mkdir(parents=True, exist_ok=True)
+        clear_misplaced(index_dir)
         ignore = index_dir / ".gitignore"
         if not ignore.exists():
             ignore.write_text("*\n", encoding="utf-8")  # the index never shows up in git status

@@ -11,7 +11,10 @@ Precedence of the ignore rules, strongest first:
    path (or one of its folders) decides, so ``!build/`` re-includes a folder that .gitignore or
    the built-in list excludes. A negation below an excluded folder (``!build/keep.py``) works when
    anchored (it has a ``/``): that folder is then walked and only the re-included paths come back;
-   an unanchored negation (``!*.py``) only acts in folders that are walked anyway;
+   an unanchored negation (``!*.py``) only acts in folders that are walked anyway. A negation
+   that would bring back a file git ignores (``!local_settings.py``: often the user's own
+   secrets) needs the user's trust in the repository's settings, as ``model`` does; without it
+   the file stays out and is reported as such (``REASON_UNTRUSTED``);
 3. the built-in vendored/build folders (``VENDORED_DIRS``);
 4. ``.gitignore`` files, the deepest folder first, each anchored at its own folder, then
    ``.git/info/exclude``. As in git, nothing inside an excluded folder comes back.
@@ -34,6 +37,7 @@ from pathlib import Path
 
 import pathspec
 
+from ..core.config import TRUST_ENV
 from .paths import relative_inside
 from .secrets import SECRET_DIRS, is_secret_path
 
@@ -53,6 +57,11 @@ VENDORED_DIRS = frozenset(
 )  # fmt: skip
 
 _EXCLUDE_FILE = ".git/info/exclude"
+
+REASON_UNTRUSTED = (
+    "git ignores it and only .codeciteignore brings it back, but this repository's settings are "
+    f"not trusted (set {TRUST_ENV}=1 or trust the workspace in your editor to index it)"
+)
 
 
 class _Dir(Enum):
@@ -143,8 +152,11 @@ class IgnoreRules:
         reinclude_prefixes: tuple[str, ...],
         exclude: pathspec.GitIgnoreSpec | None,
         index_rel: str | None,
+        trusted: bool = False,
     ) -> None:
         self.root = root
+        self._trusted = trusted
+        self._untrusted: set[str] = set()  # folders whose re-include was refused
         self._codecite = codecite
         self._reinclude_prefixes = reinclude_prefixes
         self._exclude = exclude
@@ -154,18 +166,21 @@ class IgnoreRules:
         self._lock = threading.RLock()
 
     @classmethod
-    def load(cls, repo: Path, *, index_dir: Path | None = None) -> IgnoreRules:
+    def load(
+        cls, repo: Path, *, index_dir: Path | None = None, trusted: bool = False
+    ) -> IgnoreRules:
         root = os.path.realpath(repo)
         index_rel = None
         if index_dir is not None:
             index_rel = relative_inside(root, os.path.realpath(index_dir))
-        return cls(root, *_root_rules(root), index_rel or None)
+        return cls(root, *_root_rules(root), index_rel or None, trusted)
 
     def is_ignored(self, rel_path: str, is_dir: bool = False) -> bool:
         return self.why_ignored(rel_path, is_dir) is not None
 
     def why_ignored(self, rel_path: str, is_dir: bool = False) -> str | None:
-        """None if the path is indexed; "secret" or "ignored" otherwise (scan reports secrets)."""
+        """None if the path is indexed; "secret", "untrusted" (a re-include refused: see
+        REASON_UNTRUSTED) or "ignored" otherwise (scan reports the first two)."""
         rel = rel_path.strip("/")
         if rel.startswith("./"):
             rel = rel[2:]
@@ -181,9 +196,12 @@ class IgnoreRules:
             if is_dir and name.lower() in SECRET_DIRS:
                 return "secret"
             if is_dir:
-                return None if self._dir_state(rel) is _Dir.INCLUDED else "ignored"
-            if self._excluded(rel, False, parent is _Dir.HIDDEN):
-                return "ignored"
+                if self._dir_state(rel) is _Dir.INCLUDED:
+                    return None
+                return "untrusted" if rel in self._untrusted else "ignored"
+            verdict = self._excluded(rel, False, parent is _Dir.HIDDEN)
+            if verdict is not None:
+                return verdict
             return "secret" if is_secret_path(rel) else None
 
     def walks(self, rel_dir: str) -> bool:
@@ -206,6 +224,7 @@ class IgnoreRules:
             elif name != "pyvenv.cfg":
                 return False
             self._dirs.clear()
+            self._untrusted.clear()
             return True
 
     # --- decisions (callers hold the lock) ---------------------------------------------------
@@ -224,8 +243,11 @@ class IgnoreRules:
                 or rel == self._index_rel
             ):
                 state = _Dir.PRUNED
-            elif not self._excluded(rel, True, parent is _Dir.HIDDEN):
+            elif (verdict := self._excluded(rel, True, parent is _Dir.HIDDEN)) is None:
                 state = _Dir.INCLUDED
+            elif verdict == "untrusted":  # all below is git-ignored too
+                self._untrusted.add(rel)
+                state = _Dir.PRUNED
             elif self._may_reinclude_below(rel):
                 state = _Dir.HIDDEN
             else:
@@ -233,18 +255,36 @@ class IgnoreRules:
             self._dirs[rel] = state
         return state
 
-    def _excluded(self, rel: str, is_dir: bool, inside_excluded: bool) -> bool:
-        """The pattern layers' verdict for one path whose folder is walked."""
+    def _excluded(self, rel: str, is_dir: bool, inside_excluded: bool) -> str | None:
+        """The pattern layers' verdict for one path whose folder is walked: None (included),
+        "ignored", or "untrusted" (re-included by .codeciteignore alone, git ignores it)."""
         suffix = "/" if is_dir else ""
         if self._codecite is not None:
             verdict = self._codecite.check_file(rel + suffix).include
+            if verdict:
+                return "ignored"
             if verdict is not None:
-                return verdict
+                return None if self._trusted or not self._git_ignored(rel, is_dir) else "untrusted"
         if inside_excluded:
-            return True
+            return "ignored"
         parts = rel.split("/")
         if parts[-1].endswith(".egg-info") or (is_dir and self._is_vendored_dir(rel)):
-            return True
+            return "ignored"
+        return "ignored" if self._git_excluded(rel, is_dir) else None
+
+    def _git_ignored(self, rel: str, is_dir: bool) -> bool:
+        """Whether git ignores the path: itself or one of its folders (as in git, nothing
+        inside an ignored folder comes back)."""
+        parts = rel.split("/")
+        return any(
+            self._git_excluded("/".join(parts[:end]), end < len(parts) or is_dir)
+            for end in range(1, len(parts) + 1)
+        )
+
+    def _git_excluded(self, rel: str, is_dir: bool) -> bool:
+        """The .gitignore files' and .git/info/exclude's verdict on the path itself."""
+        suffix = "/" if is_dir else ""
+        parts = rel.split("/")
         for depth in range(len(parts) - 1, -1, -1):
             spec = self._gitignore("/".join(parts[:depth]))
             if spec is not None:

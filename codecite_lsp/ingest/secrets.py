@@ -1,18 +1,20 @@
 """What must never be indexed or sent to a model: secret paths by name, credentials by content.
 
-A file holding a private key (``has_private_key``, however quoted or split) or a high-confidence
-credential (``find_credential``: AWS, GitHub, GitLab, npm, Slack, Stripe, OpenAI, Anthropic,
-Google formats and JSON Web Tokens) is skipped whole, never redacted, so every chunk
-stays equal to the file's lines.
+A file holding a private key (``has_private_key``, however quoted, commented or split) or a
+high-confidence credential (``find_credential``: AWS, GitHub, GitLab, npm, Slack, Stripe,
+OpenAI, Anthropic, Google formats, Docker registry logins, JSON Web Tokens) is skipped
+whole, never redacted, so every chunk stays equal to the file's lines.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from dataclasses import dataclass
 
 # Folders whose every file holds credentials.
-SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker"})
+SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store"})
 
 _SECRET_NAMES = frozenset(
     {
@@ -21,11 +23,13 @@ _SECRET_NAMES = frozenset(
         # system credential files and shell/REPL histories (commands typed with tokens in them)
         "shadow", "shadow-", "gshadow", "gshadow-", "master.passwd", ".histfile", ".lesshst",
         ".viminfo",
+        # what else an SSH or GnuPG folder holds: who may log in where, the keyrings
+        "authorized_keys", "authorized_keys2", "known_hosts", "pubring.kbx", "trustdb.gpg",
     }
 )  # fmt: skip
 _SECRET_SUFFIXES = (
     ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx", ".tfstate",
-    ".tfstate.backup", ".tfvars", ".credentials", ".env",
+    ".tfstate.backup", ".tfvars", ".credentials", ".env", ".gpg",
 )  # fmt: skip
 _KEY_FILE_PREFIXES = ("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
 # Data formats a secret is stored in; "secrets.py" (stdlib) or "secret_manager.ts" are code.
@@ -39,24 +43,75 @@ PRIVATE_KEY_RE = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     r"(?:\s|\\[nr])+(?:[\w-]+: [^\n\\]*(?:\s|\\[nr])+)*[A-Za-z0-9+/]{16,}"
 )
-# The same key written as one string literal per line (``"-----BEGIN ...-----\n" "MIIE..."``,
-# or joined with ``+``, ``..``, ``,``): after the BEGIN line, the text that only quotes or joins
-# is dropped and what is left must start with key material.
 _KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-_KEY_WINDOW = 400  # characters after the BEGIN line in which the key material must start
-_QUOTING = re.compile(r"\\[nr]|[\s\"'`+,.;()\[\]\\]|\b[rbuf]{1,2}(?=[\"'])")
-_KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{40}")
+# The same key written line by line inside something else: comment lines (``# ``, ``// ``, a C
+# block's `` * ``), Markdown quotes (``> ``), numbered listings (``12: ``), one string literal
+# per line (joined with ``+``, ``..``, ``,``; a comment after one). Each line's prefixes are
+# dropped, then the lines after the BEGIN line, past PEM headers (``Proc-Type``, ``DEK-Info``)
+# and commentary, must start with key material.
+_KEY_WINDOW = 2000  # characters after the BEGIN line that are looked at
+_KEY_LOOKAHEAD = 8  # lines after the BEGIN line in which the key material must start
+_ESCAPED_NEWLINE = re.compile(r"\\[nr]")
+_NUMBERING = r"\d{1,6}(?:\s*[:.)|\]]\s*|\s+)"
+_COMMENT = r"#+|//+|/\*+|\*+|--+|;+|%+|!|<!--|(?i:rem)\b"
+_QUOTING = r"[\s\"'`+,.()\[\]{}>\\]|\b[rbuf]{1,2}(?=[\"'])"
+_LINE_PREFIX = re.compile(rf"(?P<numbering>{_NUMBERING})|(?P<comment>{_COMMENT})|{_QUOTING}")
+_PEM_HEADER = re.compile(r"[A-Za-z][A-Za-z0-9-]*:\s")
+_KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{40,}")
+_UPPER, _LOWER = re.compile("[A-Z]"), re.compile("[a-z]")
+# A whole PEM file base64-encoded once more (a Kubernetes Secret's ``tls.key``, a kubeconfig's
+# ``client-key-data``): "-----BEGIN " always encodes to this, and a key follows when the rest
+# of the BEGIN line decodes to a private key's.
+_ENCODED_BEGIN = "LS0tLS1CRUdJTi"
+_ENCODED_PEM = re.compile(_ENCODED_BEGIN + r"[A-Za-z0-9+/]{66,}")
 
 
 def has_private_key(text: str) -> bool:
-    """Whether ``text`` holds a private key, however it is quoted or split across literals."""
+    """Whether ``text`` holds a private key, however it is quoted, prefixed, split or encoded."""
+    if _ENCODED_BEGIN in text and any(map(_encoded_key, _ENCODED_PEM.finditer(text))):
+        return True
+    if "PRIVATE KEY" not in text:  # nearly every file: one substring search
+        return False
     if PRIVATE_KEY_RE.search(text):
         return True
-    for begin in _KEY_BEGIN.finditer(text):
-        window = _QUOTING.sub("", text[begin.end() : begin.end() + _KEY_WINDOW])
-        if _KEY_MATERIAL.match(window):
-            return True
+    return any(_material_follows(text, begin.end()) for begin in _KEY_BEGIN.finditer(text))
+
+
+def _encoded_key(match: re.Match[str]) -> bool:
+    head = match.group()[:80]  # 60 bytes: the BEGIN line and the start of the key
+    try:
+        decoded = base64.b64decode(head, validate=True).decode("ascii", errors="replace")
+    except (binascii.Error, ValueError):
+        return False
+    return PRIVATE_KEY_RE.match(decoded) is not None or _KEY_BEGIN.match(decoded) is not None
+
+
+def _material_follows(text: str, end: int) -> bool:
+    """Whether key material starts within a few lines after a BEGIN line ending at ``end``."""
+    window = _ESCAPED_NEWLINE.sub("\n", text[end : end + _KEY_WINDOW])
+    lines = window.split("\n")[1 : 1 + _KEY_LOOKAHEAD]  # the rest of the BEGIN line is not key
+    for line in lines:
+        rest, commented = _strip_prefixes(line)
+        if not rest or _PEM_HEADER.match(rest):
+            continue
+        material = _KEY_MATERIAL.match(rest)
+        if material is not None:
+            # Base64 of random bytes mixes cases; a hex digest or a long word does not.
+            found = material.group()
+            return bool(_UPPER.search(found) and _LOWER.search(found))
+        if not commented:  # code after the BEGIN line: a parser's constant, not a key
+            return False
     return False
+
+
+def _strip_prefixes(line: str) -> tuple[str, bool]:
+    """The line without its leading comment, quote, numbering and string-literal marks, and
+    whether a comment mark was among them."""
+    pos, commented = 0, False
+    while (prefix := _LINE_PREFIX.match(line, pos)) is not None and prefix.end() > pos:
+        commented = commented or prefix.group("comment") is not None
+        pos = prefix.end()
+    return line[pos:], commented
 
 
 # Credentials in formats precise enough that ordinary code never matches them: a file holding
@@ -104,6 +159,10 @@ _CREDENTIAL_GROUPS = tuple(
             ),
         ),
         (("glpat-",), (("GitLab token", r"\bglpat-[0-9A-Za-z_-]{20,}"),)),
+        (
+            ('"auths"',),  # ~/.docker/config.json: base64 of "user:password" per registry
+            (("Docker registry login", r'"auth"\s*:\s*"(?P<value>[A-Za-z0-9+/]{12,}={0,2})"'),),
+        ),
         (("npm_",), (("npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),)),
         (("GOCSPX-",), (("Google OAuth client secret", r"\bGOCSPX-[0-9A-Za-z_-]{28}"),)),
         (

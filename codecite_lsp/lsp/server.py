@@ -22,6 +22,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..service.forbidden_roots import refusal
 from ..service.session import Session
 from . import roots
 from .params import uri_to_path
@@ -94,7 +95,7 @@ class CodeciteServer(LanguageServer):
         if not root.is_dir():
             self.tell(f"codecite: workspace folder not found: {root}")
             return None
-        refused = roots.refusal(root)
+        refused = refusal(root)
         if refused is not None:
             log.warning("refused workspace root: %s", refused)
             self.tell(f"codecite: not indexing {refused}")

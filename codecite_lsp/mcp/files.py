@@ -53,7 +53,9 @@ def read_current(root: Path, path: str, config: Config) -> SourceFile:
     """The file's current text, or Refused / Missing; nothing private is ever read."""
     rel = clean_path(path)
     # Loaded per call: .gitignore may have changed since the last one (a few stat calls).
-    rules = IgnoreRules.load(root, index_dir=config.resolved_index_dir(root))
+    rules = IgnoreRules.load(
+        root, index_dir=config.resolved_index_dir(root), trusted=config.repository_trusted
+    )
     private = f"{rel} is a secret or ignored file: its content is never returned"
     if rules.is_ignored(rel):  # folders included: "build/x.py", ".ssh/id_rsa"
         raise Refused(private)

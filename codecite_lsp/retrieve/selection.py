@@ -182,8 +182,8 @@ def select_sources(
         if counted > max_sources:
             continue  # only a neighbour of a kept source can still join
         cost = sum(estimate_tokens(s.text) for s in trial)
-        if cost > token_budget and selected:
-            continue  # too big for what is left; a smaller one may still fit
+        if cost > token_budget:
+            continue  # too big for what is left (or for any prompt: a very long line)
         selected = merged
         bodies.append(result)
         non_code += supporting

@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from ..index.damage import clear_misplaced
+
 log = logging.getLogger("codecite_lsp")
 
 
@@ -17,6 +19,7 @@ class _BestEffortHandler(logging.FileHandler):
 def attach(index_dir: Path) -> logging.Handler | None:
     try:
         index_dir.mkdir(parents=True, exist_ok=True)
+        clear_misplaced(index_dir)  # before the log is opened through a link in a checkout
         handler = _BestEffortHandler(index_dir / "server.log", encoding="utf-8")
     except OSError as exc:
         log.warning("no server.log in %s: %s", index_dir, exc)

@@ -27,7 +27,7 @@ class Privacy:
     def __init__(self, root: Path, index_dir: Path, config: Config) -> None:
         self.root = root
         self.config = config
-        self.rules = IgnoreRules.load(root, index_dir=index_dir)
+        self.rules = IgnoreRules.load(root, index_dir=index_dir, trusted=config.repository_trusted)
 
     def path_refusal(self, path: str | Path) -> str | None:
         """Why ``path`` (repo-relative or absolute) is private, or None. A path outside the

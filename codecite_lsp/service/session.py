@@ -25,8 +25,12 @@ if TYPE_CHECKING:
     from ..retrieve.retriever import Retriever
     from .privacy import Privacy
 
-# Settings whose change invalidates what is on disk: the index must be rebuilt or re-opened.
-_INDEX_KEYS = ("index_dir", "embedding", "chunk_budget", "max_file_bytes", "max_line_length")
+# Settings whose change invalidates what is on disk: the index must be rebuilt or re-opened
+# (trust decides whether .codeciteignore brings git-ignored files in).
+_INDEX_KEYS = (
+    "index_dir", "embedding", "chunk_budget", "max_file_bytes", "max_line_length",
+    "repository_trusted",
+)  # fmt: skip
 
 
 class Session:

@@ -88,7 +88,11 @@ class Upkeep:
                 self.root,
                 self.update,
                 debounce_ms=self.config.debounce_ms,
-                rules=IgnoreRules.load(self.root, index_dir=self.index_dir),
+                rules=IgnoreRules.load(
+                    self.root,
+                    index_dir=self.index_dir,
+                    trusted=self.config.repository_trusted,
+                ),
             )
             self._watcher.start()
 

@@ -180,7 +180,10 @@ def parse(raw: str | dict[str, Any]) -> Parsed | str:
     envelope: Envelope = "object"
     data: Any = raw
     if isinstance(raw, str):
-        found = _find_object(raw)
+        try:
+            found = _find_object(raw)
+        except RecursionError:  # json's decoder recurses per level: "[[[[..." from a model
+            return "the reply's JSON is nested too deeply to read"
         if found is None:
             return "the reply holds no JSON object with 'spans'"
         data, envelope = found

@@ -3,10 +3,12 @@ rest indexed, the refused files listed with a reason, and a usable index."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -97,7 +99,33 @@ CORRUPTIONS = {
     "embedder model truncated": lambda d: [_truncate(p) for p in _files(d / "embedding", ".npz")],
     "chunks table folder deleted": lambda d: shutil.rmtree(d / "lance" / "chunks.lance"),
     "whole lance folder deleted": lambda d: shutil.rmtree(d / "lance"),
+    # Damage no table rebuild repairs (issue 23): each failed every run until fixed by hand.
+    "meta.json field of the wrong type": lambda d: _edit_meta(d, optimized_version="x"),
+    "meta.json made a folder": lambda d: _replace(d / "meta.json", Path.mkdir),
+    "index.lock made a folder": lambda d: [
+        _replace(d / "index.lock", Path.mkdir),
+        os.utime(d.parent / "module_3.py"),  # a pass runs (and locks), rather than "unchanged"
+    ],
+    "lance a dangling symlink": lambda d: _replace(d / "lance", _dangling),
+    "chunks table a file": lambda d: _replace(d / "lance" / "chunks.lance", Path.touch),
 }
+
+
+def _edit_meta(index_dir: Path, **fields: object) -> None:
+    meta = index_dir / "meta.json"
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), **fields}))
+
+
+def _replace(path: Path, make: Callable[[Path], object]) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+    make(path)
+
+
+def _dangling(path: Path) -> None:
+    path.symlink_to(path.parent / "gone")
 
 
 @pytest.mark.parametrize("damage", sorted(CORRUPTIONS))
@@ -129,6 +157,55 @@ def test_each_corruption_then_index_then_search_works(
     assert out.splitlines()[0].startswith("module_3.py:")
     code, out, err = _run(capsys, "search", "rotate key rate limit", "--repo", str(repo))
     assert code == 0 and "module_" in out, err
+
+
+@pytest.mark.parametrize("kind", ["file", "broken symlink"])
+def test_an_index_folder_that_is_not_a_folder_is_said_with_what_to_run(
+    repo: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    index_dir = repo / ".codecite"
+    if kind == "file":
+        index_dir.write_text("notes\n")
+    else:
+        index_dir.symlink_to(repo / "gone")
+    for command in (["index", "--quiet"], ["search", "rotate"], ["ask", "What rotates keys?"]):
+        code, out, err = _run(capsys, *command, "--repo", str(repo))
+        assert code == 1 and not out
+        assert err == (
+            f"codecite: the index folder {index_dir} is a {kind}, not a folder: move it away "
+            f"(mv {index_dir} {index_dir}.old) or pass --index-dir DIR\n"
+        )
+    assert kind != "file" or index_dir.read_text() == "notes\n"  # left for the user
+
+
+def test_links_in_a_checked_out_index_folder_never_write_outside_it(
+    tmp_path: Path, repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository may ship its own .codecite/ whose files link to the user's: the lock's pid,
+    trace and history lines and the log are written into the index folder, never through."""
+    monkeypatch.setenv("CODECITE_EMBEDDING", "none")
+    victims = {}
+    (repo / ".codecite").mkdir()
+    names = (
+        "index.lock",
+        "trace.jsonl",
+        "history.jsonl",
+        "manifest.json",
+        "server.log",
+        ".gitignore",
+    )
+    for name in names:
+        victim = tmp_path / f"victim-{name}"
+        victim.write_text("the user's own file\n")
+        (repo / ".codecite" / name).symlink_to(victim)
+        victims[name] = victim
+    for command in (["index", "--quiet"], ["ask", "What rotates keys?"]):
+        code, _out, err = _run(capsys, *command, "--repo", str(repo))
+        assert code == 0, err
+    for name, victim in victims.items():
+        assert victim.read_text() == "the user's own file\n", name
+    assert (repo / ".codecite" / "trace.jsonl").is_file()  # written where it belongs
+    assert not (repo / ".codecite" / "trace.jsonl").is_symlink()
 
 
 def test_ask_answers_when_nothing_can_be_written(repo: Path) -> None:

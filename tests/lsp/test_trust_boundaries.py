@@ -188,7 +188,8 @@ async def test_a_huge_unsaved_buffer_is_explained_and_status_answered(
 
 async def test_system_folders_and_home_are_never_roots(tmp_path: Path, repo: Path):
     home = tmp_path / "home"
-    home.mkdir()
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "config").write_text("Host prod\n  User deploy\n")
     etc_index = Path("/etc/.codecite")
     had_etc_index = etc_index.exists()
     client = await server_config(HOME=str(home)).start()
@@ -202,7 +203,11 @@ async def test_system_folders_and_home_are_never_roots(tmp_path: Path, repo: Pat
         client.workspace_did_change_workspace_folders(
             types.DidChangeWorkspaceFoldersParams(
                 event=types.WorkspaceFoldersChangeEvent(
-                    added=[types.WorkspaceFolder(uri="file:///usr", name="usr")], removed=[]
+                    added=[
+                        types.WorkspaceFolder(uri="file:///usr", name="usr"),
+                        types.WorkspaceFolder(uri=(home / ".ssh").as_uri(), name="ssh"),
+                    ],
+                    removed=[],
                 )
             )
         )
@@ -210,13 +215,14 @@ async def test_system_folders_and_home_are_never_roots(tmp_path: Path, repo: Pat
         async def said() -> list[str]:
             return [message.message for message in client.messages]
 
-        messages = await wait_for(said, lambda found: len(found) >= 4)
+        messages = await wait_for(said, lambda found: len(found) >= 5)
         status: Any = await request(client, "codecite/status", {})
         assert [root["root"] for root in status["roots"]] == [str(repo)]
         for folder in ("/etc is a system folder", f"{home} is your home folder",
-                       "/ is a system folder", "/usr is a system folder"):  # fmt: skip
+                       "/ is a system folder", "/usr is a system folder",
+                       f"{home / '.ssh'} is a credentials folder"):  # fmt: skip
             assert any(folder in message for message in messages), (folder, messages)
-        assert not (home / ".codecite").exists()
+        assert not (home / ".codecite").exists() and not (home / ".ssh" / ".codecite").exists()
         assert etc_index.exists() == had_etc_index
     finally:
         await client.shutdown_session()

@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from codecite_lsp.answer.replay import run, run_case
+from codecite_lsp.answer.replay import Corpus, parse_corpus, run, run_case
 
 CORPUS_PATH = Path(__file__).parents[2] / "fixtures" / "replay" / "corpus.json"
 
 
 @pytest.fixture(scope="module")
-def corpus() -> dict[str, Any]:
+def raw() -> dict[str, Any]:
     return json.loads(CORPUS_PATH.read_text(encoding="utf-8"))
 
 
-def test_the_corpus_is_real_prompts_and_many_replies(corpus: dict[str, Any]) -> None:
-    prompts, cases = corpus["prompts"], corpus["cases"]
+@pytest.fixture(scope="module")
+def corpus() -> Corpus:
+    return parse_corpus(CORPUS_PATH.read_bytes())
+
+
+def test_the_corpus_is_real_prompts_and_many_replies(raw: dict[str, Any]) -> None:
+    prompts, cases = raw["prompts"], raw["cases"]
     assert len(cases) >= 60
     packages = {prompt["repository"].split()[0] for prompt in prompts.values()}
     assert packages == {"requests", "pathspec", "watchdog", "pygls"}
@@ -40,9 +44,7 @@ def _spans(raw: str) -> list[dict[str, Any]]:
         return []
 
 
-def test_nothing_unverified_is_shown_and_every_outcome_is_as_expected(
-    corpus: dict[str, Any],
-) -> None:
+def test_nothing_unverified_is_shown_and_every_outcome_is_as_expected(corpus: Corpus) -> None:
     report = run(corpus)
     figures = report.summary()
     assert figures["unverified_statements_shown"] == 0
@@ -55,10 +57,9 @@ def test_nothing_unverified_is_shown_and_every_outcome_is_as_expected(
     assert report.passed
 
 
-def test_the_recount_is_independent_of_the_gate(corpus: dict[str, Any]) -> None:
+def test_the_recount_is_independent_of_the_gate(corpus: Corpus) -> None:
     # Listing a verified claim as unverified must show up: the count is not the gate's word.
-    case = copy.deepcopy(next(c for c in corpus["cases"] if c["style"] == "json-mode"))
-    shown = next(s["text"] for s in _spans(case["replies"][0]) if s["kind"] == "claim")
-    case["unverified"] = [shown]
-    outcome = run_case(case, corpus["prompts"])
+    case = next(c for c in corpus.cases if c.style == "json-mode")
+    shown = next(s["text"] for s in _spans(case.replies[0]) if s["kind"] == "claim")
+    outcome = run_case(case.model_copy(update={"unverified": [shown]}), corpus.prompts)
     assert outcome.unverified_shown == [shown]

@@ -10,7 +10,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from codecite_lsp.answer.render import inert
 from codecite_lsp.lsp import region
 from codecite_lsp.lsp.params import AskParams, HistoryParams, SearchParams, parse
-from codecite_lsp.lsp.roots import refusal
+from codecite_lsp.service.forbidden_roots import refusal
 
 
 @pytest.mark.parametrize(

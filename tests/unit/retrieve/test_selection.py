@@ -66,3 +66,12 @@ def test_the_cut_keeps_the_window_with_the_most_question_words() -> None:
     cut = cut_to_terms(long, ["retry"])
     assert cut.start_line <= 140 and cut.end_line >= 150
     assert cut.text.splitlines()[140 - cut.start_line] == "retry backoff"
+
+
+def test_a_source_over_the_whole_token_budget_is_never_sent_even_ranked_first() -> None:
+    # A kept file may hold one very long line (a 40,000-character inlined image): lines are
+    # never cut, so its chunk would be a prompt of its own.
+    text = "line " + "QUJD" * 10_000 + "\n"
+    huge = Result("lib/endpoint.ex", 5, 5, None, 0.9, content_hash(text), text, revision="r1")
+    code = result("lib/endpoint.ex", 7, 9, score=0.5)
+    assert [(s.start_line, s.end_line) for s in select([huge, code])] == [(7, 9)]

@@ -1,0 +1,126 @@
+"""A private key is found however a file lays it out (issue 23): in comment lines, a C block
+comment, Markdown quotes, numbered listings, one string literal per line (a comment after one),
+encrypted with PEM headers; and a file that only names the format is not taken for one."""
+
+from __future__ import annotations
+
+import base64
+import random
+import textwrap
+from dataclasses import dataclass
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codecite_lsp.ingest.secrets import has_private_key
+
+KINDS = ("RSA ", "EC ", "DSA ", "OPENSSH ", "ENCRYPTED ", "")
+PREFIXES = ("", "# ", "#", "// ", " * ", "-- ", "; ", "> ", "% ", "' ")
+NUMBERINGS = ("", "{n:03d}: ", "{n:>6}\t", "{n}. ", "{n} | ")
+# How one line of the key is written in code: (literal, what follows it).
+LITERALS = (
+    ("{}", ""),
+    ('"{}\\n"', ""),
+    ('"{}\\n" +', ""),
+    ("'{}',", ""),
+    ('"{}\\n" ..', ""),
+    ('b"{}\\n"', ""),
+    ("`{}`", ""),
+)
+TRAILERS = ("", "  # test fixture", "  // not a real key", "  -- sample")
+PROSE = ("the", "key", "below", "is", "parsed", "by", "load_pem", "with", "a", "header")
+
+
+@dataclass(frozen=True)
+class Layout:
+    numbering: str
+    indent: str
+    prefix: str
+    literal: tuple[str, str]
+    trailer: str  # after the BEGIN line only
+
+    def render(self, lines: list[str]) -> str:
+        out = []
+        for n, line in enumerate(lines, start=1):
+            literal, after = self.literal
+            written = literal.format(line) + after
+            if n == 1:
+                written += self.trailer
+            out.append(self.numbering.format(n=n) + self.indent + self.prefix + written)
+        return "\n".join(out) + "\n"
+
+
+layouts = st.builds(
+    Layout,
+    numbering=st.sampled_from(NUMBERINGS),
+    indent=st.sampled_from(("", "    ", "\t")),
+    prefix=st.sampled_from(PREFIXES),
+    literal=st.sampled_from(LITERALS),
+    trailer=st.sampled_from(TRAILERS),
+)
+
+
+@st.composite
+def pem_lines(draw: st.DrawFn) -> list[str]:
+    kind = draw(st.sampled_from(KINDS))
+    # Random bytes stand for DER (a key's bytes are random; Hypothesis's shrunk bytes are not):
+    # what a key's base64 looks like is all the check may rely on.
+    seed, size = draw(st.integers(0, 2**32)), draw(st.integers(48, 1200))
+    der = random.Random(seed).randbytes(size)
+    body = base64.b64encode(der).decode()
+    wrapped = textwrap.wrap(body, draw(st.sampled_from((64, 70, 76))))
+    headers: list[str] = []
+    if draw(st.booleans()):
+        iv = der[:16].hex().upper()
+        headers = ["Proc-Type: 4,ENCRYPTED", f"DEK-Info: AES-128-CBC,{iv}", ""]
+    return [
+        f"-----BEGIN {kind}PRIVATE KEY-----",
+        *headers,
+        *wrapped,
+        f"-----END {kind}PRIVATE KEY-----",
+    ]
+
+
+@settings(max_examples=400, deadline=None)
+@given(layout=layouts, key=pem_lines(), before=st.sampled_from(("", "import ssl\n", "KEY = (\n")))
+def test_a_key_is_found_in_any_layout(layout: Layout, key: list[str], before: str) -> None:
+    text = before + layout.render(key) + "def load():\n    return KEY\n"
+    assert has_private_key(text), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    layout=layouts,
+    kind=st.sampled_from(KINDS),
+    prose=st.lists(
+        st.lists(st.sampled_from(PROSE), min_size=1, max_size=8).map(" ".join),
+        min_size=1,
+        max_size=10,
+    ),
+)
+def test_the_begin_line_followed_by_words_is_not_a_key(
+    layout: Layout, kind: str, prose: list[str]
+) -> None:
+    text = layout.render([f"-----BEGIN {kind}PRIVATE KEY-----", *prose])
+    assert not has_private_key(text), text
+
+
+def test_a_hex_digest_after_the_begin_line_is_not_a_key() -> None:
+    text = (
+        'MARKER = "-----BEGIN RSA PRIVATE KEY-----"  # what load_pem looks for\n'
+        '# fingerprint of the fixture: "da39a3ee5e6b4b0d3255bfef95601890afd80709"\n'
+    )
+    assert not has_private_key(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(key=pem_lines(), field=st.sampled_from(("tls.key", "client-key-data", "private_key")))
+def test_a_key_encoded_once_more_is_found(key: list[str], field: str) -> None:
+    # A Kubernetes Secret or a kubeconfig holds the whole PEM file base64-encoded.
+    encoded = base64.b64encode(("\n".join(key) + "\n").encode()).decode()
+    assert has_private_key(f"kind: Secret\ndata:\n  {field}: {encoded}\n")
+
+
+def test_an_encoded_certificate_is_not_a_key() -> None:
+    cert = b"-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBa\n"
+    assert not has_private_key(f"tls.crt: {base64.b64encode(cert).decode()}\n")
