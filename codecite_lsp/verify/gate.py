@@ -8,6 +8,9 @@ Decisions, stated once:
   quote starts and ends on token boundaries there ("lue = opts.ge" does not), and the quote has
   substance: an identifier of 3+ characters that is not a keyword, or 8+ non-space characters,
   or a whole cited line ("e" verifies nothing).
+- A claim says only what its evidence shows (support.py): its names, numbers, literals, options,
+  paths, negations and quantifiers appear in its quotes or cited lines, and a range much wider
+  than its quote is cut to the quote's lines first.
 - Prose carries no facts (framing.py): prose beyond framing words is an uncited claim. A gap
   ("the sources do not show X") is shown as such and is no claim.
 - An answer with no claim at all (prose only, or no spans) is a dodge, not an answer: it fails as
@@ -32,6 +35,7 @@ from ..core.records import Source
 from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
 from .prose import gap_problem, gap_subject, prose_problem
 from .quotes import declared_lines, lines_hash, normalise_ws, quote_hash, quote_ranges
+from .support import Evidence, line_has_substance, missing, narrowed
 
 Why = Literal[
     "unknown_label",
@@ -43,6 +47,7 @@ Why = Literal[
     "lines_do_not_hold_quote",
     "quote_cuts_token",
     "quote_too_trivial",
+    "claim_unsupported",
     "no_citation",
     "no_claim",
     "prose_states_fact",
@@ -203,10 +208,12 @@ def _has_substance(needle: str, cited: list[str]) -> bool:
         for name in _IDENTIFIER.findall(needle)
     ):
         return True
-    # A short line quoted whole ("pass", "}") is all there is to quote there.
-    return any(needle == normalise_ws(line) for line in cited) or needle == normalise_ws(
+    # A short line quoted whole ("pass") is all there is to quote there, if it shows anything
+    # at all (a lone "}" or "else:" does not).
+    whole = any(needle == normalise_ws(line) for line in cited) or needle == normalise_ws(
         "\n".join(cited)
     )
+    return whole and line_has_substance(needle)
 
 
 def _check(
@@ -293,6 +300,76 @@ def _citation(cite: ReplyCitation, entry: Prepared) -> Citation:
     )
 
 
+def _narrowed(cite: ReplyCitation, entry: Prepared) -> ReplyCitation:
+    cited = entry.cited(cite.start_line, cite.end_line)
+    start, end = narrowed(cited, cite.quote, cite.start_line, cite.end_line)
+    return cite.model_copy(update={"start_line": start, "end_line": end})
+
+
+_DEFINITION = re.compile(
+    r"\s*(?:export\s+|pub\s+|async\s+|static\s+|public\s+|private\s+)*"
+    r"(?:def|class|function|func|fn|struct|interface|type|impl)\b"
+)
+
+
+def _enclosing(prepared: dict[str, Prepared], path: str, line: int) -> str:
+    """The nearest definition line above ``line`` in the file's given sources, less indented
+    than it: a claim may name the function whose body it quotes (its header may sit in the
+    chunk before)."""
+    known: dict[int, str] = {}
+    for entry in prepared.values():
+        if entry.source.path == path:
+            known.update(enumerate(entry.lines, start=entry.source.start_line))
+    own = known.get(line, "")
+    indent = len(own) - len(own.lstrip())
+    for number in sorted((n for n in known if n < line), reverse=True):
+        text = known[number]
+        depth = len(text) - len(text.lstrip())
+        if not text.strip() or depth >= indent:
+            continue
+        if _DEFINITION.match(text):
+            return text
+        if text.lstrip()[0] in ")]}":  # a multi-line signature's end, its header above
+            continue
+        if depth == 0:  # top-level code that is no definition: nothing encloses the line
+            break
+        indent = depth  # an enclosing block: its own scope is what encloses it
+    return ""
+
+
+def _unsupported(
+    index: int, text: str, cites: list[ReplyCitation], prepared: dict[str, Prepared]
+) -> CitationCheck | None:
+    """The claim-level support check over all its (narrowed) citations, or None if it holds."""
+    held, names, numbers = [], [], set()
+    for cite in cites:
+        numbers.update(range(cite.start_line, cite.end_line + 1))
+        entry = prepared[cite.source]
+        held += [cite.quote, *entry.cited(cite.start_line, cite.end_line)]
+        names += [
+            entry.source.symbol or "",
+            entry.source.path,
+            _enclosing(prepared, entry.source.path, cite.start_line),
+        ]
+    absent = missing(text, Evidence("\n".join(held), "\n".join(names), frozenset(numbers)))
+    if not absent:
+        return None
+    first = cites[0]
+    terms = ", ".join(f"'{term}'" if not term.startswith("'") else term for term in absent)
+    return CitationCheck(
+        index,
+        None,
+        first.source,
+        first.start_line,
+        first.end_line,
+        False,
+        "claim_unsupported",
+        f"the claim says {terms}, which its quoted lines do not show",
+        first.quote,
+        text,
+    )
+
+
 def _span_failure(index: int, why: Why, detail: str, text: str) -> CitationCheck:
     return CitationCheck(index, None, None, None, None, False, why, detail, text=text)
 
@@ -329,7 +406,14 @@ def verify(raw: str | dict[str, Any], sources: list[Source]) -> GateResult:
             if bad:
                 removed += 1
                 continue
-            citations = [_citation(cite, prepared[cite.source]) for cite in span.citations]
+            narrow = [_narrowed(cite, prepared[cite.source]) for cite in span.citations]
+            unsupported = _unsupported(index, span.text, narrow, prepared)
+            if unsupported is not None:
+                failures.append(unsupported)
+                checks.append(unsupported)
+                removed += 1
+                continue
+            citations = [_citation(cite, prepared[cite.source]) for cite in narrow]
             kept.append(ClaimSpan(text=span.text, citations=citations))
             continue
         gap = isinstance(span, ReplyGap)
