@@ -11,6 +11,8 @@ Decisions, stated once:
 - A claim says only what its evidence shows (support.py): its names, numbers, literals, options,
   paths, negations and quantifiers appear in its quotes or cited lines, and a range much wider
   than its quote is cut to the quote's lines first.
+- A source holding text addressed to an AI reader (ingest/injection.py) is untrusted: no claim
+  rests on it alone, and its citations are left out of the claims that also cite clean sources.
 - Prose carries no facts (framing.py): prose beyond framing words is an uncited claim. A gap
   ("the sources do not show X") is shown as such and is no claim.
 - An answer with no claim at all (prose only, or no spans) is a dodge, not an answer: it fails as
@@ -32,10 +34,11 @@ from typing import Any, Literal
 from ..core import wording
 from ..core.answers import Citation, ClaimSpan, GapSpan, ProseSpan
 from ..core.records import Source
+from ..ingest.injection import Finding, findings, kinds
 from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
 from .prose import gap_problem, gap_subject, prose_problem
 from .quotes import declared_lines, lines_hash, normalise_ws, quote_hash, quote_ranges
-from .support import Evidence, line_has_substance, missing, narrowed
+from .support import Evidence, enclosing_definition, line_has_substance, missing, narrowed
 
 Why = Literal[
     "unknown_label",
@@ -48,6 +51,7 @@ Why = Literal[
     "quote_cuts_token",
     "quote_too_trivial",
     "claim_unsupported",
+    "untrusted_source",
     "no_citation",
     "no_claim",
     "prose_states_fact",
@@ -154,6 +158,7 @@ class Prepared:
     source: Source
     lines: list[str]
     normalised: str
+    flags: tuple[Finding, ...] = ()  # text addressed to an AI reader: the source is untrusted
     _byte_spans: list[tuple[int, int]] | None = None
 
     def byte_span(self, start_line: int, end_line: int) -> tuple[int, int]:
@@ -183,7 +188,9 @@ def prepare(sources: list[Source]) -> dict[str, Prepared]:
     prepared = {}
     for source in sources:
         lines = declared_lines(source.text, source.end_line - source.start_line + 1)
-        prepared[source.label] = Prepared(source, lines, normalise_ws("\n".join(lines)))
+        prepared[source.label] = Prepared(
+            source, lines, normalise_ws("\n".join(lines)), findings(source.text)
+        )
     return prepared
 
 
@@ -306,35 +313,12 @@ def _narrowed(cite: ReplyCitation, entry: Prepared) -> ReplyCitation:
     return cite.model_copy(update={"start_line": start, "end_line": end})
 
 
-_DEFINITION = re.compile(
-    r"\s*(?:export\s+|pub\s+|async\s+|static\s+|public\s+|private\s+)*"
-    r"(?:def|class|function|func|fn|struct|interface|type|impl)\b"
-)
-
-
 def _enclosing(prepared: dict[str, Prepared], path: str, line: int) -> str:
-    """The nearest definition line above ``line`` in the file's given sources, less indented
-    than it: a claim may name the function whose body it quotes (its header may sit in the
-    chunk before)."""
     known: dict[int, str] = {}
     for entry in prepared.values():
         if entry.source.path == path:
             known.update(enumerate(entry.lines, start=entry.source.start_line))
-    own = known.get(line, "")
-    indent = len(own) - len(own.lstrip())
-    for number in sorted((n for n in known if n < line), reverse=True):
-        text = known[number]
-        depth = len(text) - len(text.lstrip())
-        if not text.strip() or depth >= indent:
-            continue
-        if _DEFINITION.match(text):
-            return text
-        if text.lstrip()[0] in ")]}":  # a multi-line signature's end, its header above
-            continue
-        if depth == 0:  # top-level code that is no definition: nothing encloses the line
-            break
-        indent = depth  # an enclosing block: its own scope is what encloses it
-    return ""
+    return enclosing_definition(known, line)
 
 
 def _unsupported(
@@ -365,6 +349,29 @@ def _unsupported(
         False,
         "claim_unsupported",
         f"the claim says {terms}, which its quoted lines do not show",
+        first.quote,
+        text,
+    )
+
+
+def _untrusted(
+    index: int, text: str, cites: list[ReplyCitation], prepared: dict[str, Prepared]
+) -> CitationCheck:
+    first = cites[0]
+    entry = prepared[first.source]
+    flag = entry.flags[0]
+    line = entry.source.start_line + flag.line - 1
+    return CitationCheck(
+        index,
+        None,
+        first.source,
+        first.start_line,
+        first.end_line,
+        False,
+        "untrusted_source",
+        f"{first.source} ({entry.source.path}) holds text addressed to an AI model "
+        f"({', '.join(kinds(entry.flags))}, line {line}): it is data, not a source a claim can "
+        "rest on alone",
         first.quote,
         text,
     )
@@ -407,13 +414,18 @@ def verify(raw: str | dict[str, Any], sources: list[Source]) -> GateResult:
                 removed += 1
                 continue
             narrow = [_narrowed(cite, prepared[cite.source]) for cite in span.citations]
-            unsupported = _unsupported(index, span.text, narrow, prepared)
+            trusted = [cite for cite in narrow if not prepared[cite.source].flags]
+            unsupported = (
+                _unsupported(index, span.text, trusted, prepared)
+                if trusted
+                else _untrusted(index, span.text, narrow, prepared)
+            )
             if unsupported is not None:
                 failures.append(unsupported)
                 checks.append(unsupported)
                 removed += 1
                 continue
-            citations = [_citation(cite, prepared[cite.source]) for cite in narrow]
+            citations = [_citation(cite, prepared[cite.source]) for cite in trusted]
             kept.append(ClaimSpan(text=span.text, citations=citations))
             continue
         gap = isinstance(span, ReplyGap)

@@ -116,6 +116,33 @@ def narrowed(cited: list[str], quote: str, start: int, end: int) -> tuple[int, i
     return start + first - 1, start + last - 1
 
 
+_DEFINITION = re.compile(
+    r"\s*(?:export\s+|pub\s+|async\s+|static\s+|public\s+|private\s+)*"
+    r"(?:def|class|function|func|fn|struct|interface|type|impl)\b"
+)
+
+
+def enclosing_definition(known: dict[int, str], line: int) -> str:
+    """The nearest definition line above ``line`` among a file's known lines (number -> text),
+    less indented than it: a claim may name the function whose body it quotes, and its header
+    may sit in the chunk before."""
+    own = known.get(line, "")
+    indent = len(own) - len(own.lstrip())
+    for number in sorted((n for n in known if n < line), reverse=True):
+        text = known[number]
+        depth = len(text) - len(text.lstrip())
+        if not text.strip() or depth >= indent:
+            continue
+        if _DEFINITION.match(text):
+            return text
+        if text.lstrip()[0] in ")]}":  # a multi-line signature's end, its header above
+            continue
+        if depth == 0:  # top-level code that is no definition: nothing encloses the line
+            break
+        indent = depth  # an enclosing block: its own scope is what encloses it
+    return ""
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What one claim rests on: its quotes, its cited lines, and the cited sources' names."""
@@ -153,6 +180,7 @@ def _is_code_name(word: str) -> bool:
         or re.fullmatch(r"[A-Z][a-z]+[A-Z]\w*", word) is not None
         or word in _CONSTANTS
         or "$" in word
+        or re.fullmatch(r"[A-Za-z]+\d+[A-Za-z\d]*", word) is not None  # hunter2, sha256, utf8
     )
 
 
