@@ -89,6 +89,12 @@ _QUANTIFIERS: dict[str, tuple[str, ...]] = {
 # "only when X" is how a condition is said: the condition in code supports it.
 _ONLY_WHEN = re.compile(r"\bonly\s+(?:\w+\s+){0,2}?(?:when|if|unless|while|after|before|once)\b")
 _CONDITIONS = ("if", "elif", "when", "case", "unless", "filter", "where")
+_STRICT_NEGATIONS = _words("not no never cannot without unless neither nor nothing Not No Never")
+_NEGATED_FAILURE = re.compile(
+    r"\b(?:not|never|no|without|n't)\s+(?:\w+\s+)?(?:raise|raising|throw|throwing|error|fail"
+    r"|failing|abort|aborting|exception|reject|rejecting)",
+    re.IGNORECASE,
+)
 _NEGATIONS = _words("not no cannot without nothing neither nor nobody nowhere")
 _NEGATION_EVIDENCE = _words(
     """not no never none nothing cannot without neither nor unless except false nil null
@@ -134,13 +140,27 @@ def enclosing_definition(known: dict[int, str], line: int) -> str:
         if not text.strip() or depth >= indent:
             continue
         if _DEFINITION.match(text):
-            return text
+            return _header(known, number)
         if text.lstrip()[0] in ")]}":  # a multi-line signature's end, its header above
             continue
         if depth == 0:  # top-level code that is no definition: nothing encloses the line
             break
         indent = depth  # an enclosing block: its own scope is what encloses it
     return ""
+
+
+def _header(known: dict[int, str], first: int, most: int = 12) -> str:
+    """A definition's header from its first line to the line that ends it (a multi-line
+    signature holds the parameters and the return type a claim may name)."""
+    lines = []
+    for number in range(first, first + most):
+        text = known.get(number)
+        if text is None:
+            break
+        lines.append(text)
+        if text.rstrip().endswith((":", "{", ";")) or "=>" in text:
+            break
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -161,15 +181,25 @@ class Evidence:
     def has_text(self, text: str) -> bool:
         return normalise_ws(text) in normalise_ws(self._all())
 
+    def has_literal(self, text: str) -> bool:
+        """The literal whole, not inside a longer word ('Authorization' is not in
+        "Proxy-Authorization")."""
+        needle = re.escape(normalise_ws(text))
+        return re.search(rf"(?<![\w-]){needle}(?![\w-])", normalise_ws(self._all())) is not None
+
     def has_number(self, digits: str) -> bool:
         if digits.isdigit() and int(digits) in self.line_numbers:
             return True
         return digits in re.findall(r"\d+(?:\.\d+)?", self.text)
 
-    def has_negation(self) -> bool:
+    def has_negation(self, of_failure: bool = False) -> bool:
+        """Some negation in the evidence; for a claim that something does *not* fail ("does not
+        raise"), a raise or an error in the evidence is the opposite, not a negation."""
         text = self.text
         if "!" in text or "n't" in text.lower():
             return True
+        if of_failure:  # only an explicit negation: None, False or a raise say nothing here
+            return any(word in _STRICT_NEGATIONS for word in _WORD.findall(text))
         return any(word.lower() in _NEGATION_EVIDENCE for word in _WORD.findall(text))
 
 
@@ -220,7 +250,7 @@ def missing(claim: str, evidence: Evidence) -> list[str]:
     prose = _BACKTICKED.sub(" ", claim)
     for groups in _LITERAL.findall(prose):
         literal = next(group for group in groups if group)
-        if not evidence.has_text(literal):
+        if not evidence.has_literal(literal):
             lack(repr(literal))
     prose = _LITERAL.sub(" ", prose)
     for path in _PATH.findall(prose):
@@ -244,7 +274,9 @@ def missing(claim: str, evidence: Evidence) -> list[str]:
         elif word in _QUANTIFIERS:
             if not _quantifier_shown(word, prose, evidence):
                 lack(word)
-        elif (word in _NEGATIONS or word.endswith("n't")) and not evidence.has_negation():
+        elif (word in _NEGATIONS or word.endswith("n't")) and not evidence.has_negation(
+            _NEGATED_FAILURE.search(prose) is not None
+        ):
             lack(word)
     absent.sort(key=lambda term: claim.find(term.strip("'")))
     return absent
@@ -255,8 +287,5 @@ def _quantifier_shown(word: str, claim: str, evidence: Evidence) -> bool:
         return True
     if word != "only":
         return False
-    # A restriction is also said by a negation ("only the unset ones": ``if x is not None``).
-    if evidence.has_negation():
-        return True
     when = _ONLY_WHEN.search(claim.lower()) is not None
     return when and any(evidence.has_word(form, False) for form in _CONDITIONS)

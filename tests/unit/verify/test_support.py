@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from codecite_lsp.core.answers import ClaimSpan
@@ -42,8 +43,8 @@ SOURCE = Source("S1", "click/termui.py", 321, 345, CONFIRM, symbol="confirm")
 PADDED = Source("S1", "click/termui.py", 273, 345, "\n".join(["    #"] * 48) + "\n" + CONFIRM)
 
 
-def answer(text: str, start: int, end: int, quote: str) -> str:
-    citation = {"source": "S1", "start_line": start, "end_line": end, "quote": quote}
+def answer(text: str, start: int, end: int, quote: str, label: str = "S1") -> str:
+    citation = {"source": label, "start_line": start, "end_line": end, "quote": quote}
     spans: list[dict[str, Any]] = [{"kind": "claim", "text": text, "citations": [citation]}]
     return json.dumps({"spans": spans, "refuse": None})
 
@@ -129,3 +130,27 @@ def test_names_numbers_literals_and_negations_must_be_shown() -> None:
     for text, (start, end, quote) in cases.items():
         raw = answer(text, start, end, quote)
         assert failure_of(verify(raw, [SOURCE]))[0] == "claim_unsupported", text
+
+
+# ---------------------------------------------------------------------------------------------
+# The labelled set: real quotes from real prompts, true and subtly false claims (make_claims.py)
+
+CLAIMS = Path(__file__).parents[2] / "fixtures" / "support" / "claims.jsonl"
+TARGETS = {"number", "name", "literal", "negation", "quantifier"}
+
+
+def accepted(row: dict[str, Any]) -> bool:
+    source = Source(**row["source"], text=row["source_text"])
+    raw = answer(row["claim"], row["start_line"], row["end_line"], row["quote"], source.label)
+    return isinstance(verify(raw, [source]), GatePassed)
+
+
+def test_no_false_claim_of_a_target_class_is_shown_and_few_true_ones_are_refused() -> None:
+    rows = [json.loads(line) for line in CLAIMS.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 100 and len({row["repository"] for row in rows}) >= 3
+    true = [row for row in rows if row["label"]]
+    targeted = [row for row in rows if row["cls"] in TARGETS]
+    assert len(true) >= 50 and len(targeted) >= 40
+    assert [row["claim"] for row in targeted if accepted(row)] == []
+    refused = [row["claim"] for row in true if not accepted(row)]
+    assert len(refused) <= 0.03 * len(true), refused
