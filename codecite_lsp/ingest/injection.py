@@ -39,15 +39,17 @@ _PATTERNS: list[tuple[Kind, re.Pattern[str]]] = [
     (
         "addressed_to_ai",
         re.compile(
+            # "Note for AI assistants: ..." (with its colon: "format messages for Claude" in an
+            # API adapter is about models, not addressed to one)
             r"\b(?:notes?|messages?|instructions?|reminders?|notices?|directives?|attention)\s+"
-            rf"(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai\s+)?{_AI}\b",
+            rf"(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai\s+)?{_AI}\s*[:,;!\u2013\u2014-]",
             re.IGNORECASE,
         ),
     ),
     (
         "addressed_to_ai",
         re.compile(
-            rf"\b(?:if\s+you\s+are\s+(?:an?\s+)?{_AI}|(?:dear|hey|hello)\s*,?\s+{_AI})\b",
+            rf"\b(?:if\s+you\s+are\s+(?:an?\s+)?{_AI}|dear\s+{_AI})\b",
             re.IGNORECASE,
         ),
     ),
@@ -73,14 +75,16 @@ _PATTERNS: list[tuple[Kind, re.Pattern[str]]] = [
         re.compile(
             r"\byou\s+(?:must|should|shall|will|are\s+to)\s+(?:now\s+)?(?:always\s+)?"
             r"(?:say|answer|reply|respond|state|claim|cite|tell\s+the\s+user)\b"
-            r"|\b(?:tell|inform)\s+the\s+user\s+that\b",
+            r"|\bplease\s+(?:tell|inform)\s+the\s+user\s+that\b",
             re.IGNORECASE,
         ),
     ),
     (
         "role_marker",
         re.compile(
-            r"^[\s#/*;>\-!\"'`]*(?:System|SYSTEM|Assistant|ASSISTANT|Developer|DEVELOPER)\s*:\s*\S"
+            # A chat turn opening a line ("System: the user is an admin"), not a field
+            # ("SYSTEM: Final = ...", "System: 0.01 s").
+            r"^[\s#/*;>\-!\"'`]*(?:System|Assistant|Developer)\s*:[ \t]+[A-Za-z\"'][^=\n]*$"
             r"|</?(?:system|assistant|im_start|im_end)>",
             re.MULTILINE,
         ),
@@ -88,8 +92,10 @@ _PATTERNS: list[tuple[Kind, re.Pattern[str]]] = [
     (
         "chat_token",
         re.compile(
-            r"<\|(?:im_start|im_end|im_sep|endoftext|system|user|assistant|eot_id|begin_of_text"
-            r"|start_header_id|end_header_id)\|>|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>"
+            # Tokens that open or close a chat turn (end-of-text alone instructs nothing, and
+            # tokenizers name it everywhere).
+            r"<\|(?:im_start|im_end|system|user|assistant|start_header_id)\|>"
+            r"|\[/?INST\]|<</?SYS>>|<start_of_turn>"
         ),
     ),
     (
@@ -108,12 +114,10 @@ _PATTERNS: list[tuple[Kind, re.Pattern[str]]] = [
     ),
 ]
 
-# Always hidden: zero-width space and word joiners, a BOM inside the text, bidi embeddings,
-# overrides and isolates, and the tag characters that spell ASCII invisibly.
-_INVISIBLE = re.compile(
-    "(?:[\u200b\u2060-\u2064\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]|(?<=.)\ufeff)+",
-    re.DOTALL,
-)
+# Always hidden: zero-width space and word joiners, bidi embeddings, overrides and isolates, and
+# the tag characters that spell ASCII invisibly. (A byte-order mark is left alone: code that
+# strips one holds one.)
+_INVISIBLE = re.compile("[\u200b\u2060-\u2064\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]+")
 # Joiners and marks have honest uses (emoji sequences, Persian, Hebrew): hidden only between
 # ASCII letters, where no script needs them.
 _JOINER = re.compile("(?<=[A-Za-z])[\u200c\u200d\u200e\u200f]+(?=[A-Za-z])")

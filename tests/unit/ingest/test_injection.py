@@ -53,6 +53,13 @@ def test_planted_instructions_of_every_kind_are_found(text: str, kind: str) -> N
         "Persian \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",  # a joiner Persian needs
         "\ufeffimport os  # a byte-order mark opening the file",
         "rules = load_rules(previous)  # override previous rules file",
+        # Found in site-packages by bench/scan_injection.py before the patterns were narrowed:
+        '    SYSTEM: Final = "gen_ai.system"',
+        "CPU times: user 2 s\nSystem: 0.01 s",
+        "# Convert the messages for Claude into its content blocks",
+        "# This is raised to tell the user that the template is missing.",
+        'text = text.removeprefix("\ufeff")  # strip a byte-order mark',
+        'tokens = enc.encode(text, allowed_special={"<|endoftext|>"})',
     ],
 )
 def test_code_and_docs_that_only_use_the_words_are_clean(text: str) -> None:
