@@ -321,60 +321,46 @@ def _enclosing(prepared: dict[str, Prepared], path: str, line: int) -> str:
     return enclosing_definition(known, line)
 
 
+def _claim_failure(
+    index: int, text: str, cite: ReplyCitation, why: Why, detail: str
+) -> CitationCheck:
+    """A claim-level failure at the claim's first citation (the feedback shows its lines)."""
+    place = (cite.source, cite.start_line, cite.end_line)
+    return CitationCheck(index, None, *place, False, why, detail, cite.quote, text)
+
+
 def _unsupported(
     index: int, text: str, cites: list[ReplyCitation], prepared: dict[str, Prepared]
 ) -> CitationCheck | None:
     """The claim-level support check over all its (narrowed) citations, or None if it holds."""
-    held, names, numbers = [], [], set()
+    held: list[str] = []
+    names: list[str] = []
+    numbers: set[int] = set()
     for cite in cites:
         numbers.update(range(cite.start_line, cite.end_line + 1))
         entry = prepared[cite.source]
         held += [cite.quote, *entry.cited(cite.start_line, cite.end_line)]
-        names += [
-            entry.source.symbol or "",
-            entry.source.path,
-            _enclosing(prepared, entry.source.path, cite.start_line),
-        ]
+        enclosing = _enclosing(prepared, entry.source.path, cite.start_line)
+        names += [entry.source.symbol or "", entry.source.path, enclosing]
     absent = missing(text, Evidence("\n".join(held), "\n".join(names), frozenset(numbers)))
     if not absent:
         return None
-    first = cites[0]
-    terms = ", ".join(f"'{term}'" if not term.startswith("'") else term for term in absent)
-    return CitationCheck(
-        index,
-        None,
-        first.source,
-        first.start_line,
-        first.end_line,
-        False,
-        "claim_unsupported",
-        f"the claim says {terms}, which its quoted lines do not show",
-        first.quote,
-        text,
-    )
+    terms = ", ".join(term if term.startswith("'") else f"'{term}'" for term in absent)
+    detail = f"the claim says {terms}, which its quoted lines do not show"
+    return _claim_failure(index, text, cites[0], "claim_unsupported", detail)
 
 
 def _untrusted(
     index: int, text: str, cites: list[ReplyCitation], prepared: dict[str, Prepared]
 ) -> CitationCheck:
-    first = cites[0]
-    entry = prepared[first.source]
-    flag = entry.flags[0]
-    line = entry.source.start_line + flag.line - 1
-    return CitationCheck(
-        index,
-        None,
-        first.source,
-        first.start_line,
-        first.end_line,
-        False,
-        "untrusted_source",
-        f"{first.source} ({entry.source.path}) holds text addressed to an AI model "
+    entry = prepared[cites[0].source]
+    line = entry.source.start_line + entry.flags[0].line - 1
+    detail = (
+        f"{entry.source.label} ({entry.source.path}) holds text addressed to an AI model "
         f"({', '.join(kinds(entry.flags))}, line {line}): it is data, not a source a claim can "
-        "rest on alone",
-        first.quote,
-        text,
+        "rest on alone"
     )
+    return _claim_failure(index, text, cites[0], "untrusted_source", detail)
 
 
 def _span_failure(index: int, why: Why, detail: str, text: str) -> CitationCheck:
