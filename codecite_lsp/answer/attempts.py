@@ -44,6 +44,7 @@ class Verdict:
     status: Literal["answered", "refused"]
     spans: list[AnswerSpan] = field(default_factory=list)
     removed: int = 0  # statements that could not be verified and were left out
+    untrusted: list[str] = field(default_factory=list)  # files whose planted text was left out
     reason: RefusalReason | None = None
     detail: str = ""
     attempts: list[dict[str, Any]] = field(default_factory=list)  # one trace record each
@@ -51,7 +52,10 @@ class Verdict:
 
     @property
     def note(self) -> str | None:
-        return wording.removed_note(self.removed) if self.removed else None
+        notes = [wording.removed_note(self.removed)] if self.removed else []
+        if self.untrusted:
+            notes.append(wording.UNTRUSTED.format(paths=", ".join(self.untrusted)))
+        return " ".join(notes) or None
 
 
 def _check_record(check: CitationCheck) -> dict[str, Any]:
@@ -96,7 +100,10 @@ def _salvage(failed: list[GateFailed], sources: list[Source], retried: bool) -> 
         return Verdict("refused", reason="model_error", detail=wording.MALFORMED_REPLY)
     best = max(reversed(usable), key=lambda f: (f.kept_claims, -f.removed))
     if best.kept_claims and best.removed * 2 <= best.statements:
-        return Verdict("answered", spans=best.kept, removed=best.removed)
+        paths = {source.label: source.path for source in sources}
+        planted = [paths[f.label] for f in best.failures if f.why == "untrusted_source" and f.label]
+        untrusted = list(dict.fromkeys(planted))
+        return Verdict("answered", spans=best.kept, removed=best.removed, untrusted=untrusted)
     failures = user_detail(best.failures, sources)
     if best.kept_claims:
         detail = wording.MOSTLY_REMOVED.format(

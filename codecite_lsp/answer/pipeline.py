@@ -26,7 +26,7 @@ from .followup import Turn, standalone
 from .history import History
 from .llm import MockReplies, ModelError, ModelReply, complete, mock_replies_from_env
 from .prompt import RESPONSE_SCHEMA, build_messages
-from .trace import TraceLog, question_hash
+from .trace import TraceLog, question_hash, untrusted_sources
 
 if TYPE_CHECKING:
     from ..retrieve.retriever import RetrievalContext, Retriever
@@ -45,6 +45,7 @@ class _Request:
     stage: Callable[[str], None] = lambda _: None  # what the user is waiting for, said as it starts
     started: float = field(default_factory=time.monotonic)
     retrieved: list[dict[str, Any]] = field(default_factory=list)
+    untrusted: list[dict[str, Any]] = field(default_factory=list)  # planted text in the sources
     attempts: list[dict[str, Any]] = field(default_factory=list)
     model_calls: int = 0
     prompt_tokens: int = 0
@@ -61,6 +62,7 @@ class _Request:
             "question_chars": len(self.question),
             "model": self.model,
             "retrieved": self.retrieved,
+            "untrusted_sources": self.untrusted,
             "attempts": self.attempts,
             "retries": max(0, len(self.attempts) - 1),
             "statements_removed": self.statements_removed,
@@ -221,6 +223,7 @@ class Answerer:
                 retrieval.candidates,
             )
         sources = sources_from_results(retrieval.selected)
+        request.untrusted = untrusted_sources(sources)
         messages = build_messages(asked, sources, _context_note(context))
         offline = self.config.model == EXTRACTIVE
         verdict = converse(

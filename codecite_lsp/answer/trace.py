@@ -3,8 +3,8 @@
 A record holds what is needed to see why an answer was given or refused (retrieved chunk hashes
 and scores, the gate's verdict per citation, the path each reply took: asked as a JSON schema, a
 tool call or by the prompt, found as the whole text, in a fence or cut out of prose; statements
-removed, retries, tokens, latency) but never the question text nor source code: only the
-question's sha256.
+removed, retries, tokens, latency; the sources holding text addressed to an AI model) but never
+the question text nor source code: only the question's sha256.
 
 The JSON-lines helpers here are shared with history.py: one ``os.write`` per record on an
 O_APPEND descriptor (concurrent writers never interleave inside a line), and readers skip a
@@ -22,9 +22,30 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..core.records import Source
+from ..ingest.injection import findings, kinds
+
 TRACE_FILE = "trace.jsonl"
 
 log = logging.getLogger(__name__)
+
+
+def untrusted_sources(sources: list[Source]) -> list[dict[str, Any]]:
+    """The prompt's sources holding text addressed to an AI reader: label, chunk hash, kinds and
+    file lines of the findings (never the text)."""
+    record = []
+    for source in sources:
+        found = findings(source.text)
+        if found:
+            record.append(
+                {
+                    "label": source.label,
+                    "content_hash": source.content_hash,
+                    "kinds": kinds(found),
+                    "lines": sorted({source.start_line + f.line - 1 for f in found}),
+                }
+            )
+    return record
 
 
 def question_hash(question: str) -> str:
@@ -113,7 +134,7 @@ def summarise(index_dir: Path) -> dict[str, Any]:
     """Totals over the whole trace: outcomes, refusal reasons, citation checks, model use."""
     answered = 0
     refused: Counter[str] = Counter()
-    checked = unknown = failed = retries = model_calls = removed = 0
+    checked = unknown = failed = retries = model_calls = removed = untrusted = 0
     tokens = 0
     paths: Counter[str] = Counter()  # how replies were asked for and found (reply path)
     latencies: list[float] = []
@@ -124,6 +145,7 @@ def summarise(index_dir: Path) -> dict[str, Any]:
         elif record.get("status") == "refused":
             refused[str(record.get("reason"))] += 1
         removed += int(record.get("statements_removed", 0))
+        untrusted += len(record.get("untrusted_sources", []))
         for attempt in record.get("attempts", []):
             if attempt.get("mode"):
                 paths[f"{attempt['mode']}/{attempt.get('envelope') or 'none'}"] += 1
@@ -146,6 +168,7 @@ def summarise(index_dir: Path) -> dict[str, Any]:
         "unknown_label_citations": unknown,
         "unknown_label_rate": round(unknown / checked, 4) if checked else 0.0,
         "statements_removed": removed,
+        "untrusted_sources": untrusted,
         "reply_paths": dict(sorted(paths.items())),
         "retries": retries,
         "model_calls": model_calls,

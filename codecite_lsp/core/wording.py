@@ -65,6 +65,9 @@ MALFORMED_REPLY = _DETAILS["malformed_reply"]
 REMOVED_ONE = _NOTES["removed_one"]
 REMOVED_MANY = _NOTES["removed_many"]
 
+# Why a statement resting on a planted file was left out (names the files).
+UNTRUSTED = _NOTES["untrusted"]
+
 # A gap span as the user sees it.
 GAP = _NOTES["gap"]
 

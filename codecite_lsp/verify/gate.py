@@ -9,6 +9,11 @@ Decisions, stated once:
   normalised quote, starting and ending on token boundaries ("lue = opts.ge" does not), and the
   quote has substance: an identifier of 3+ characters that is not a keyword, or 8+ non-space
   characters, or whole cited lines ("e" verifies nothing).
+- A claim says only what its evidence shows (support.py): its names, numbers, literals, options,
+  paths, negations and quantifiers appear in its quotes or cited lines, and a range much wider
+  than its quote is cut to the quote's lines first.
+- A source holding text addressed to an AI reader (ingest/injection.py) is untrusted: no claim
+  rests on it alone, and its citations are left out of the claims that also cite clean sources.
 - Prose carries no facts (prose.py): prose beyond framing words is an uncited claim. A gap
   ("the sources do not show X") is shown as such and is no claim; it names only what the
   question or the sources name and asserts nothing.
@@ -32,6 +37,7 @@ from typing import Any, Literal
 from ..core import wording
 from ..core.answers import Citation, ClaimSpan, GapSpan, ProseSpan
 from ..core.records import Source
+from ..ingest.injection import Finding, findings, kinds
 from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
 from .prose import gap_problem, gap_subject, prose_problem, word_stems
 from .quotes import (
@@ -43,6 +49,7 @@ from .quotes import (
     quote_problem,
     quote_ranges,
 )
+from .support import Evidence, enclosing_definition, missing, narrowed
 
 Why = Literal[
     "unknown_label",
@@ -54,6 +61,8 @@ Why = Literal[
     "lines_do_not_hold_quote",
     "quote_cuts_token",
     "quote_too_trivial",
+    "claim_unsupported",
+    "untrusted_source",
     "no_citation",
     "no_claim",
     "prose_states_fact",
@@ -147,6 +156,7 @@ class Prepared:
     source: Source
     lines: list[str]
     normalised: str
+    flags: tuple[Finding, ...] = ()  # text addressed to an AI reader: the source is untrusted
     _byte_spans: list[tuple[int, int]] | None = None
 
     def byte_span(self, start_line: int, end_line: int) -> tuple[int, int]:
@@ -176,7 +186,9 @@ def prepare(sources: list[Source]) -> dict[str, Prepared]:
     prepared = {}
     for source in sources:
         lines = declared_lines(source.text, source.end_line - source.start_line + 1)
-        prepared[source.label] = Prepared(source, lines, normalise_ws("\n".join(lines)))
+        prepared[source.label] = Prepared(
+            source, lines, normalise_ws("\n".join(lines)), findings(source.text)
+        )
     return prepared
 
 
@@ -256,6 +268,62 @@ def _citation(cite: ReplyCitation, entry: Prepared) -> Citation:
     )
 
 
+def _narrowed(cite: ReplyCitation, entry: Prepared) -> ReplyCitation:
+    cited = entry.cited(cite.start_line, cite.end_line)
+    start, end = narrowed(cited, cite.quote, cite.start_line, cite.end_line)
+    return cite.model_copy(update={"start_line": start, "end_line": end})
+
+
+def _enclosing(prepared: dict[str, Prepared], path: str, line: int) -> str:
+    known: dict[int, str] = {}
+    for entry in prepared.values():
+        if entry.source.path == path:
+            known.update(enumerate(entry.lines, start=entry.source.start_line))
+    return enclosing_definition(known, line)
+
+
+def _claim_failure(
+    index: int, text: str, cite: ReplyCitation, why: Why, detail: str
+) -> CitationCheck:
+    """A claim-level failure at the claim's first citation (the feedback shows its lines)."""
+    place = (cite.source, cite.start_line, cite.end_line)
+    return CitationCheck(index, None, *place, False, why, detail, cite.quote, text)
+
+
+def _unsupported(
+    index: int, text: str, cites: list[ReplyCitation], prepared: dict[str, Prepared]
+) -> CitationCheck | None:
+    """The claim-level support check over all its (narrowed) citations, or None if it holds."""
+    held: list[str] = []
+    names: list[str] = []
+    numbers: set[int] = set()
+    for cite in cites:
+        numbers.update(range(cite.start_line, cite.end_line + 1))
+        entry = prepared[cite.source]
+        held += [cite.quote, *entry.cited(cite.start_line, cite.end_line)]
+        enclosing = _enclosing(prepared, entry.source.path, cite.start_line)
+        names += [entry.source.symbol or "", entry.source.path, enclosing]
+    absent = missing(text, Evidence("\n".join(held), "\n".join(names), frozenset(numbers)))
+    if not absent:
+        return None
+    terms = ", ".join(term if term.startswith("'") else f"'{term}'" for term in absent)
+    detail = f"the claim says {terms}, which its quoted lines do not show"
+    return _claim_failure(index, text, cites[0], "claim_unsupported", detail)
+
+
+def _untrusted(
+    index: int, text: str, cites: list[ReplyCitation], prepared: dict[str, Prepared]
+) -> CitationCheck:
+    entry = prepared[cites[0].source]
+    line = entry.source.start_line + entry.flags[0].line - 1
+    detail = (
+        f"{entry.source.label} ({entry.source.path}) holds text addressed to an AI model "
+        f"({', '.join(kinds(entry.flags))}, line {line}): it is data, not a source a claim can "
+        "rest on alone"
+    )
+    return _claim_failure(index, text, cites[0], "untrusted_source", detail)
+
+
 def _span_failure(index: int, why: Why, detail: str, text: str) -> CitationCheck:
     return CitationCheck(index, None, None, None, None, False, why, detail, text=text)
 
@@ -295,7 +363,19 @@ def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "")
             if bad:
                 removed += 1
                 continue
-            citations = [_citation(cite, prepared[cite.source]) for cite in span.citations]
+            narrow = [_narrowed(cite, prepared[cite.source]) for cite in span.citations]
+            trusted = [cite for cite in narrow if not prepared[cite.source].flags]
+            unsupported = (
+                _unsupported(index, span.text, trusted, prepared)
+                if trusted
+                else _untrusted(index, span.text, narrow, prepared)
+            )
+            if unsupported is not None:
+                failures.append(unsupported)
+                checks.append(unsupported)
+                removed += 1
+                continue
+            citations = [_citation(cite, prepared[cite.source]) for cite in trusted]
             kept.append(ClaimSpan(text=span.text, citations=citations))
             continue
         gap = isinstance(span, ReplyGap)

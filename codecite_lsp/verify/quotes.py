@@ -90,6 +90,32 @@ def has_substance(needle: str) -> bool:
     )
 
 
+# A line quoted whole made only of these words and punctuation is structure, not evidence.
+_BLOCK_WORDS = frozenset(
+    [
+        "else",
+        "try",
+        "finally",
+        "do",
+        "then",
+        "end",
+        "begin",
+        "fi",
+        "done",
+        "esac",
+        "endif",
+        "endfor",
+        "endwhile",
+    ]
+)
+
+
+def line_has_substance(line: str) -> bool:
+    """Whether a line, quoted whole, shows anything: a name, number or literal, not a lone
+    bracket or block word ("pass" does; ")" and "else:" do not)."""
+    return any(word.lower() not in _BLOCK_WORDS for word in re.findall(r"\w+", line))
+
+
 @dataclass(frozen=True)
 class _Spot:
     first: int  # 1-based line numbers of the occurrence
@@ -129,9 +155,9 @@ def _spots(lines: Sequence[str], needle: str) -> Iterator[_Spot]:
         position = haystack.find(needle, position + 1)
 
 
-def _holds(spot: _Spot, substantial: bool) -> bool:
-    # A short line quoted whole ("pass", "}") is all there is to quote there.
-    return spot.on_words and (substantial or spot.whole_lines)
+def _holds(spot: _Spot, needle: str, substantial: bool) -> bool:
+    # A short line quoted whole ("pass") is all there is to quote there, if it shows anything.
+    return spot.on_words and (substantial or (spot.whole_lines and line_has_substance(needle)))
 
 
 def quote_problem(quote: str, lines: Sequence[str]) -> QuoteProblem | None:
@@ -147,7 +173,7 @@ def quote_problem(quote: str, lines: Sequence[str]) -> QuoteProblem | None:
     substantial = has_substance(needle)
     found = on_words = False
     for spot in _spots(lines, needle):  # the first occurrence that holds settles it
-        if _holds(spot, substantial):
+        if _holds(spot, needle, substantial):
             return None
         found, on_words = True, on_words or spot.on_words
     if not found:
@@ -162,4 +188,8 @@ def quote_ranges(lines: Sequence[str], quote: str) -> list[tuple[int, int]]:
     if not needle:
         return []
     substantial = has_substance(needle)
-    return [(spot.first, spot.last) for spot in _spots(lines, needle) if _holds(spot, substantial)]
+    return [
+        (spot.first, spot.last)
+        for spot in _spots(lines, needle)
+        if _holds(spot, needle, substantial)
+    ]

@@ -23,7 +23,7 @@ from lsp_helpers import (
 from pytest_lsp import LanguageClient
 
 MODEL_DELAY = 4.0  # seconds litellm sleeps before its mocked reply
-MODEL_CLAIM = "The old key is marked retired, not deleted."
+MODEL_CLAIM = "The old key is marked retired."
 
 
 def model_reply(repo: Path) -> str:

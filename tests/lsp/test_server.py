@@ -124,7 +124,7 @@ def _mock_answer() -> dict[str, Any]:
             {"kind": "prose", "text": "Rotation keeps the old key alive for a while."},
             {
                 "kind": "claim",
-                "text": "The old key is marked retired, not deleted.",
+                "text": "The old key is marked retired.",
                 "citations": [{"source": "S1", "start_line": 0, "end_line": 0, "quote": ""}],
             },
         ],

@@ -273,13 +273,15 @@ def test_one_failing_claim_of_twelve_is_removed_and_said(
     indexed: tuple[Path, Config], sources: list[Source]
 ) -> None:
     good = cite(sources, "keyvault/keys.py", "old.retired_at = now")
-    claims = [claim(f"Verified statement {n}.", good) for n in range(11)]
+    claims = [claim(f"Verified statement {chr(65 + n)}.", good) for n in range(11)]
     claims.insert(4, claim("Keys are stored in Vault.", {**good, "quote": "vault.store(key)"}))
     answerer = mocked(indexed, reply(*claims))
     answer = answerer.ask(QUESTION)
 
     assert isinstance(answer, Answered), answer
-    assert [span.text for span in answer.spans] == [f"Verified statement {n}." for n in range(11)]
+    assert [span.text for span in answer.spans] == [
+        f"Verified statement {chr(65 + n)}." for n in range(11)
+    ]
     assert "Vault" not in answer.model_dump_json()
     assert answer.note == "1 statement could not be verified against the code and was removed."
     record = last_trace(answerer.config, indexed[0], answer.trace_id)
@@ -308,10 +310,10 @@ def test_a_good_first_reply_part_survives_a_failed_retry(
 ) -> None:
     good = cite(sources, "keyvault/keys.py", "old.retired_at = now")
     bad = {**good, "quote": "keys.delete(old)"}
-    first = reply(claim("One.", good), claim("Two.", good), claim("Three.", bad))
+    first = reply(claim("Alpha.", good), claim("Beta.", good), claim("Gamma.", bad))
     answer = mocked(indexed, first, "litellm.BadRequestError").ask(QUESTION)
     assert isinstance(answer, Answered), answer
-    assert [span.text for span in answer.spans] == ["One.", "Two."]
+    assert [span.text for span in answer.spans] == ["Alpha.", "Beta."]
 
 
 def test_malformed_json_is_a_model_error(

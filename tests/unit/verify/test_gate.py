@@ -55,7 +55,7 @@ def cite(source: str, start: int, end: int, quote: str) -> dict[str, Any]:
 
 GOOD = reply(
     {"kind": "prose", "text": "Here is how it works:"},
-    claim("The old key is retired, not deleted.", cite("S1", 53, 54, "old.retired_at = now")),
+    claim("The old key is marked retired.", cite("S1", 53, 54, "old.retired_at = now")),
     claim(
         "A retired key keeps working for the grace period.",
         cite("S2", 23, 24, "return now < self.retired_at + GRACE_PERIOD_SECONDS"),

@@ -1,0 +1,282 @@
+"""Support, not just presence (pure): a claim may say only what its quoted lines show.
+
+A quote that holds verbatim proves the lines exist, not that the claim is true. This module
+checks the part of a claim that can be checked without a model: its specific content.
+
+- Code names (``snake_case``, ``camelCase``, ``a.b`` chains, ``name()`` calls, ``True``, ``None``,
+  anything in backticks), numbers (digits and the words two..twelve), quoted literals (``'sure'``),
+  option names (``--help``) and paths must appear in the cited lines, the quotes, or the cited
+  source's symbol and path (a claim may name the function whose body it quotes).
+- Quantifiers ("always", "never", "only", "every", "all", "none") need the word, or its code
+  form, in the evidence; a negation ("not", "cannot", "doesn't", "without") needs some negation
+  there ("not", "!", "False", "raise", ...). A model that flips a claim writes these words; the
+  code that would support them says so.
+- Evidence is narrow: a citation whose range is much wider than its quote is cut to the quote's
+  lines, so a 48-line range cannot lend its other lines to a claim.
+- A whole-line quote is evidence only when the line holds something besides punctuation and
+  block words (a lone ``)``, ``}`` or ``else:`` shows nothing).
+
+What it cannot see is meaning stated in plain words ("the adapter strips the header" when the
+session does): that is the model's responsibility and the documented limit of a verified chip.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .quotes import normalise_ws, quote_ranges
+
+MAX_EXTRA_LINES = 4  # context lines a citation may hold beyond its quote before it is cut
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+_LITERAL = re.compile(  # 'x', "x", and the typographic pairs \u201cx\u201d, \u2018x\u2019
+    r"""(?<![\w'])'([^'\n]{1,80})'(?![\w])|"([^"\n]{1,80})"|"""
+    "\u201c([^\u201d\n]{1,80})\u201d|\u2018([^\u2019\n]{1,80})\u2019"
+)
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+_PATH = re.compile(
+    r"(?<![\w/.])(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|pyi|js|mjs|ts|tsx|go|rs|c|h|cpp|java|rb|md|"
+    r"rst|txt|json|toml|yaml|yml|cfg|ini|lock|sh)\b"
+)
+_CHAIN = re.compile(r"\b[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\))?")
+_CALL = re.compile(r"\b([A-Za-z_$][\w$]*)\(\)")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]?\w)")
+_CUT_OFF = re.compile(r"[\w.$]*(?:\.\.\.|…)")  # a word cut short by an ellipsis names nothing
+_CONSTANTS = _words("True False None nil null undefined NaN")
+_NUMBER_WORDS = {
+    word: str(value)
+    for value, word in enumerate(
+        (
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        )
+    )
+    if value >= 2  # "one" and "zero" are pronouns and idioms in prose far more than counts
+}
+
+# Claim word -> evidence that supports it (words, matched case-insensitively, or code forms).
+_UNIVERSAL = ("every", "all", "each", "any", "for", "forEach", "map", "range", "while")
+_QUANTIFIERS: dict[str, tuple[str, ...]] = {
+    "always": ("always",),
+    "never": ("never",),
+    "only": ("only", "solely", "just", "unless", "except"),
+    "every": _UNIVERSAL,
+    "all": _UNIVERSAL,
+    "none": ("none", "no", "not", "never", "nothing"),
+}
+# "only when X" is how a condition is said: the condition in code supports it.
+_ONLY_WHEN = re.compile(r"\bonly\s+(?:\w+\s+){0,2}?(?:when|if|unless|while|after|before|once)\b")
+_CONDITIONS = ("if", "elif", "when", "case", "unless", "filter", "where")
+_STRICT_NEGATIONS = _words("not no never cannot without unless neither nor nothing Not No Never")
+_NEGATED_FAILURE = re.compile(
+    r"\b(?:not|never|no|without|n't)\s+(?:\w+\s+)?(?:raise|raising|throw|throwing|error|fail"
+    r"|failing|abort|aborting|exception|reject|rejecting)",
+    re.IGNORECASE,
+)
+_NEGATIONS = _words("not no cannot without nothing neither nor nobody nowhere")
+_NEGATION_EVIDENCE = _words(
+    """not no never none nothing cannot without neither nor unless except false nil null
+    undefined raise raises raised throw throws error errors reject rejects refuse refuses
+    disable disabled skip skips ignore ignores deny denied fail fails failed missing empty
+    invalid abort"""
+)
+
+
+def narrowed(cited: list[str], quote: str, start: int, end: int) -> tuple[int, int]:
+    """The citation's range, cut to the quote's own lines when it is much wider (first
+    occurrence); ``cited`` are the lines start..end, which hold the quote."""
+    spots = quote_ranges(cited, quote)
+    if not spots:
+        return start, end
+    first, last = spots[0]
+    if (end - start) - (last - first) <= MAX_EXTRA_LINES:
+        return start, end
+    return start + first - 1, start + last - 1
+
+
+_DEFINITION = re.compile(
+    r"\s*(?:export\s+|pub\s+|async\s+|static\s+|public\s+|private\s+)*"
+    r"(?:def|class|function|func|fn|struct|interface|type|impl)\b"
+)
+
+
+def enclosing_definition(known: dict[int, str], line: int) -> str:
+    """The nearest definition line above ``line`` among a file's known lines (number -> text),
+    less indented than it: a claim may name the function whose body it quotes, and its header
+    may sit in the chunk before."""
+    own = known.get(line, "")
+    indent = len(own) - len(own.lstrip())
+    for number in sorted((n for n in known if n < line), reverse=True):
+        text = known[number]
+        depth = len(text) - len(text.lstrip())
+        if not text.strip() or depth >= indent:
+            continue
+        if _DEFINITION.match(text):
+            return _header(known, number)
+        if text.lstrip()[0] in ")]}":  # a multi-line signature's end, its header above
+            continue
+        if depth == 0:  # top-level code that is no definition: nothing encloses the line
+            break
+        indent = depth  # an enclosing block: its own scope is what encloses it
+    return ""
+
+
+def _header(known: dict[int, str], first: int, most: int = 12) -> str:
+    """A definition's header from its first line to the line that ends it (a multi-line
+    signature holds the parameters and the return type a claim may name)."""
+    lines = []
+    for number in range(first, first + most):
+        text = known.get(number)
+        if text is None:
+            break
+        lines.append(text)
+        if text.rstrip().endswith((":", "{", ";")) or "=>" in text:
+            break
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one claim rests on: its quotes, its cited lines, and the cited sources' names."""
+
+    text: str  # quotes and cited lines
+    names: str = ""  # symbols and paths of the cited sources
+    line_numbers: frozenset[int] = frozenset()  # "line 54" names the citation, not the code
+
+    def _all(self) -> str:
+        return f"{self.text}\n{self.names}"
+
+    def has_word(self, word: str, case: bool = True) -> bool:
+        flags = 0 if case else re.IGNORECASE
+        return re.search(rf"(?<![\w$]){re.escape(word)}(?![\w$])", self._all(), flags) is not None
+
+    def has_text(self, text: str) -> bool:
+        return normalise_ws(text) in normalise_ws(self._all())
+
+    def has_literal(self, text: str) -> bool:
+        """The literal whole, not inside a longer word ('Authorization' is not in
+        "Proxy-Authorization")."""
+        needle = re.escape(normalise_ws(text))
+        return re.search(rf"(?<![\w-]){needle}(?![\w-])", normalise_ws(self._all())) is not None
+
+    def has_number(self, digits: str) -> bool:
+        if digits.isdigit() and int(digits) in self.line_numbers:
+            return True
+        return digits in re.findall(r"\d+(?:\.\d+)?", self.text)
+
+    def has_negation(self, of_failure: bool = False) -> bool:
+        """Some negation in the evidence; for a claim that something does *not* fail ("does not
+        raise"), a raise or an error in the evidence is the opposite, not a negation."""
+        text = self.text
+        if "!" in text or "n't" in text.lower():
+            return True
+        if of_failure:  # only an explicit negation: None, False or a raise say nothing here
+            return any(word in _STRICT_NEGATIONS for word in _WORD.findall(text))
+        return any(word.lower() in _NEGATION_EVIDENCE for word in _WORD.findall(text))
+
+
+def _is_code_name(word: str) -> bool:
+    return (
+        ("_" in word.strip("_") and any(ch.isalpha() for ch in word))
+        or re.search(r"[a-z][A-Z]", word) is not None
+        or re.fullmatch(r"[A-Z][a-z]+[A-Z]\w*", word) is not None
+        or word in _CONSTANTS
+        or "$" in word
+        or re.fullmatch(r"[A-Za-z]+\d+[A-Za-z\d]*", word) is not None  # hunter2, sha256, utf8
+    )
+
+
+def _names_in(text: str) -> Iterable[str]:
+    """The code names a piece of claim text uses; of an ``a.b.c`` chain only the last part must
+    be shown (the qualifier is where it lives, often outside the cited lines)."""
+    for chain in _CHAIN.findall(text):
+        parts = chain.removesuffix("()").split(".")
+        if all(len(part) <= 1 for part in parts):  # "e.g", "i.e"
+            continue
+        yield parts[-1]
+    yield from _CALL.findall(text)
+    for word in _WORD.findall(_CHAIN.sub(" ", text)):
+        if _is_code_name(word):
+            yield word
+
+
+def missing(claim: str, evidence: Evidence) -> list[str]:
+    """The claim's specific content that the evidence does not show, in the claim's words;
+    empty when the claim is supported as far as a deterministic check can tell."""
+    absent: list[str] = []
+    claim = _CUT_OFF.sub(" ", claim)
+
+    def lack(term: str) -> None:
+        if term not in absent:
+            absent.append(term)
+
+    for inner in _BACKTICKED.findall(claim):
+        if evidence.has_text(inner.removesuffix("()")):
+            continue
+        for word in _WORD.findall(_CHAIN.sub(" ", inner)):
+            if not evidence.has_word(word):
+                lack(word)
+        for name in _names_in(inner):
+            if not evidence.has_word(name):
+                lack(name)
+    prose = _BACKTICKED.sub(" ", claim)
+    for groups in _LITERAL.findall(prose):
+        literal = next(group for group in groups if group)
+        if not evidence.has_literal(literal):
+            lack(repr(literal))
+    prose = _LITERAL.sub(" ", prose)
+    for path in _PATH.findall(prose):
+        if not (evidence.has_text(path) or evidence.has_text(path.rsplit("/", 1)[-1])):
+            lack(path)
+    prose = _PATH.sub(" ", prose)
+    for option in _OPTION.findall(prose):
+        if not evidence.has_text(option):
+            lack(option)
+    for name in _names_in(prose):
+        if not evidence.has_word(name):
+            lack(name)
+    for number in _NUMBER.findall(prose):
+        if not evidence.has_number(number):
+            lack(number)
+    words = [word.lower() for word in re.findall(r"[A-Za-z]+(?:'[a-z]+)?", prose)]
+    for word in words:
+        if word in _NUMBER_WORDS:
+            if not (evidence.has_number(_NUMBER_WORDS[word]) or evidence.has_word(word, False)):
+                lack(word)
+        elif word in _QUANTIFIERS:
+            if not _quantifier_shown(word, prose, evidence):
+                lack(word)
+        elif (word in _NEGATIONS or word.endswith("n't")) and not evidence.has_negation(
+            _NEGATED_FAILURE.search(prose) is not None
+        ):
+            lack(word)
+    absent.sort(key=lambda term: claim.find(term.strip("'")))
+    return absent
+
+
+def _quantifier_shown(word: str, claim: str, evidence: Evidence) -> bool:
+    if any(evidence.has_word(form, False) for form in _QUANTIFIERS[word]):
+        return True
+    if word != "only":
+        return False
+    when = _ONLY_WHEN.search(claim.lower()) is not None
+    return when and any(evidence.has_word(form, False) for form in _CONDITIONS)

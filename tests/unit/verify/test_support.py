@@ -1,0 +1,156 @@
+"""Support, not just presence: a verbatim quote does not carry a claim that says more than it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from codecite_lsp.core.answers import ClaimSpan
+from codecite_lsp.core.records import Source
+from codecite_lsp.verify.feedback import retry_feedback, user_detail
+from codecite_lsp.verify.gate import GateFailed, GatePassed, verify
+
+# click 8.x termui.confirm, lines 321-345, as retrieval hands it to the model.
+CONFIRM = """\
+    prompt = _build_prompt(
+        text,
+        prompt_suffix,
+        show_default,
+        "y/n" if default is None else ("Y/n" if default else "y/N"),
+    )
+
+    while True:
+        try:
+            value = _readline_prompt(visible_prompt_func, prompt, err).lower().strip()
+        except (KeyboardInterrupt, EOFError):
+            raise Abort() from None
+        if value in ("y", "yes"):
+            rv = True
+        elif value in ("n", "no"):
+            rv = False
+        elif default is not None and value == "":
+            rv = default
+        else:
+            echo(_("Error: invalid input"), err=err)
+            continue
+        break
+    if abort and not rv:
+        raise Abort()
+    return rv"""
+SOURCE = Source("S1", "click/termui.py", 321, 345, CONFIRM, symbol="confirm")
+# A wide chunk: 48 lines of padding, then the prompt loop (a one-word quote in a 48-line range).
+PADDED = Source("S1", "click/termui.py", 273, 345, "\n".join(["    #"] * 48) + "\n" + CONFIRM)
+
+
+def answer(text: str, start: int, end: int, quote: str, label: str = "S1") -> str:
+    citation = {"source": label, "start_line": start, "end_line": end, "quote": quote}
+    spans: list[dict[str, Any]] = [{"kind": "claim", "text": text, "citations": [citation]}]
+    return json.dumps({"spans": spans, "refuse": None})
+
+
+def failure_of(result: object) -> tuple[str | None, str]:
+    assert isinstance(result, GateFailed), result
+    (failure,) = result.failures
+    return failure.why, failure.detail
+
+
+def test_a_quantifier_and_a_value_the_quote_does_not_show_are_refused() -> None:
+    # The issue's accepted lie: the quote is verbatim, the claim is not what it says.
+    raw = answer(
+        "An empty answer always returns True, whatever the default.", 338, 338, "rv = default"
+    )
+    result = verify(raw, [SOURCE])
+    why, detail = failure_of(result)
+    assert why == "claim_unsupported"
+    assert "'always'" in detail and "'True'" in detail
+    assert isinstance(result, GateFailed)
+    # The retry names what the claim said beyond its quote and shows the real line.
+    feedback = retry_feedback(result.failures, [SOURCE])
+    assert "the claim says 'always', 'True', which its quoted lines do not show" in feedback
+    assert "338 |             rv = default" in feedback
+    assert user_detail(result.failures, [SOURCE]) == (
+        "click/termui.py:338-338: the statement says more than the quoted lines show"
+    )
+
+
+def test_true_claims_with_matching_quotes_still_pass() -> None:
+    for text, start, end, quote in (
+        (
+            "An empty answer returns the default when one is set.",
+            337,
+            338,
+            'elif default is not None and value == "": rv = default',
+        ),
+        (
+            "Typing y or yes makes confirm return True.",
+            333,
+            334,
+            'if value in ("y", "yes"): rv = True',
+        ),
+        ("An interrupt raises `Abort`.", 331, 332, "raise Abort() from None"),
+        ("With abort set, a negative answer raises Abort.", 343, 344, "if abort and not rv:"),
+        ("Any other input prints an error and asks again.", 339, 341, "continue"),
+    ):
+        assert isinstance(verify(answer(text, start, end, quote), [SOURCE]), GatePassed), text
+
+
+def test_a_lone_bracket_or_block_word_quoted_whole_is_not_evidence() -> None:
+    for line, quote in ((326, ")"), (339, "else:")):
+        raw = answer("The prompt is built before the loop.", line, line, quote)
+        assert failure_of(verify(raw, [SOURCE]))[0] == "quote_too_trivial", quote
+    # A short line that says something is still evidence.
+    assert isinstance(verify(answer("The loop ends.", 342, 342, "break"), [SOURCE]), GatePassed)
+
+
+def test_a_wide_range_is_cut_to_its_quote_and_lends_nothing_else() -> None:
+    # 48 lines for one word: the citation shown points at the quote's own line.
+    result = verify(
+        answer("confirm reads the answer with a prompt.", 298, 345, "_readline_prompt"), [PADDED]
+    )
+    assert isinstance(result, GatePassed), result
+    span = result.spans[0]
+    assert isinstance(span, ClaimSpan)
+    assert (span.citations[0].start_line, span.citations[0].end_line) == (330, 330)
+    # What is only elsewhere in the range does not support the claim ("False" is line 336).
+    raw = answer("An interrupt makes confirm return False.", 298, 345, "KeyboardInterrupt")
+    why, detail = failure_of(verify(raw, [PADDED]))
+    assert why == "claim_unsupported" and "'False'" in detail
+
+
+def test_names_numbers_literals_and_negations_must_be_shown() -> None:
+    cases = {
+        "confirm lowercases the answer with `casefold()`.": (330, 330, ".lower().strip()"),
+        "Typing 'sure' returns True.": (333, 334, 'if value in ("y", "yes"): rv = True'),
+        "confirm retries 3 times before giving up.": (339, 341, "continue"),
+        "The prompt is built by `_make_prompt`.": (321, 321, "prompt = _build_prompt("),
+        "confirm does not lowercase the answer.": (330, 330, ".lower().strip()"),
+        "Only y is accepted as yes.": (333, 333, 'if value in ("y", "yes"):'),
+    }
+    for text, (start, end, quote) in cases.items():
+        raw = answer(text, start, end, quote)
+        assert failure_of(verify(raw, [SOURCE]))[0] == "claim_unsupported", text
+
+
+# ---------------------------------------------------------------------------------------------
+# The labelled set: real quotes from real prompts, true and subtly false claims (make_claims.py)
+
+CLAIMS = Path(__file__).parents[2] / "fixtures" / "support" / "claims.jsonl"
+TARGETS = {"number", "name", "literal", "negation", "quantifier"}
+
+
+def accepted(row: dict[str, Any]) -> bool:
+    source = Source(**row["source"], text=row["source_text"])
+    raw = answer(row["claim"], row["start_line"], row["end_line"], row["quote"], source.label)
+    return isinstance(verify(raw, [source]), GatePassed)
+
+
+def test_no_false_claim_of_a_target_class_is_shown_and_few_true_ones_are_refused() -> None:
+    rows = [json.loads(line) for line in CLAIMS.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 100 and len({row["repository"] for row in rows}) >= 3
+    true = [row for row in rows if row["label"]]
+    targeted = [row for row in rows if row["cls"] in TARGETS]
+    assert len(true) >= 50 and len(targeted) >= 40
+    assert [row["claim"] for row in targeted if accepted(row)] == []
+    refused = [row["claim"] for row in true if not accepted(row)]
+    assert len(refused) <= 0.03 * len(true), refused
