@@ -299,7 +299,7 @@ def answer(question: str, sources: list[Source], evidence: Evidence | None = Non
     # Any question but "what is it / where is it defined / its docs" is answered by what the
     # code does: an offline answer points at the working code.
     asks_how = not asks_what_it_is(question)
-    doer = subject(runs, said, idf, code_names(question)) if asks_how else None
+    doer = subject(runs, said, idf, code_names(question), names) if asks_how else None
     asked = _Question(query, names, idf, sum(idf.values()), min(2, len(present)), asks_how, doer)
     every = [
         window

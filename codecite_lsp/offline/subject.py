@@ -20,12 +20,16 @@ from .definitions import CALLABLE_KINDS, Defined
 from .source_runs import Run, terms_said
 from .statements import STRINGS
 
-_NAMED = 1.0  # the question gives the definition's name
-_READS_NAME = 0.5  # its body uses a name the question types like code
+_NAMED = 2.0  # the question gives the definition's name: it wins
+_READS_NAME = 2.0  # its body uses a name the question types like code: so does it
+_WORDED = 0.25  # the question says its name as a plain word
 _NAME_WEIGHT = 0.5  # a term its name says counts this much more than one its body says
 _PER_LINE = 0.2  # each body line saying a question term, up to _LINES_COUNTED
 _LINES_COUNTED = 8
 _RANK_STEP = 0.05  # each place lower in retrieval's order
+_UNNAMED = 0.5  # a definition whose name (and its class's) says none of the question
+# Methods that present an object rather than do anything.
+_PRESENTING = frozenset({"__repr__", "__str__", "__format__", "__rich_repr__", "toString"})
 # A question asking what something is, which function does it, where it is defined, or for its
 # documentation: the definition and its doc comment answer it, not the statements of a body.
 _DESCRIBING = re.compile(
@@ -94,44 +98,59 @@ def _cut_body(run: Run) -> Defined | None:
     return Defined(re.split(r"[.#:]+", symbol)[-1], "function", 0, -1, end)
 
 
-def subject(
+def subjects(
     runs: list[Run],
     said: dict[int, list[list[str]]],
     idf: dict[str, float],
     code: frozenset[str],
-) -> Doer | None:
-    """The callable definition the question is about, or None when no body says any of it.
-    ``said`` holds each run's question terms per line, ``code`` the words the question types
-    like code (evidence.code_names)."""
+    names: frozenset[str] = frozenset(),
+) -> list[Doer]:
+    """The callable definitions whose bodies say some of the question, the likeliest subject
+    first. ``said`` holds each run's question terms per line, ``code`` the words the question
+    types like code (evidence.code_names), ``names`` every word it types."""
     total = sum(idf.values()) or 1.0
     query = frozenset(idf)
-    typed = {name.lower() for name in code}  # "source" as a word names no definition
+    typed = {name.lower() for name in code}
+    # "source" as a plain word hardly names a definition: a little weight, not a name's.
+    words = {word.lower() for word in names if len(word) >= 4}
     uses = [re.compile(rf"(?<![\w$]){re.escape(word)}(?![\w$])") for word in code]
-    best: Doer | None = None
+    found: list[Doer] = []
     for run in runs:
         if "test" not in query and is_test_path(run.path):
             continue  # a test restating what the code does does not do it
         cut = _cut_body(run)
         for definition in [*run.defined, *([cut] if cut is not None else [])]:
-            if definition.kind not in CALLABLE_KINDS:
-                continue
+            if definition.kind not in CALLABLE_KINDS or definition.name in _PRESENTING:
+                continue  # `__repr__` saying the class's name does not do what is asked
             body = body_statements(run, definition)
             saying = [i for i in body if said[id(run)][i]]
             if not saying:
                 continue
-            naming = set(terms_said(word_parts(definition.name), query))
+            # `ChoiceLoader.get_source`: its class's name says what the method is about.
+            naming = set(terms_said(word_parts(run.qualified(definition)), query))
             named = definition.name.lower() in typed
+            worded = definition.name.lower() in words  # "where does rotate ...": weaker
             reads = any(use.search(STRINGS.sub('""', run.lines[i])) for i in body for use in uses)
-            if not (naming or named or reads):
-                continue  # `__repr__` saying the class's name does not do what is asked
             covered = naming | {term for i in saying for term in said[id(run)][i]}
-            score = (
-                sum(idf[term] for term in covered)
-                + _NAME_WEIGHT * sum(idf[term] for term in naming)
-            ) / total
-            score *= 1 + _PER_LINE * min(len(saying), _LINES_COUNTED)
-            score += _NAMED * named + _READS_NAME * reads
+            score = sum(idf[term] for term in covered) + _NAME_WEIGHT * sum(
+                idf[term] for term in naming
+            )
+            score *= (1 + _PER_LINE * min(len(saying), _LINES_COUNTED)) / total
+            score *= 1.0 if naming or named or reads else _UNNAMED
+            score += _NAMED * named + _READS_NAME * reads + _WORDED * (worded and not named)
             score /= 1 + _RANK_STEP * run.ranks[definition.head]
-            if best is None or score > best.score:
-                best = Doer(run, definition, frozenset(body), score)
-    return best
+            found.append(Doer(run, definition, frozenset(body), score))
+    return sorted(found, key=lambda doer: -doer.score)
+
+
+def subject(
+    runs: list[Run],
+    said: dict[int, list[list[str]]],
+    idf: dict[str, float],
+    code: frozenset[str],
+    names: frozenset[str] = frozenset(),
+) -> Doer | None:
+    """The callable definition the question is about (see ``subjects``), or None when no body
+    says any of it."""
+    found = subjects(runs, said, idf, code, names)
+    return found[0] if found else None
