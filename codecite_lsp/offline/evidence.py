@@ -40,12 +40,13 @@ class Evidence:
 
 def code_names(question: str) -> frozenset[str]:
     """The question's words typed like code (``invoke_without_command``, ``HTTPAdapter``,
-    the parts of ``Session.send``, a word in backticks), as typed."""
+    the parts of ``Session.send``, a word in backticks or called: ``range()``), as typed."""
     dotted = {part for word in re.findall(r"[\w.]+", question) for part in word.split(".")}
     dotted |= set(IDENTIFIER.findall(question))
     quoted = {
         word for text in re.findall(r"`([^`]+)`", question) for word in IDENTIFIER.findall(text)
     }
+    quoted |= set(re.findall(r"(\w+)\(\)", question))  # "range()": a call, written as code
     return frozenset(
         word for word in dotted if len(word) >= 3 and (_CODE_LIKE.search(word) or word in quoted)
     )

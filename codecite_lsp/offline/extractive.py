@@ -38,7 +38,7 @@ from ..core.terms import IDENTIFIER, is_test_path, word_parts
 from .evidence import Evidence, code_names
 from .source_runs import HEADING, PROSE_SUFFIXES, Run, doc_sentence, read_runs, terms_said
 from .statements import MAX_WIDEN, whole_code, whole_sentences
-from .subject import Doer, asks_what_it_is, subject
+from .subject import Doer, asks_what_it_is, subjects
 
 _MAX_WINDOW = 4
 _MAX_CLAIMS = 4
@@ -50,6 +50,7 @@ _TEST_DISCOUNT = 0.7  # a window in a test file, for a question that is not abou
 # name says (none for `__repr__`); a window with none (docstring, signature, fields,
 # module-level lines) loses; a mixed window is in between.
 _DOING_NAMED, _DESCRIBING_ONLY = 1.5, 0.8
+_SUBJECTS = 3  # subjects whose statements may lead, in turn
 _EVERY_PATH = 0.25  # weight left to a question term that every source's path says
 
 
@@ -98,10 +99,10 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
     for first in range(len(run.lines)):
         if not said[first]:
             continue  # a window starts on a line saying a question term, never on padding
-        # Lines inside `wait_for` are about wait_for: its name's terms count as covered.
+        # Lines inside `LoopContext.cycle` are about the loop's cycle: its name's terms count.
         around = run.subject(first, first, question.terms)
         name = around.name or around.enclosing or ""
-        context = set(terms_said(word_parts(name), question.terms))
+        context = set(terms_said(word_parts(around.qualified or name), question.terms))
         naming = sum(idf[term] for term in context) / question.total
         named = name.rsplit(".", 1)[-1] in question.names
         covered: set[str] = set()
@@ -208,17 +209,21 @@ def _definitions_first(windows: list[_Window]) -> list[_Window]:
     return sorted(windows, key=lambda window: not used_elsewhere(window))
 
 
-def _pick(windows: list[_Window], lead: _Window | None = None) -> list[_Window]:
+def _pick(windows: list[_Window], leads: list[_Window]) -> list[_Window]:
     """The best non-overlapping windows: at most 2 per run, 4 in all, none far below the best;
-    ``lead`` (the subject's statements) first, whatever its score."""
+    the best of ``leads`` (the subject's statements) that is a whole statement first, whatever
+    its score."""
     # Ties go to the source retrieval ranked higher (sources come best first), then earlier lines.
     ordered = sorted(windows, key=lambda w: (-w.score, w.rank, w.first))
     top = ordered[0].score if ordered else 0.0
-    if lead is not None:
-        ordered = [lead, *(w for w in ordered if w is not lead)]
     picked: list[_Window] = []
+    for lead in leads:
+        whole = _whole(_to_sentence_end(lead))
+        if whole is not None:
+            picked.append(whole)
+            break
     for best in ordered:
-        if len(picked) == _MAX_CLAIMS or (best is not lead and best.score < 0.35 * top):
+        if len(picked) == _MAX_CLAIMS or best.score < 0.35 * top:
             break
         window = _whole(_to_sentence_end(best))
         if window is None:
@@ -299,7 +304,10 @@ def answer(question: str, sources: list[Source], evidence: Evidence | None = Non
     # Any question but "what is it / where is it defined / its docs" is answered by what the
     # code does: an offline answer points at the working code.
     asks_how = not asks_what_it_is(question)
-    doer = subject(runs, said, idf, code_names(question), names) if asks_how else None
+    # The likeliest subjects, best first: when none of the first one's statements can be quoted
+    # whole, the next one's lead.
+    doers = subjects(runs, said, idf, code_names(question), names)[:_SUBJECTS] if asks_how else []
+    doer = doers[0] if doers else None
     asked = _Question(query, names, idf, sum(idf.values()), min(2, len(present)), asks_how, doer)
     every = [
         window
@@ -309,19 +317,18 @@ def answer(question: str, sources: list[Source], evidence: Evidence | None = Non
     ]
     # The subject's statements lead even below the coverage floor: a body says the question's
     # things ("source = ParameterSource.ENVIRONMENT"), not its words ("decide", "came from").
-    lead = max(
-        (w for w in every if doer is not None and w.run is doer.run and w.first in doer.body),
-        key=lambda w: w.score,
-        default=None,
-    )
-    windows = [w for w in every if w.coverage >= _COVERAGE_FLOOR or w is lead]
-    picked = _pick(windows, lead)
+    leads = [
+        window
+        for each in doers
+        for window in sorted(
+            (w for w in every if w.run is each.run and w.first in each.body),
+            key=lambda w: (-w.score, w.first),
+        )
+    ]
+    picked = _pick([w for w in every if w.coverage >= _COVERAGE_FLOOR], leads)
     # The subject's statements stay first: they are what the question asks about.
-    led = (
-        doer is not None
-        and bool(picked)
-        and picked[0].run is doer.run
-        and picked[0].first in doer.body
+    led = bool(picked) and any(
+        picked[0].run is each.run and picked[0].first in each.body for each in doers
     )
     picked = picked[:1] + _definitions_first(picked[1:]) if led else _definitions_first(picked)
     claims = [_claim(_claim_text(w, query), w.run, w.first, w.last) for w in picked]

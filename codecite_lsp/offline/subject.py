@@ -21,7 +21,7 @@ from .source_runs import Run, terms_said
 from .statements import STRINGS
 
 _NAMED = 2.0  # the question gives the definition's name: it wins
-_READS_NAME = 2.0  # its body uses a name the question types like code: so does it
+_READS_NAME = 1.5  # its body uses a name the question types like code (a name beats it)
 _WORDED = 0.25  # the question says its name as a plain word
 _NAME_WEIGHT = 0.5  # a term its name says counts this much more than one its body says
 _PER_LINE = 0.2  # each body line saying a question term, up to _LINES_COUNTED
@@ -47,7 +47,7 @@ class Doer:
 
     run: Run
     definition: Defined
-    body: frozenset[int]
+    body: frozenset[int]  # those that say a question term
     score: float
 
     def factor(self, run: Run, span: range) -> float:
@@ -124,22 +124,24 @@ def subjects(
                 continue  # `__repr__` saying the class's name does not do what is asked
             body = body_statements(run, definition)
             saying = [i for i in body if said[id(run)][i]]
+            named = definition.name.lower() in typed
+            reads = any(use.search(STRINGS.sub('""', run.lines[i])) for i in body for use in uses)
             if not saying:
                 continue
-            # `ChoiceLoader.get_source`: its class's name says what the method is about.
+            # `ChoiceLoader.get_source`: its class's name says what the method is about, its
+            # own name more so.
             naming = set(terms_said(word_parts(run.qualified(definition)), query))
-            named = definition.name.lower() in typed
+            own = set(terms_said(word_parts(definition.name), query))
             worded = definition.name.lower() in words  # "where does rotate ...": weaker
-            reads = any(use.search(STRINGS.sub('""', run.lines[i])) for i in body for use in uses)
             covered = naming | {term for i in saying for term in said[id(run)][i]}
             score = sum(idf[term] for term in covered) + _NAME_WEIGHT * sum(
-                idf[term] for term in naming
+                idf[term] for term in own
             )
             score *= (1 + _PER_LINE * min(len(saying), _LINES_COUNTED)) / total
             score *= 1.0 if naming or named or reads else _UNNAMED
             score += _NAMED * named + _READS_NAME * reads + _WORDED * (worded and not named)
             score /= 1 + _RANK_STEP * run.ranks[definition.head]
-            found.append(Doer(run, definition, frozenset(body), score))
+            found.append(Doer(run, definition, frozenset(saying), score))
     return sorted(found, key=lambda doer: -doer.score)
 
 
