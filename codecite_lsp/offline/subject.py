@@ -7,7 +7,9 @@ question (``consume_value``; a definition whose body reads a name typed like cod
 ``invoke_without_command``), else the one whose body says most of the question, and says it on
 many lines: ``Parameter.consume_value`` setting ``source = ParameterSource.ENVIRONMENT`` on five
 lines answers "which parameter source a value came from" better than ``get_parameter_source``,
-whose name says the words and whose body is one look-up. Retrieval's order breaks near-ties.
+whose name says the words and whose body is one look-up. A method's class speaks for it
+(``ChoiceLoader.get_source`` for "the choice loader"), a chunk cut from a long function's middle
+is read as that function's body, and retrieval's order breaks near-ties.
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ def subjects(
     said: dict[int, list[list[str]]],
     idf: dict[str, float],
     code: frozenset[str],
-    names: frozenset[str] = frozenset(),
+    names: frozenset[str],
 ) -> list[Doer]:
     """The callable definitions whose bodies say some of the question, the likeliest subject
     first. ``said`` holds each run's question terms per line, ``code`` the words the question
@@ -143,16 +145,3 @@ def subjects(
             score /= 1 + _RANK_STEP * run.ranks[definition.head]
             found.append(Doer(run, definition, frozenset(saying), score))
     return sorted(found, key=lambda doer: -doer.score)
-
-
-def subject(
-    runs: list[Run],
-    said: dict[int, list[list[str]]],
-    idf: dict[str, float],
-    code: frozenset[str],
-    names: frozenset[str] = frozenset(),
-) -> Doer | None:
-    """The callable definition the question is about (see ``subjects``), or None when no body
-    says any of it."""
-    found = subjects(runs, said, idf, code, names)
-    return found[0] if found else None

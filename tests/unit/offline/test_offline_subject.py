@@ -81,7 +81,7 @@ GROUP = '''class Group(Command):
 '''
 
 
-def _sources(*texts: tuple[str, str, str]) -> list[Source]:
+def _sources(*texts: tuple[str, str | None, str]) -> list[Source]:
     out, line = [], 1
     for number, (path, symbol, text) in enumerate(texts, start=1):
         count = text.count("\n")
@@ -170,3 +170,47 @@ def test_evidence_is_the_best_relevance_and_the_names_the_question_gives() -> No
     reads = _result("if self.invoke_without_command:\n    pass", 0.3)
     assert gather("What does invoke_without_command do?", [reads]).named
     assert not gather("What does invoke_without do?", [reads]).named
+
+
+CHOICE = '''class PrefixLoader(BaseLoader):
+    def get_loader(self, template):
+        """Find the loader for a prefixed template name."""
+        try:
+            prefix, name = template.split(self.delimiter, 1)
+            loader = self.mapping[prefix]
+        except (ValueError, KeyError) as e:
+            raise TemplateNotFound(template) from e
+        self.loaders_tried.append(loader)
+        return loader, name
+
+
+class ChoiceLoader(BaseLoader):
+    def get_source(self, environment, template):
+        for loader in self.loaders:
+            try:
+                return loader.get_source(environment, template)
+            except TemplateNotFound:
+                pass
+        raise TemplateNotFound(template)
+'''
+
+
+def test_a_methods_class_says_what_it_is_about() -> None:
+    # `get_source` says none of the question; its class `ChoiceLoader` does.
+    sources = _sources(("jinja2/loaders.py", None, CHOICE))
+    question = "How does the choice loader try several loaders in order?"
+    first = _claims(answer(question, sources, STRONG), sources)[0]["citations"][0]
+    assert 15 <= first["start_line"] <= 20, first  # ChoiceLoader.get_source's body
+
+
+def test_a_chunk_cut_from_a_long_functions_middle_is_read_as_its_body() -> None:
+    # Retrieval gave the middle of Group.invoke (its signature is in another chunk) after a
+    # whole Context.invoke: the cut body still reads the name the question types.
+    cut = "\n".join(GROUP.split("\n")[10:]) + "\n"
+    sources = _sources(
+        ("click/core.py", "Context.invoke", CONTEXT_INVOKE),
+        ("click/group.py", "Group.invoke", cut),
+    )
+    claims = _claims(answer("What does invoke_without_command do?", sources, STRONG), sources)
+    first = claims[0]["citations"][0]
+    assert first["source"] == "S2" and "if self.invoke_without_command:" in first["quote"], claims
