@@ -51,7 +51,6 @@ _TEST_DISCOUNT = 0.7  # a window in a test file, for a question that is not abou
 # module-level lines) loses; a mixed window is in between.
 _DOING_NAMED, _DESCRIBING_ONLY = 1.5, 0.8
 _SUBJECTS = 3  # subjects whose statements may lead, in turn
-_EVERY_PATH = 0.25  # weight left to a question term that every source's path says
 
 
 @dataclass(frozen=True)
@@ -289,14 +288,6 @@ def answer(question: str, sources: list[Source], evidence: Evidence | None = Non
         if words
     ]
     idf = _idf(documents, query)
-    # A term every file's path says is the project's name ("click" in click/core.py): rare in
-    # the lines, so heavy by idf, yet it tells no place from another.
-    paths = {run.path for run in runs}
-    for term in query:
-        if len(paths) > 1 and all(
-            terms_said(word_parts(path), frozenset({term})) for path in paths
-        ):
-            idf[term] *= _EVERY_PATH
     # A question term found nowhere still counts in the total, so an off-topic question whose only
     # overlap is one common word does not clear the coverage floor.
     names = frozenset(IDENTIFIER.findall(question))
