@@ -115,7 +115,7 @@ def subjects(
     typed = {name.lower() for name in code}
     # "source" as a plain word hardly names a definition: a little weight, not a name's.
     words = {word.lower() for word in names if len(word) >= 4}
-    uses = [re.compile(rf"(?<![\w$]){re.escape(word)}(?![\w$])") for word in code]
+    uses = [(word, re.compile(rf"(?<![\w$]){re.escape(word)}(?![\w$])")) for word in code]
     found: list[Doer] = []
     for run in runs:
         if "test" not in query and is_test_path(run.path):
@@ -126,8 +126,16 @@ def subjects(
                 continue  # `__repr__` saying the class's name does not do what is asked
             body = body_statements(run, definition)
             saying = [i for i in body if said[id(run)][i]]
-            named = definition.name.lower() in typed
-            reads = any(use.search(STRINGS.sub('""', run.lines[i])) for i in body for use in uses)
+            # `CaseInsensitiveDict` names its methods too; a method using its own class's
+            # name (`__eq__` building one) does not read a name the question asks about.
+            own_names = {part.lower() for part in run.qualified(definition).split(".")}
+            named = bool(own_names & typed)
+            reads = any(
+                use.search(STRINGS.sub('""', run.lines[i]))
+                for i in body
+                for word, use in uses
+                if word.lower() not in own_names
+            )
             if not saying:
                 continue
             # `ChoiceLoader.get_source`: its class's name says what the method is about, its

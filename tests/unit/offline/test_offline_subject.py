@@ -214,3 +214,22 @@ def test_a_chunk_cut_from_a_long_functions_middle_is_read_as_its_body() -> None:
     claims = _claims(answer("What does invoke_without_command do?", sources, STRONG), sources)
     first = claims[0]["citations"][0]
     assert first["source"] == "S2" and "if self.invoke_without_command:" in first["quote"], claims
+
+
+CASELESS = """class CaseInsensitiveDict(MutableMapping):
+    def __getitem__(self, key):
+        return self._store[key.lower()][1]
+
+    def __eq__(self, other):
+        if isinstance(other, Mapping):
+            other = CaseInsensitiveDict(other)
+        else:
+            return NotImplemented
+        return dict(self.lower_items()) == dict(other.lower_items())
+"""
+
+
+def test_a_named_class_names_its_methods_and_building_one_is_no_reading_of_it() -> None:
+    sources = _sources(("requests/structures.py", "CaseInsensitiveDict", CASELESS))
+    claims = _claims(answer("How does CaseInsensitiveDict look up keys?", sources, STRONG), sources)
+    assert claims[0]["citations"][0]["quote"] == "        return self._store[key.lower()][1]"
