@@ -9,8 +9,8 @@ answerer's): a claim is junk when its quote is a bare heading, a dangling fragme
 close more than they open, a line ending in a comma or an open bracket), a comment or docstring
 starting mid-sentence, or a quote sharing no word with the question; an answer is junk when any
 claim is, or when it answers a question the repository cannot answer. Prints one line per
-question and the totals. ``--snapshot`` also stores each question's retrieved sources, which the
-unit tests replay without the package.
+question and the totals. ``--snapshot`` also stores each question's retrieved sources and
+retrieval's evidence (offline/evidence.py), which the unit tests replay without the package.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from codecite_lsp.core.answers import Answered, ClaimSpan  # noqa: E402
 from codecite_lsp.core.config import Config  # noqa: E402
 from codecite_lsp.core.records import sources_from_results  # noqa: E402
 from codecite_lsp.index.indexer import Indexer  # noqa: E402
+from codecite_lsp.offline.evidence import gather  # noqa: E402
 
 _HEADING = re.compile(r"^\s*(#{1,6}\s|[=\-~^]{3,}\s*$)")  # markdown / reStructuredText
 _PROSE = (".md", ".rst", ".txt")
@@ -104,7 +105,15 @@ def main() -> int:
             if args.snapshot:
                 results = answerer.retriever.retrieve(question).selected
                 sources = [dataclasses.asdict(s) for s in sources_from_results(results)]
-                snapshot.append({"question": question, "expect": expect, "sources": sources})
+                evidence = dataclasses.asdict(gather(question, results))
+                snapshot.append(
+                    {
+                        "question": question,
+                        "expect": expect,
+                        "sources": sources,
+                        "evidence": evidence,
+                    }
+                )
             claims = (
                 [s for s in answer.spans if isinstance(s, ClaimSpan)]
                 if isinstance(answer, Answered)

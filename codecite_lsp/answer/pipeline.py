@@ -21,6 +21,7 @@ from ..core.answers import Answered, RefusalReason, Refused, RetrievedRef
 from ..core.config import Config
 from ..core.limits import MAX_QUESTION_CHARS
 from ..core.records import Result, Source, sources_from_results
+from ..offline.evidence import OFFLINE_FLOOR, Evidence, gather
 from .attempts import ModelText, converse
 from .followup import Turn, standalone
 from .history import History
@@ -76,13 +77,24 @@ class _Request:
         }
 
 
-def _offline_refusal(question: str, sources: list[Source]) -> str:
-    from ..offline.extractive import missing_terms
-
-    missing = missing_terms(question, sources)
-    if missing:
-        return wording.OFFLINE_MISSING_TERMS.format(terms=", ".join(f"'{t}'" for t in missing))
+def _offline_refusal(evidence: Evidence) -> str:
+    if not evidence.answers:
+        return wording.OFFLINE_WEAK_EVIDENCE.format(
+            share=f"{evidence.relevance:.0%}", floor=f"{OFFLINE_FLOOR:.0%}"
+        )
     return wording.OFFLINE_FOUND_NOTHING
+
+
+def offline_note() -> str:
+    """What an offline answer is, and how to have a model explain instead: a local Ollama
+    server's models when one runs."""
+    from .local_models import local_models
+
+    found = local_models().models
+    if not found:
+        return wording.OFFLINE_NOTE
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return f"{wording.OFFLINE_NOTE} {wording.OFFLINE_LOCAL.format(models=shown, first=found[0])}"
 
 
 def _refs(results: list[Result]) -> list[RetrievedRef]:
@@ -226,21 +238,23 @@ class Answerer:
         request.untrusted = untrusted_sources(sources)
         messages = build_messages(asked, sources, _context_note(context))
         offline = self.config.model == EXTRACTIVE
+        evidence = gather(asked, retrieval.selected)
         verdict = converse(
             messages,
             sources,
-            lambda sent: self._reply(request, asked, sent, sources, cancel),
+            lambda sent: self._reply(request, asked, sent, sources, evidence, cancel),
             # The offline answerer is deterministic: asking it again would repeat its reply.
             tries=1 if offline else 2,
-            nothing_found=_offline_refusal(asked, sources)
-            if offline
-            else wording.MODEL_FOUND_NOTHING,
+            nothing_found=_offline_refusal(evidence) if offline else wording.MODEL_FOUND_NOTHING,
             question=asked,
         )
         request.attempts = verdict.attempts
         request.statements_removed = verdict.removed
         if verdict.status == "answered":
-            notes = [part for part in (verdict.note, note) if part]
+            # Offline, what the answer is comes first: the reader must not take it for an
+            # explanation.
+            first = offline_note() if offline else None
+            notes = [part for part in (first, verdict.note, note) if part]
             return Answered(
                 trace_id=request.trace_id, spans=verdict.spans, note=" ".join(notes) or None
             )
@@ -253,6 +267,7 @@ class Answerer:
         asked: str,
         messages: list[dict[str, str]],
         sources: list[Source],
+        evidence: Evidence,
         cancel: threading.Event | None,
     ) -> ModelText:
         """The model's raw reply; ``extractive`` quotes the best lines without any model."""
@@ -263,7 +278,7 @@ class Answerer:
 
             request.model_calls += 1
             request.stage("answering offline")
-            text = ModelText(answer(asked, sources), "offline")
+            text = ModelText(answer(asked, sources, evidence), "offline")
             request.stage("verifying citations")
             return text
         request.stage(

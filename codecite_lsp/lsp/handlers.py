@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
+from ..answer.local_models import local_models
 from ..core.environment import apply_defaults
 from ..core.wording import Wording, wording
 from ..service.errors import Cancelled, SessionError
@@ -37,6 +38,7 @@ SEARCH = "codecite/search"
 HISTORY = "codecite/history"
 STATUS = "codecite/status"
 WORDING = "codecite/wording"
+LOCAL_MODELS = "codecite/localModels"
 CMD_OPEN = citations.OPEN_CITATION
 CMD_REINDEX = "codecite.reindex"
 CMD_ASK = "codecite.ask"
@@ -233,6 +235,15 @@ async def on_status(ls: CodeciteServer, params: Any) -> dict[str, Any]:
 async def on_wording(ls: CodeciteServer, params: Any) -> Wording:
     """The refusal wording (core/wording.json), so editors say what the CLI and hover say."""
     return wording()
+
+
+@server.feature(LOCAL_MODELS)
+@guarded("localModels")
+async def on_local_models(ls: CodeciteServer, params: Any) -> dict[str, Any]:
+    """The models of a local Ollama server, so an editor can offer to configure one; asked off
+    the event loop (at most a short timeout, once per process)."""
+    found = await asyncio.to_thread(local_models)
+    return {"host": found.host, "models": list(found.models)}
 
 
 @server.command(CMD_OPEN)

@@ -13,12 +13,16 @@ penalised for length. A question of several terms needs a window covering two of
 shared word is not evidence when the sources hold several of the question's terms (they could
 have met in one place, and did not). A "how does X do Y" question is answered by the statements
 that do it: a window of lines in a function's body gains by the share of the question the
-function's name says, and a docstring, signature or field declaration loses. What defines what
-comes from the chunker's tree-sitter queries (definitions.py), in every language it reads.
+function's name says, and a docstring, signature or field declaration loses; so does every
+question that does not ask what something is or for its documentation. The statements of the
+question's subject (subject.py: the definition it names, else the one whose body says most of
+it) gain most: an offline answer cannot explain, so it points at the working code. What defines
+what comes from the chunker's tree-sitter queries (definitions.py), in every language it reads.
 
 Sources are read as runs of lines (source_runs.py); a window spanning two chunks of one file is
-cited with one citation per chunk it touches. Windows are widened to whole statements, and a
-question whose words are not in the code is refused (statements.py).
+cited with one citation per chunk it touches. Windows are widened to whole statements
+(statements.py). Given retrieval's evidence (evidence.py), a question it found no real match for
+is refused rather than answered with the nearest lines.
 """
 
 from __future__ import annotations
@@ -31,8 +35,10 @@ from typing import Any
 
 from ..core.records import Source
 from ..core.terms import IDENTIFIER, is_test_path, word_parts
+from .evidence import Evidence, code_names
 from .source_runs import HEADING, PROSE_SUFFIXES, Run, doc_sentence, read_runs, terms_said
-from .statements import MAX_WIDEN, cannot_answer, missing_words, whole_code, whole_sentences
+from .statements import MAX_WIDEN, whole_code, whole_sentences
+from .subject import Doer, asks_what_it_is, subjects
 
 _MAX_WINDOW = 4
 _MAX_CLAIMS = 4
@@ -44,6 +50,7 @@ _TEST_DISCOUNT = 0.7  # a window in a test file, for a question that is not abou
 # name says (none for `__repr__`); a window with none (docstring, signature, fields,
 # module-level lines) loses; a mixed window is in between.
 _DOING_NAMED, _DESCRIBING_ONLY = 1.5, 0.8
+_SUBJECTS = 3  # subjects whose statements may lead, in turn
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,7 @@ class _Question:
     total: float
     needed: int  # distinct terms a window must cover: 2 once the sources hold two of them
     asks_how: bool  # "how does X do Y": the statements doing it answer, not what describes X
+    doer: Doer | None = None  # the definition the question is about (subject.py)
 
 
 def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Window]:
@@ -90,10 +98,10 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
     for first in range(len(run.lines)):
         if not said[first]:
             continue  # a window starts on a line saying a question term, never on padding
-        # Lines inside `wait_for` are about wait_for: its name's terms count as covered.
+        # Lines inside `LoopContext.cycle` are about the loop's cycle: its name's terms count.
         around = run.subject(first, first, question.terms)
         name = around.name or around.enclosing or ""
-        context = set(terms_said(word_parts(name), question.terms))
+        context = set(terms_said(word_parts(around.qualified or name), question.terms))
         naming = sum(idf[term] for term in context) / question.total
         named = name.rsplit(".", 1)[-1] in question.names
         covered: set[str] = set()
@@ -120,6 +128,7 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
             boost += 0.3 if named else 0.0
             if question.asks_how and discount == 1.0:  # a test restating it does not do it
                 boost *= _how_factor(run, span, naming)
+                boost *= question.doer.factor(run, span) if question.doer else 1.0
             # Repeated terms add a little: the code that is *about* the subject says it often.
             score = (weight + 0.1 * repeats) * boost * discount / (1 + 0.15 * (last - first))
             found.append(_Window(score, weight / question.total, run, first, last))
@@ -199,13 +208,21 @@ def _definitions_first(windows: list[_Window]) -> list[_Window]:
     return sorted(windows, key=lambda window: not used_elsewhere(window))
 
 
-def _pick(windows: list[_Window]) -> list[_Window]:
-    """The best non-overlapping windows: at most 2 per run, 4 in all, none far below the best."""
+def _pick(windows: list[_Window], leads: list[_Window]) -> list[_Window]:
+    """The best non-overlapping windows: at most 2 per run, 4 in all, none far below the best;
+    the best of ``leads`` (the subject's statements) that is a whole statement first, whatever
+    its score."""
     # Ties go to the source retrieval ranked higher (sources come best first), then earlier lines.
     ordered = sorted(windows, key=lambda w: (-w.score, w.rank, w.first))
+    top = ordered[0].score if ordered else 0.0
     picked: list[_Window] = []
+    for lead in leads:
+        whole = _whole(_to_sentence_end(lead))
+        if whole is not None:
+            picked.append(whole)
+            break
     for best in ordered:
-        if len(picked) == _MAX_CLAIMS or best.score < 0.35 * ordered[0].score:
+        if len(picked) == _MAX_CLAIMS or best.score < 0.35 * top:
             break
         window = _whole(_to_sentence_end(best))
         if window is None:
@@ -254,11 +271,14 @@ def _reply(intro: str, claims: list[dict[str, Any]]) -> str:
     return json.dumps({"spans": [{"kind": "prose", "text": intro}, *claims], "refuse": None})
 
 
-def answer(question: str, sources: list[Source]) -> str:
-    """Reply (model JSON shape) quoting the lines that best match the question, or a refusal."""
+def answer(question: str, sources: list[Source], evidence: Evidence | None = None) -> str:
+    """Reply (model JSON shape) quoting the lines that best match the question, or a refusal:
+    also when retrieval's ``evidence`` says the sources do not answer it."""
     query = frozenset(word_parts(question))
+    if not query or (evidence is not None and not evidence.answers):
+        return _reply("", [])
     runs = read_runs(sources)
-    if not query or not runs or cannot_answer(*_missing(question, sources)):
+    if not runs:
         return _reply("", [])
     said = {id(run): [terms_said(words, query) for words in run.line_terms] for run in runs}
     documents = [
@@ -272,29 +292,38 @@ def answer(question: str, sources: list[Source]) -> str:
     # overlap is one common word does not clear the coverage floor.
     names = frozenset(IDENTIFIER.findall(question))
     present = {term for document in documents for term in document}
-    asks_how = "how" in {word.lower() for word in IDENTIFIER.findall(question)}
-    asked = _Question(query, names, idf, sum(idf.values()), min(2, len(present)), asks_how)
-    windows = [
+    # Any question but "what is it / where is it defined / its docs" is answered by what the
+    # code does: an offline answer points at the working code.
+    asks_how = not asks_what_it_is(question)
+    # The likeliest subjects, best first: when none of the first one's statements can be quoted
+    # whole, the next one's lead.
+    doers = subjects(runs, said, idf, code_names(question), names)[:_SUBJECTS] if asks_how else []
+    doer = doers[0] if doers else None
+    asked = _Question(query, names, idf, sum(idf.values()), min(2, len(present)), asks_how, doer)
+    every = [
         window
         for run in runs
         for window in _windows(run, said[id(run)], asked)
-        if window.coverage >= _COVERAGE_FLOOR and not _echoes(window, question)
+        if not _echoes(window, question)
     ]
-    picked = _definitions_first(_pick(windows))
+    # The subject's statements lead even below the coverage floor: a body says the question's
+    # things ("source = ParameterSource.ENVIRONMENT"), not its words ("decide", "came from").
+    leads = [
+        window
+        for each in doers
+        for window in sorted(
+            (w for w in every if w.run is each.run and w.first in each.body),
+            key=lambda w: (-w.score, w.first),
+        )
+    ]
+    picked = _pick([w for w in every if w.coverage >= _COVERAGE_FLOOR], leads)
+    # The subject's statements stay first: they are what the question asks about.
+    led = bool(picked) and any(
+        picked[0].run is each.run and picked[0].first in each.body for each in doers
+    )
+    picked = picked[:1] + _definitions_first(picked[1:]) if led else _definitions_first(picked)
     claims = [_claim(_claim_text(w, query), w.run, w.first, w.last) for w in picked]
     return _reply("These lines of the indexed code best match the question:", claims)
-
-
-def missing_terms(question: str, sources: list[Source]) -> list[str]:
-    """The question's words (as typed) that the sources never say: the offline answerer cannot
-    quote what is not there."""
-    return _missing(question, sources)[0]
-
-
-def _missing(question: str, sources: list[Source]) -> tuple[list[str], int]:
-    said = {word for source in sources for word in word_parts(source.text)}
-    text = "\n".join(source.text for source in sources).lower()
-    return missing_words(question, said, text)
 
 
 def _echoes(window: _Window, question: str) -> bool:

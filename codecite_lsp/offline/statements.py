@@ -4,10 +4,6 @@ A window of lines picked for matching the question may cut a statement: an argum
 a call (``retries=self.max_retries,``), the tail of an import list, a comment that begins in the
 middle of a sentence. Such a quote is true but says nothing on its own, so the window is widened
 to the whole statement (within a few lines), and dropped when that is not possible.
-
-And when the question's words are not in the code at all ("the capital of France", "OAuth
-refresh tokens" in a library without them), there is nothing to quote: the answerer refuses
-rather than quote the nearest lines.
 """
 
 from __future__ import annotations
@@ -15,20 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..core.terms import IDENTIFIER, says, word_parts
-
 MAX_WIDEN = 4  # lines a window may grow by, each way, to reach whole statements
-# Words that frame a question about code rather than name something in it ("how long", "where
-# is it checked", "how is it computed", "where is it exported": `__all__`): their absence from the
-# code says nothing. Stems.
-_ASKING = frozenset(
-    {
-        *("long", "short", "many", "much", "often", "check", "handl", "decid"),
-        *("call", "defin", "implement", "happen", "export", "expos", "comput", "calculat"),
-        *("determin",),
-    }
-)
-_STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
 _COMMENT_TAIL = re.compile(r"\s#.*$|\s//.*$")
 _OPEN, _CLOSE = "([{", ")]}"
 _SENTENCE_END = re.compile(r"""[.!?:;]["')\]]*\s*(?:\"{3}|'{3}|\*/|-->)?\s*$""")
@@ -40,7 +24,7 @@ _DANGLING = re.compile(r"[,(\[{\\:]\s*$|\b(?:and|or|not|in|is)\s*$")
 def _depth_change(line: str) -> tuple[int, int]:
     """(lowest running depth, final depth) of the brackets of one code line, strings and
     trailing comments left out."""
-    code = _COMMENT_TAIL.sub("", _STRINGS.sub('""', line))
+    code = _COMMENT_TAIL.sub("", STRINGS.sub('""', line))
     depth = lowest = 0
     for char in code:
         if char in _OPEN:
@@ -79,7 +63,7 @@ def whole_code(lines: Sequence[str], first: int, last: int) -> tuple[int, int] |
         first -= 1
     for _ in range(2 * MAX_WIDEN):
         unopened, unclosed = _balanced(lines[first : last + 1])
-        code = _COMMENT_TAIL.sub("", _STRINGS.sub('""', lines[last]))
+        code = _COMMENT_TAIL.sub("", STRINGS.sub('""', lines[last]))
         dangling = bool(_DANGLING.search(code))
         if not unopened and not unclosed and not dangling:
             return first, last
@@ -122,32 +106,3 @@ def whole_sentences(
         if end < start:
             return None
     return start, end
-
-
-def missing_words(question: str, said: set[str], text: str) -> tuple[list[str], int]:
-    """The question's words the sources do not say, and how many terms the question has.
-
-    ``said`` holds the sources' terms (word_parts); ``text`` their lower-cased text. A compound
-    typed as one word ("WebSocket", "OAuth", "SQLite") must appear whole: its parts are common
-    words in any code base."""
-    missing = []
-    total = len(set(word_parts(question)))
-    for word in dict.fromkeys(IDENTIFIER.findall(question)):
-        parts = [part for part in word_parts(word) if part not in _ASKING]
-        if not parts:
-            continue
-        compound = len(re.findall(r"[A-Z]", word[1:])) > 0 and "_" not in word
-        if (compound and word.lower() not in text) or not any(
-            says(have, part) for part in parts for have in said
-        ):
-            missing.append(word)
-    return missing, total
-
-
-def cannot_answer(missing: list[str], total: int) -> bool:
-    """Too much of the question is absent from the sources to quote anything as its answer:
-    two of its words, or one of a question of fewer than five terms (one absent word among five
-    or more may be a spelling: 'look up' for 'lookup'). A missing compound counts its parts:
-    'WebSocket' is two words the code does not say together."""
-    absent = sum(len(set(word_parts(word)) - _ASKING) for word in missing)
-    return absent >= 2 or (absent == 1 and total < 5)

@@ -14,6 +14,7 @@ import pytest
 
 from codecite_lsp.core.answers import ClaimSpan
 from codecite_lsp.core.records import Source
+from codecite_lsp.offline.evidence import Evidence
 from codecite_lsp.offline.extractive import answer
 from codecite_lsp.verify.gate import GatePassed, GateRefusedByModel, verify
 
@@ -27,7 +28,8 @@ _ENDS = re.compile(r"""[.:!?;]["')\]]*\s*(\"{3}|'{3})?\s*$""")
 
 def _run(item: dict[str, Any]) -> tuple[list[Source], object]:
     sources = [Source(**source) for source in item["sources"]]
-    return sources, verify(answer(item["question"], sources), sources)
+    evidence = Evidence(**item["evidence"])
+    return sources, verify(answer(item["question"], sources, evidence), sources)
 
 
 def test_the_set_is_real_questions_on_a_real_repository() -> None:
@@ -130,7 +132,8 @@ def test_definitions_come_before_their_uses() -> None:
     cited = [s.citations[0] for s in result.spans if isinstance(s, ClaimSpan)]
     order = [c.path for c in cited]
     assert "jobs.py" in order and order[0] == "keys.py"
-    assert cited[0].quote.startswith("def rotate(key):")
+    # ... by the statement doing it (the question asks what rotate does, not what it is).
+    assert cited[0].quote == "return new_key(key)"
 
 
 def test_lines_inside_an_import_list_or_an_open_call_are_never_quoted_alone() -> None:

@@ -1,0 +1,155 @@
+"""The definition a question is about, for the offline answerer (pure).
+
+An offline answer explains nothing, so the best it can do is point at the working code: the
+statements (assignments, calls, returns, conditions) of the function that does what the question
+asks. Among the callable definitions in the sources, the subject is the one named by the
+question (``consume_value``; a definition whose body reads a name typed like code, such as
+``invoke_without_command``), else the one whose body says most of the question, and says it on
+many lines: ``Parameter.consume_value`` setting ``source = ParameterSource.ENVIRONMENT`` on five
+lines answers "which parameter source a value came from" better than ``get_parameter_source``,
+whose name says the words and whose body is one look-up. A method's class speaks for it
+(``ChoiceLoader.get_source`` for "the choice loader"), a chunk cut from a long function's middle
+is read as that function's body, and retrieval's order breaks near-ties.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..core.terms import is_test_path, word_parts
+from .definitions import CALLABLE_KINDS, Defined
+from .source_runs import Run, terms_said
+from .statements import STRINGS
+
+_NAMED = 2.0  # the question gives the definition's name: it wins
+_READS_NAME = 1.5  # its body uses a name the question types like code (a name beats it)
+_WORDED = 0.25  # the question says its name as a plain word
+_NAME_WEIGHT = 0.5  # a term its name says counts this much more than one its body says
+_PER_LINE = 0.2  # each body line saying a question term, up to _LINES_COUNTED
+_LINES_COUNTED = 8
+_RANK_STEP = 0.05  # each place lower in retrieval's order
+_UNNAMED = 0.5  # a definition whose name (and its class's) says none of the question
+# Methods that present an object rather than do anything.
+_PRESENTING = frozenset({"__repr__", "__str__", "__format__", "__rich_repr__", "toString"})
+# A question asking what something is, which function does it, where it is defined, or for its
+# documentation: the definition and its doc comment answer it, not the statements of a body.
+_DESCRIBING = re.compile(
+    r"^\W*(?:what|who)(?:'s|\s+(?:is|are|was|were)\b)"
+    r"|\b(?:which|what)\s+(?:functions?|methods?|class(?:es)?|modules?|files?|types?)\b"
+    r"|\b(?:docs?|documentation|docstrings?|documented|mean|meaning|defined|declared|signature)\b",
+    re.IGNORECASE,
+)
+_SUBJECT = 1.8  # the factor of a window made of the subject's body statements
+
+
+@dataclass(frozen=True)
+class Doer:
+    """The subject definition and its body's statement lines (indexes into ``run.lines``)."""
+
+    run: Run
+    definition: Defined
+    body: frozenset[int]  # those that say a question term
+    score: float
+
+    def factor(self, run: Run, span: range) -> float:
+        """A window gains by the share of its lines that are the subject's statements."""
+        if run is not self.run:
+            return 1.0
+        solid = [i for i in span if run.lines[i].strip()]
+        share = sum(i in self.body for i in solid) / max(1, len(solid))
+        return 1.0 + (_SUBJECT - 1.0) * share
+
+
+def asks_what_it_is(question: str) -> bool:
+    """The question asks what something is, which function does it, where it is defined, or for
+    its documentation: no subject's statements answer it."""
+    return _DESCRIBING.search(question) is not None
+
+
+def body_statements(run: Run, definition: Defined) -> list[int]:
+    """The lines of ``definition``'s own body that do the work (not a nested definition's)."""
+    if definition.signature_end < 0:  # a cut body (see _cut_body): its lines are picked there
+        return [i for i in range(definition.end + 1) if _loose(run, i)]
+    return [
+        i
+        for i in range(definition.signature_end + 1, definition.end + 1)
+        if run.does(i) and run.body_of(i) is definition
+    ]
+
+
+def _loose(run: Run, index: int) -> bool:
+    line = run.lines[index]
+    return (
+        bool(line.strip())
+        and line[:1].isspace()
+        and run.body_of(index) is None
+        and not run.is_def[index]
+        and not run.is_doc[index]
+    )
+
+
+def _cut_body(run: Run) -> Defined | None:
+    """A run that starts inside a definition cut from its signature (a long function split
+    into chunks) holds its body's statements up to the next definition: read as a definition
+    of the chunk's symbol with no signature."""
+    symbol = run.owners[0].symbol
+    if not symbol or not _loose(run, 0):
+        return None
+    end = min((d.head for d in run.defined), default=len(run.lines)) - 1
+    return Defined(re.split(r"[.#:]+", symbol)[-1], "function", 0, -1, end)
+
+
+def subjects(
+    runs: list[Run],
+    said: dict[int, list[list[str]]],
+    idf: dict[str, float],
+    code: frozenset[str],
+    names: frozenset[str],
+) -> list[Doer]:
+    """The callable definitions whose bodies say some of the question, the likeliest subject
+    first. ``said`` holds each run's question terms per line, ``code`` the words the question
+    types like code (evidence.code_names), ``names`` every word it types."""
+    total = sum(idf.values()) or 1.0
+    query = frozenset(idf)
+    typed = {name.lower() for name in code}
+    # "source" as a plain word hardly names a definition: a little weight, not a name's.
+    words = {word.lower() for word in names if len(word) >= 4}
+    uses = [(word, re.compile(rf"(?<![\w$]){re.escape(word)}(?![\w$])")) for word in code]
+    found: list[Doer] = []
+    for run in runs:
+        if "test" not in query and is_test_path(run.path):
+            continue  # a test restating what the code does does not do it
+        cut = _cut_body(run)
+        for definition in [*run.defined, *([cut] if cut is not None else [])]:
+            if definition.kind not in CALLABLE_KINDS or definition.name in _PRESENTING:
+                continue  # `__repr__` saying the class's name does not do what is asked
+            body = body_statements(run, definition)
+            saying = [i for i in body if said[id(run)][i]]
+            # `CaseInsensitiveDict` names its methods too; a method using its own class's
+            # name (`__eq__` building one) does not read a name the question asks about.
+            own_names = {part.lower() for part in run.qualified(definition).split(".")}
+            named = bool(own_names & typed)
+            reads = any(
+                use.search(STRINGS.sub('""', run.lines[i]))
+                for i in body
+                for word, use in uses
+                if word.lower() not in own_names
+            )
+            if not saying:
+                continue
+            # `ChoiceLoader.get_source`: its class's name says what the method is about, its
+            # own name more so.
+            naming = set(terms_said(word_parts(run.qualified(definition)), query))
+            own = set(terms_said(word_parts(definition.name), query))
+            worded = definition.name.lower() in words  # "where does rotate ...": weaker
+            covered = naming | {term for i in saying for term in said[id(run)][i]}
+            score = sum(idf[term] for term in covered) + _NAME_WEIGHT * sum(
+                idf[term] for term in own
+            )
+            score *= (1 + _PER_LINE * min(len(saying), _LINES_COUNTED)) / total
+            score *= 1.0 if naming or named or reads else _UNNAMED
+            score += _NAMED * named + _READS_NAME * reads + _WORDED * (worded and not named)
+            score /= 1 + _RANK_STEP * run.ranks[definition.head]
+            found.append(Doer(run, definition, frozenset(saying), score))
+    return sorted(found, key=lambda doer: -doer.score)
