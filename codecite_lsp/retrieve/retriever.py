@@ -3,19 +3,21 @@ query names, code first; then, for questions, the code those lead to and the nam
 their files (:mod:`.candidates`), a cheap rerank, a relevance floor and the prompt's sources
 (:mod:`.selection`).
 
-Scores:
+Scores (every weight is in :mod:`.weights`; each rule's share is kept in ``Result.terms``):
 - ``search``: ``Result.score`` starts as the fused RRF score divided by its best possible value
   (1.0: ranked first by every retriever that ran; a chunk only the vectors found starts at most at
-  1/3). A chunk defining a name the query gives starts at least where the keyword search's first
-  would (a plain word that names a definition lifts it by ``NAMED_LIFT``). When the query holds
-  identifiers, the score is the mean of that and the share of them the chunk holds verbatim; it
-  is scaled by ``SUPPORTING_WEIGHT`` for docs, tests, changelogs, examples and configuration not
-  asked for, lifted by up to ``CENTRALITY_LIFT`` by its file's place in the reference graph
-  (:mod:`.centrality`), and gains ``FILE_SHARE`` of the best other candidate of its file; the
-  chunks beside the best candidates are scored from theirs (:mod:`.neighbours`), and each further
-  chunk of a file is scaled by ``FILE_REPEAT`` once more. Capped to (0, 1].
+  1/3): the ``keyword`` and ``vector`` terms. A chunk defining a name the query gives starts at
+  least where the keyword search's first would (a plain word that names a definition lifts it by
+  ``named_lift``: ``named``). When the query holds identifiers, the score is the mean of that and
+  the share of them the chunk holds verbatim (``identifiers``); it is scaled by ``supporting``
+  for docs, tests, changelogs, examples and configuration not asked for (``code_first``), lifted
+  by up to ``centrality_lift`` by its file's place in the reference graph (:mod:`.centrality`),
+  and gains ``file_share`` of the best other candidate of its file (``file``); the chunks beside
+  the best candidates are scored from theirs (:mod:`.neighbours`), and each further chunk of a
+  file is scaled by ``file_repeat`` once more. Capped to (0, 1] (``cap``).
 - ``retrieve``: ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the
-  floor (config.relevance_floor) is applied to it.
+  floor (config.relevance_floor) is applied to it. Its terms add up to the rerank score that
+  ordered the candidates (:func:`.candidates.rerank_signals`, ``callee``, ``semantic``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 
 from .candidates import QuestionFiles, RetrievalContext, rerank_signals
 from .centrality import central_weight
+from .ledger import Ledger
 from .names import (
     Compounds,
     NameMatch,
@@ -54,12 +57,6 @@ from .names import (
 from .neighbours import neighbour_scores, spread_over_files
 from .prior import CentralityPrior
 from .scoring import (
-    CALLEE_SHARE,
-    MIN_SIMILARITY,
-    NAMED_LIFT,
-    NEIGHBOUR_LENDERS,
-    RRF_K,
-    VECTOR_WEIGHT,
     Signals,
     role_weight,
     rrf,
@@ -75,6 +72,7 @@ from .selection import (
     select_sources,
 )
 from .semantic import SemanticRanker, make_ranker
+from .weights import WEIGHTS
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +109,7 @@ class Retriever:
         store: Store,
         embedder: Embedder | None,
         config: Config,
-        vector_weight: float = VECTOR_WEIGHT,
+        vector_weight: float = WEIGHTS.vector,
         semantic: SemanticRanker | None = None,
     ) -> None:
         self.store = store
@@ -147,7 +145,11 @@ class Retriever:
                 log.warning(message)
             return []
         found = self.store.vector_search(embedder.name, vector, limit)
-        return [(chunk, similarity) for chunk, similarity in found if similarity >= MIN_SIMILARITY]
+        return [
+            (chunk, similarity)
+            for chunk, similarity in found
+            if similarity >= WEIGHTS.min_similarity
+        ]
 
     @_one_version
     def search(self, query: str, limit: int = 10, *, spread: bool = True) -> list[Result]:
@@ -168,39 +170,63 @@ class Retriever:
         chunks = {c.id: c for ranked in (keyword, vector) for c, _ in ranked}
         fused = rrf([r for r, _ in rankings], weights=[w for _, w in rankings])
         # The keyword search always ran: when it found nothing, the vectors' first is no 1.0.
-        best = (1.0 + (self.vector_weight if vector else 0.0)) / (RRF_K + 1)
+        best = (1.0 + (self.vector_weight if vector else 0.0)) / (WEIGHTS.rrf_k + 1)
         names = identifiers(query)
         asked = asked_roles(query)
         # A query of identifiers alone looks a name up: where it lives matters more than its role.
         names_only = bool(names) and all(identifiers(word) for word in query.split())
         scores = {key: value / best for key, value in fused.items()}
+        # Each rule below goes through the ledger: a result's terms add up to its score.
+        ledger = Ledger()
+        by_keyword = rrf([rankings[0][0]]) if keyword else {}
+        ledger.step("keyword", {}, {key: by_keyword.get(key, 0.0) / best for key in scores})
+        ledger.step("vector", {key: by_keyword.get(key, 0.0) / best for key in scores}, scores)
         # A name the query gives that the index defines brings its definition, as if the keyword
         # search had ranked it first (a named definition) or lifts it a little (a word that is
         # also a definition's name: "retry" and `def retry`).
         named, worded = named_in(query)
+        lifted_scores = dict(scores)
         for chunk in self.store.naming(named | worded, depth):
             exact = bool(named.intersection(chunk.defines))
             chunks.setdefault(chunk.id, chunk)
-            floor = 1.0 / (RRF_K + 1) / best if exact else 0.0
-            lifted = max(scores.get(chunk.id, 0.0), floor) * (1.0 if exact else NAMED_LIFT)
-            scores[chunk.id] = min(1.0, lifted)
-        scores = {
-            key: search_score(value, exact)
-            * role_weight(chunks[key], asked, exact if names_only else None)
-            for key, value in scores.items()
-            for exact in [exact_share(names, chunks[key].text)]
-        }
+            floor = 1.0 / (WEIGHTS.rrf_k + 1) / best if exact else 0.0
+            lift = 1.0 if exact else WEIGHTS.named_lift
+            lifted = max(lifted_scores.get(chunk.id, 0.0), floor) * lift
+            lifted_scores[chunk.id] = min(1.0, lifted)
+        scores = ledger.step("named", scores, lifted_scores)
+        exacts = {key: exact_share(names, chunks[key].text) for key in scores}
+        scores = ledger.step(
+            "identifiers",
+            scores,
+            {key: search_score(value, exacts[key]) for key, value in scores.items()},
+        )
+        scores = ledger.step(
+            "code_first",
+            scores,
+            {
+                key: value * role_weight(chunks[key], asked, exacts[key] if names_only else None)
+                for key, value in scores.items()
+            },
+        )
         centrality = self._centrality()
-        scores = {
-            key: value * central_weight(centrality.get(chunks[key].path))
-            for key, value in scores.items()
-        }
-        scores = with_file_evidence(scores, chunks)
-        scores = self._with_neighbours(scores, chunks)
+        scores = ledger.step(
+            "centrality",
+            scores,
+            {
+                key: value * central_weight(centrality.get(chunks[key].path))
+                for key, value in scores.items()
+            },
+        )
+        scores = ledger.step("file", scores, with_file_evidence(scores, chunks))
+        scores = ledger.step("neighbours", scores, self._with_neighbours(scores, chunks))
         if spread:
-            scores = spread_over_files(scores, chunks)
+            scores = ledger.step("file_repeat", scores, spread_over_files(scores, chunks))
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
-        results = (result_from_chunk(chunks[key], min(1.0, scores[key])) for key in ordered)
+        capped = {key: min(1.0, scores[key]) for key in ordered}
+        ledger.step("cap", scores, capped)
+        results = (
+            result_from_chunk(chunks[key], capped[key], ledger.terms(key)) for key in ordered
+        )
         return dedup_overlapping(results)[:limit]
 
     def _centrality(self) -> dict[str, float]:
@@ -212,7 +238,7 @@ class Retriever:
     ) -> dict[str, float]:
         """The chunks beside the best candidates, scored by :func:`.neighbours.neighbour_scores`
         (one store read)."""
-        top = sorted(scores, key=lambda key: (-scores[key], key))[:NEIGHBOUR_LENDERS]
+        top = sorted(scores, key=lambda key: (-scores[key], key))[: WEIGHTS.neighbour_lenders]
         lenders = {key: (chunks[key], scores[key]) for key in top}
         spans = {(c.path, c.start_line, c.end_line) for c, _ in lenders.values()}
         found = self.store.adjacent(spans)
@@ -269,17 +295,22 @@ class Retriever:
         for result in callees:
             own = signals(result)
             if caller is not None and not any(overlaps(result, r) for r, _ in scored):
+                share = WEIGHTS.callee_share
+                rerank = max(own.rerank, share * caller.rerank)
                 inherited = Signals(
-                    relevance=max(own.relevance, CALLEE_SHARE * caller.relevance),
-                    rerank=max(own.rerank, CALLEE_SHARE * caller.rerank),
+                    relevance=max(own.relevance, share * caller.relevance),
+                    rerank=rerank,
+                    terms=(*own.terms, ("callee", rerank - own.rerank)),
                 )
                 scored.append((result, inherited))
         scored.sort(key=lambda pair: -pair[1].rerank)
         if self.semantic is not None:  # the question-time MiniLM rerank (:mod:`.semantic`)
             weighed = [(r, s.rerank, role_weight(r, asked)) for r, s in scored]
-            ranks = self.semantic.order(question, weighed, self.warnings)
-            scored = [scored[i] for i in ranks]
-        candidates = [replace(r, score=round(s.relevance, 4)) for r, s in scored]
+            ranks, added = self.semantic.ranked(question, weighed, self.warnings)
+            scored = [(scored[i][0], scored[i][1].plus("semantic", added[i])) for i in ranks]
+        # The score shown is the calibrated relevance; the terms add up to the rerank score
+        # that ordered the candidates (the trace records them).
+        candidates = [replace(r, score=round(s.relevance, 4), terms=s.terms) for r, s in scored]
         selected = select_sources(
             candidates,
             max_sources=self.config.context_chunks,

@@ -30,7 +30,9 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def result_from_chunk(chunk: Chunk, score: float) -> Result:
+def result_from_chunk(
+    chunk: Chunk, score: float, terms: tuple[tuple[str, float], ...] = ()
+) -> Result:
     return Result(
         path=chunk.path,
         start_line=chunk.start_line,
@@ -45,6 +47,7 @@ def result_from_chunk(chunk: Chunk, score: float) -> Result:
         end_byte=chunk.end_byte,
         revision=chunk.revision,
         defines=chunk.defines,
+        terms=terms,
     )
 
 
