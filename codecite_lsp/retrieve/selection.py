@@ -120,6 +120,7 @@ def _merge_two(a: Result, b: Result) -> Result:
         start_byte=min(a.start_byte, b.start_byte),
         end_byte=max(a.end_byte, b.end_byte),
         score=max(a.score, b.score),
+        terms=a.terms if a.score >= b.score else b.terms,  # those of the score shown
     )
 
 
