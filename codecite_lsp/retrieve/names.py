@@ -65,6 +65,21 @@ def named_in(query: str) -> tuple[set[str], set[str]]:
     return named, worded - named
 
 
+def given_names(query: str) -> set[str]:
+    """The names a query gives as typed, to find their definitions first: identifiers, names
+    in backticks, called or dotted (the last part), and a query of one word (`Router`,
+    `Depends`: a look-up). Not the names guessed from its words (:func:`named_in`)."""
+    given = set(identifiers(query))
+    for quoted in _BACKTICKED.findall(query):
+        given.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted))
+    given.update(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\(\)", query))
+    given.update(dotted.rsplit(".", 1)[-1] for dotted in _DOTTED.findall(query))
+    words = query.split()
+    if len(words) == 1 and _IDENTIFIER_LIKE.fullmatch(words[0]) and len(words[0]) >= 2:
+        given.add(words[0].rsplit(".", 1)[-1])
+    return given
+
+
 def _capital(word: str) -> str:
     return word[:1].upper() + word[1:]
 

@@ -14,7 +14,9 @@ Scores (every weight is in :mod:`.weights`; each rule's share is kept in ``Resul
   by up to ``centrality_lift`` by its file's place in the reference graph (:mod:`.centrality`),
   and gains ``file_share`` of the best other candidate of its file (``file``); the chunks beside
   the best candidates are scored from theirs (:mod:`.neighbours`), and each further chunk of a
-  file is scaled by ``file_repeat`` once more. Capped to (0, 1] (``cap``).
+  file is scaled by ``file_repeat`` once more. A chunk defining a name the query gives as typed
+  is scaled by ``defines_lift`` (``defines``). Divided by the best score when it is over 1
+  (``scale``): never clamped, so unequal evidence stays unequal.
 - ``retrieve``: ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the
   floor (config.relevance_floor) is applied to it. Its terms add up to the rerank score that
   ordered the candidates (:func:`.candidates.rerank_signals`, ``callee``, ``semantic``).
@@ -48,6 +50,7 @@ from .names import (
     Compounds,
     NameMatch,
     exact_share,
+    given_names,
     identifiers,
     named_in,
     qualifiers,
@@ -184,16 +187,27 @@ class Retriever:
         # A name the query gives that the index defines brings its definition, as if the keyword
         # search had ranked it first (a named definition) or lifts it a little (a word that is
         # also a definition's name: "retry" and `def retry`).
+        # A definition of a name the query gives as typed comes before the chunks that use it.
         named, worded = named_in(query)
+        given = given_names(query)
         lifted_scores = dict(scores)
-        for chunk in self.store.naming(named | worded, depth):
-            exact = bool(named.intersection(chunk.defines))
+        defined: dict[str, float] = {}
+        found = self.store.naming(named | worded | given, depth)
+        # In a sentence, a name many files define says less about which one is meant
+        # (`flatMap`); a look-up wants every definition of it.
+        definers = {c.path for c in found if given.intersection(c.defines)}
+        spread_by = 1 if names_only or " " not in query.strip() else max(1, len(definers))
+        lift = 1.0 + (WEIGHTS.defines_lift - 1.0) / spread_by
+        for chunk in found:
+            exact = bool((named | given).intersection(chunk.defines))
             chunks.setdefault(chunk.id, chunk)
             floor = 1.0 / (WEIGHTS.rrf_k + 1) / best if exact else 0.0
-            lift = 1.0 if exact else WEIGHTS.named_lift
-            lifted = max(lifted_scores.get(chunk.id, 0.0), floor) * lift
-            lifted_scores[chunk.id] = min(1.0, lifted)
+            word_lift = 1.0 if exact else WEIGHTS.named_lift
+            lifted_scores[chunk.id] = max(lifted_scores.get(chunk.id, 0.0), floor) * word_lift
+            if given.intersection(chunk.defines):
+                defined[chunk.id] = lifted_scores[chunk.id] * lift
         scores = ledger.step("named", scores, lifted_scores)
+        scores = ledger.step("defines", scores, {**scores, **defined})
         exacts = {key: exact_share(names, chunks[key].text) for key in scores}
         scores = ledger.step(
             "identifiers",
@@ -222,10 +236,12 @@ class Retriever:
         if spread:
             scores = ledger.step("file_repeat", scores, spread_over_files(scores, chunks))
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
-        capped = {key: min(1.0, scores[key]) for key in ordered}
-        ledger.step("cap", scores, capped)
+        # Scaled, not clamped, into (0, 1]: unequal evidence stays unequal.
+        top = max(1.0, scores[ordered[0]])
+        scaled = {key: scores[key] / top for key in ordered}
+        ledger.step("scale", scores, scaled)
         results = (
-            result_from_chunk(chunks[key], capped[key], ledger.terms(key)) for key in ordered
+            result_from_chunk(chunks[key], scaled[key], ledger.terms(key)) for key in ordered
         )
         return dedup_overlapping(results)[:limit]
 

@@ -38,6 +38,9 @@ class Weights:
     # -- search: evidence of the query's names ------------------------------------------------
     # A chunk defining a plain word of the query ("retry": `def retry`) is scaled by this.
     named_lift: float = 1.3
+    # A chunk defining a name the query gives as typed (`Router`, `field_validator`) is scaled
+    # by this: the definition comes before the chunks that use, import or test it.
+    defines_lift: float = 2.0
     # Code first: a chunk that is not code is scaled by its role's weight unless asked for.
     supporting: Mapping[str, float] = field(default_factory=_supporting)
     # A look-up (a query of identifiers alone): a chunk holding none of them verbatim weighs
