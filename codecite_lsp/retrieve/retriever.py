@@ -12,6 +12,7 @@ Scores (every weight is in :mod:`.weights`; each rule's share is kept in ``Resul
   the share of them the chunk holds verbatim (``identifiers``); it is scaled by ``supporting``
   for docs, tests, changelogs, examples and configuration not asked for (``code_first``), lifted
   by up to ``centrality_lift`` by its file's place in the reference graph (:mod:`.centrality`),
+  scaled by ``legacy`` in an old or duplicate tree not asked for (:mod:`.legacy`),
   and gains ``file_share`` of the best other candidate of its file (``file``); the chunks beside
   the best candidates are scored from theirs (:mod:`.neighbours`), and each further chunk of a
   file is scaled by ``file_repeat`` once more. A chunk defining a name the query gives as typed
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 from .candidates import QuestionFiles, RetrievalContext, rerank_signals
 from .centrality import central_weight
 from .ledger import Ledger
+from .legacy import asked_for, legacy_files
 from .names import (
     Compounds,
     NameMatch,
@@ -124,6 +126,7 @@ class Retriever:
         self._has_vectors: str | None = None  # embedder name known to have stored vectors
         self.prior = CentralityPrior(store.references)
         self._compounds: tuple[object, Compounds] | None = None  # (its vocabulary's model, ...)
+        self._legacy: tuple[dict[str, float], dict[str, str]] | None = None  # (centrality, ...)
 
     # -- hybrid search --------------------------------------------------------------------
 
@@ -231,6 +234,17 @@ class Retriever:
                 for key, value in scores.items()
             },
         )
+        old = self._legacy_files(centrality)
+        scores = ledger.step(
+            "legacy",
+            scores,
+            {
+                key: value * WEIGHTS.legacy
+                if (folder := old.get(chunks[key].path)) and not asked_for(folder, query)
+                else value
+                for key, value in scores.items()
+            },
+        )
         scores = ledger.step("file", scores, with_file_evidence(scores, chunks))
         scores = ledger.step("neighbours", scores, self._with_neighbours(scores, chunks))
         if spread:
@@ -248,6 +262,13 @@ class Retriever:
     def _centrality(self) -> dict[str, float]:
         """Each file's percentile in the reference graph (:mod:`.prior`)."""
         return self.prior.at(self.store.versions()["chunks"])
+
+    def _legacy_files(self, centrality: dict[str, float]) -> dict[str, str]:
+        """The files of old and duplicate trees (:mod:`.legacy`), found once per prior (whose
+        files are the repository's code)."""
+        if self._legacy is None or self._legacy[0] is not centrality:
+            self._legacy = (centrality, legacy_files(centrality.keys()))
+        return self._legacy[1]
 
     def _with_neighbours(
         self, scores: dict[str, float], chunks: dict[str, Chunk]

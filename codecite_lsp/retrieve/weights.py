@@ -48,6 +48,9 @@ class Weights:
     lookup_miss: float = 0.5
 
     # -- search: evidence of the file ---------------------------------------------------------
+    # A file of an old or duplicate tree (`v1/`, `legacy/`, `_vendor/`) not asked for is scaled
+    # by this: the current module answers first (:mod:`.legacy`).
+    legacy: float = 0.5
     # What the most central file's scores gain (PageRank percentile, :mod:`.centrality`).
     centrality_lift: float = 0.22
     # PageRank damping: a random reader follows a reference 85% of the time.
