@@ -55,7 +55,10 @@ def rerank_signals(
     named = WEIGHTS.identifier_idf * max(terms.values(), default=1.0) * len(typed)
     total = sum(terms.values()) + named
     coverage = (sum(terms[t] for t in said) + named * exact) / total if total else 0.0
-    score = relevance(coverage, candidate.score)
+    # The search score as the calibration reads it: up to 1 (a look-up's lifts order the
+    # search; the question's own terms below order the rerank).
+    searched = min(1.0, candidate.score)
+    score = relevance(coverage, searched)
     # code first: docs, tests, changelogs follow the code they describe
     supporting = role_weight(candidate, asked) < 1.0
     # Context reorders near-equals (the file being edited first); it is never evidence.
@@ -64,7 +67,7 @@ def rerank_signals(
     has_symbol = bool(symbol and whole_word(symbol, candidate.text))
     parts = (
         ("relevance", score),
-        ("search", WEIGHTS.search * candidate.score),
+        ("search", WEIGHTS.search * searched),
         ("symbol_words", WEIGHTS.symbol_words * _share(symbol_words, terms)),
         ("path_words", WEIGHTS.path_words * _share(path_words, terms)),
         ("exact", WEIGHTS.exact * exact),

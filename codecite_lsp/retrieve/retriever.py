@@ -160,8 +160,9 @@ class Retriever:
     @_one_version
     def search(self, query: str, limit: int = 10, *, spread: bool = True) -> list[Result]:
         """Best first; empty for an empty query; keyword-only when no vectors exist yet.
-        ``spread=False`` keeps a file's further chunks at their own score (the question path
-        reranks its candidates itself and wants a definition's neighbours in its pool)."""
+        ``spread=False`` keeps a file's further chunks at their own score, and every score as
+        its evidence made it, not scaled to 1 (the question path reranks its candidates itself,
+        wants a definition's neighbours in its pool, and calibrates what it reads)."""
         if not query.strip():
             return []
         if isinstance(self.embedder, StaticEmbedder):
@@ -251,7 +252,7 @@ class Retriever:
             scores = ledger.step("file_repeat", scores, spread_over_files(scores, chunks))
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
         # Scaled, not clamped, into (0, 1]: unequal evidence stays unequal.
-        top = max(1.0, scores[ordered[0]])
+        top = max(1.0, scores[ordered[0]]) if spread else 1.0
         scaled = {key: scores[key] / top for key in ordered}
         ledger.step("scale", scores, scaled)
         results = (
