@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 from .candidates import QuestionFiles, RetrievalContext, rerank_signals
 from .centrality import central_weight
+from .filenames import name_share
 from .ledger import Ledger
 from .legacy import asked_for, legacy_files
 from .names import (
@@ -232,6 +233,15 @@ class Retriever:
             scores,
             {
                 key: value * central_weight(centrality.get(chunks[key].path))
+                for key, value in scores.items()
+            },
+        )
+        query_words = frozenset(word_parts(query))
+        scores = ledger.step(
+            "file_name",
+            scores,
+            {
+                key: value * (1.0 + WEIGHTS.file_name * name_share(chunks[key].path, query_words))
                 for key, value in scores.items()
             },
         )

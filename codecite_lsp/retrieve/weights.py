@@ -48,6 +48,9 @@ class Weights:
     lookup_miss: float = 0.5
 
     # -- search: evidence of the file ---------------------------------------------------------
+    # A file named for the query's words (`cors.go` for "CORS middleware") is lifted by up to
+    # this: its name says what it is for, a small file says the words few times (:mod:`.filenames`).
+    file_name: float = 0.4
     # A file of an old or duplicate tree (`v1/`, `legacy/`, `_vendor/`) not asked for is scaled
     # by this: the current module answers first (:mod:`.legacy`).
     legacy: float = 0.5
