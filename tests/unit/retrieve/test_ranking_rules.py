@@ -88,3 +88,31 @@ def test_an_old_copy_of_a_module_ranks_below_the_current_one(tmp_path: Path) -> 
     demoted = retriever.search("model field default alias", 6)
     old = [r for r in demoted if r.path.startswith("pkg/v1/")]
     assert old and all("legacy" in dict(r.terms) for r in old)
+
+
+# A small file named for the concept, and a 2,000-line client that repeats its words.
+_CONCEPT = {
+    "net/backoff.py": "def delay_for(attempt, base=0.5, cap=30.0):\n"
+    "    '''The backoff before a retry: how long to wait before the next attempt.'''\n"
+    + "".join(f"    step_{n} = jitter(base, {n})\n" for n in range(16))
+    + "    return min(cap, base * 2**attempt)  # exponential backoff\n",
+    "net/client.py": "".join(
+        f"def send_{n}(request, attempt):\n"
+        + (
+            f"    # on a retry, wait for the backoff: the retry backoff of request {n}\n"
+            if n % 20 == 0
+            else "    # send it on\n"
+        )
+        + "    return transport.send(request, attempt)\n\n\n"
+        for n in range(400)
+    ),
+}
+
+
+def test_a_small_file_named_for_the_concept_beats_a_big_one_repeating_it(
+    tmp_path: Path,
+) -> None:
+    config = _index(tmp_path, _CONCEPT)
+    found = open_retriever(tmp_path / "repo", config).search("retry backoff", 5)
+    assert found[0].path == "net/backoff.py"
+    assert "file_name" in dict(found[0].terms)
