@@ -3,7 +3,7 @@
 A small single-purpose file is often named for what it does (`cors.go`, `body_proxy.rb`,
 `JsonArray.java`, `urlmap.rb`) and says the query's words fewer times than a large central file
 that mentions them in passing. Its name is evidence the text cannot give: ``search`` lifts its
-chunks by ``file_name`` times the share of the name's words the query says. A name that says
+chunks by ``file_name`` times how well the name says the query (:func:`named_for`). A name that says
 nothing of its module (`mod.rs`, `index.ts`, `__init__.py`) is read as its folder's name.
 """
 
@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from functools import lru_cache
 
+from ..core.records import Chunk
 from ..core.terms import says, word_parts
+from .names import words_of
 
 # File names that stand for their folder: the folder names the module.
 _PLACEHOLDERS = frozenset(word_parts("mod index init main lib package"))
@@ -29,11 +31,24 @@ def file_words(path: str) -> tuple[str, ...]:
     return words
 
 
-def name_share(path: str, query_words: Collection[str]) -> float:
-    """The share of the file name's words that the query says (either way round: `urlmap`
-    says "url", "mapping" says `map`), in [0, 1]."""
+def name_share(path: str, query_words: Collection[str]) -> tuple[float, frozenset[str]]:
+    """How well the file's name says the query, in [0, 1]: the share of the name's words the
+    query says (either way round: `urlmap` says "url", "mapping" says `map`), times half to all
+    of it as the name says more of the query's words; and the query words it says."""
     words = file_words(path)
     if not words or not query_words:
+        return 0.0, frozenset()
+    said = frozenset(t for t in query_words for w in words if says(w, t) or says(t, w))
+    precision = sum(1 for w in words if any(says(w, t) or says(t, w) for t in said)) / len(words)
+    return precision * (0.5 + 0.5 * len(said) / len(query_words)), said
+
+
+def named_for(chunk: Chunk, query_words: frozenset[str]) -> float:
+    """:func:`name_share` of the chunk's file, times the share of the query's other words its
+    text holds: a file named for one of the words whose text lacks the rest is about that word
+    only (`tokens.py` for "token bucket refill")."""
+    share, said = name_share(chunk.path, query_words)
+    if not share:
         return 0.0
-    said = sum(1 for w in words if any(says(w, t) or says(t, w) for t in query_words))
-    return said / len(words)
+    rest = query_words - said
+    return share * (len(rest & words_of(chunk.text)) / len(rest) if rest else 1.0)

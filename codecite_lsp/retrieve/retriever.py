@@ -46,7 +46,8 @@ if TYPE_CHECKING:
 
 from .candidates import QuestionFiles, RetrievalContext, rerank_signals
 from .centrality import central_weight
-from .filenames import name_share
+from .description import asks_what, body_of, is_description
+from .filenames import named_for
 from .ledger import Ledger
 from .legacy import asked_for, legacy_files
 from .names import (
@@ -236,15 +237,7 @@ class Retriever:
                 for key, value in scores.items()
             },
         )
-        query_words = frozenset(word_parts(query))
-        scores = ledger.step(
-            "file_name",
-            scores,
-            {
-                key: value * (1.0 + WEIGHTS.file_name * name_share(chunks[key].path, query_words))
-                for key, value in scores.items()
-            },
-        )
+        scores = ledger.step("file_name", scores, _named_files(scores, chunks, query, asked))
         old = self._legacy_files(centrality)
         scores = ledger.step(
             "legacy",
@@ -258,6 +251,8 @@ class Retriever:
         )
         scores = ledger.step("file", scores, with_file_evidence(scores, chunks))
         scores = ledger.step("neighbours", scores, self._with_neighbours(scores, chunks))
+        if not asks_what(query):
+            scores = ledger.step("description", scores, _bodies_first(scores, chunks))
         if spread:
             scores = ledger.step("file_repeat", scores, spread_over_files(scores, chunks))
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
@@ -403,6 +398,39 @@ class Retriever:
         return Retrieval(
             selected=merge_adjacent(results), candidates=results, cleared_floor=bool(results)
         )
+
+
+def _named_files(
+    scores: dict[str, float], chunks: dict[str, Chunk], query: str, asked: frozenset[str]
+) -> dict[str, float]:
+    """The best chunk of each code file named for the query lifted by up to ``file_name``
+    (:func:`.filenames.named_for`): the name ranks the file; its further chunks keep their own
+    evidence. A test or a doc named for the concept is still not the code."""
+    words = frozenset(word_parts(query))
+    best: dict[str, str] = {}
+    for key in sorted(scores, key=lambda key: (-scores[key], key)):
+        best.setdefault(chunks[key].path, key)
+    lifted = dict(scores)
+    for key in best.values():
+        if role_weight(chunks[key], asked) == 1.0:
+            lifted[key] *= 1.0 + WEIGHTS.file_name * named_for(chunks[key], words)
+    return lifted
+
+
+def _bodies_first(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
+    """A definition's header-and-docstring chunk and the body after it ranked as one unit
+    (:mod:`.description`): the body takes the better score, the description ``description``
+    of its own. Among the best candidates, whose neighbours are in ``chunks``."""
+    ranked = dict(scores)
+    top = sorted(scores, key=lambda key: (-scores[key], key))[: WEIGHTS.neighbour_lenders]
+    for key in top:
+        if not is_description(chunks[key].text):
+            continue
+        body = body_of(chunks[key], chunks)
+        if body is not None and body in ranked:
+            ranked[body] = max(ranked[body], scores[key])
+            ranked[key] = scores[key] * WEIGHTS.description
+    return ranked
 
 
 def open_retriever(repo: Path, config: Config, in_memory: bool = False) -> Retriever:

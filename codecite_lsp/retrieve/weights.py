@@ -50,7 +50,7 @@ class Weights:
     # -- search: evidence of the file ---------------------------------------------------------
     # A file named for the query's words (`cors.go` for "CORS middleware") is lifted by up to
     # this: its name says what it is for, a small file says the words few times (:mod:`.filenames`).
-    file_name: float = 0.4
+    file_name: float = 0.7
     # A file of an old or duplicate tree (`v1/`, `legacy/`, `_vendor/`) not asked for is scaled
     # by this: the current module answers first (:mod:`.legacy`).
     legacy: float = 0.5
@@ -68,6 +68,9 @@ class Weights:
     neighbour_share: float = 0.45
     # ... staying under this fraction of the best lender's (the order of files is kept).
     neighbour_cap: float = 0.9
+    # A header-and-docstring chunk whose body follows keeps this share of its score; the body
+    # takes the unit's best (:mod:`.description`): the code doing the work is shown first.
+    description: float = 0.9
     # Each further chunk of one file is scaled by this once more (files do not crowd).
     file_repeat: float = 0.8
 

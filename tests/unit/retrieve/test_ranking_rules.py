@@ -116,3 +116,28 @@ def test_a_small_file_named_for_the_concept_beats_a_big_one_repeating_it(
     found = open_retriever(tmp_path / "repo", config).search("retry backoff", 5)
     assert found[0].path == "net/backoff.py"
     assert "file_name" in dict(found[0].terms)
+
+
+# A class whose docstring says how it picks the next job, and the method that does it.
+_DESCRIBED = {
+    "jobs/queue.py": "class JobQueue:\n"
+    '    """Picks the next job to run: the job with the earliest deadline is picked first,\n'
+    "    and among jobs with the same deadline the job queued first is picked next.\n"
+    "    Picking the next job never blocks; a job picked is removed from the queue.\n"
+    "    The queue keeps its jobs in a heap ordered by deadline, then by arrival, so\n"
+    "    that picking is cheap and the order of equal deadlines is stable.\n"
+    '    """\n\n'
+    "    def pop(self):\n"
+    "        deadline, arrival, job = heapq.heappop(self._heap)\n"
+    + "".join(f"        self._stats[{n}] = self._stats.get({n}, 0) + 1\n" for n in range(12))
+    + "        return job\n",
+}
+
+
+def test_the_body_that_does_the_work_comes_before_its_description(tmp_path: Path) -> None:
+    config = _index(tmp_path, _DESCRIBED)
+    retriever = open_retriever(tmp_path / "repo", config)
+    found = retriever.search("how is the next job picked by deadline", 4)
+    assert [(r.start_line, r.symbol) for r in found][:1] == [(9, "JobQueue.pop")]
+    described = retriever.search("what is the JobQueue for", 4)
+    assert described[0].start_line == 1  # asked what it is: the description answers
