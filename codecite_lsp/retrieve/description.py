@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ..core.records import Chunk
+from .weights import WEIGHTS
 
 _DOC_BLOCK = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|/\*[\s\S]*?\*/')
 _COMMENT = re.compile(r"^\s*(?:#|//|\*|--|;)")
@@ -61,3 +62,19 @@ def body_of(description: Chunk, chunks: dict[str, Chunk]) -> str | None:
         ):
             return key
     return None
+
+
+def bodies_first(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
+    """A definition's header-and-docstring chunk and the body after it ranked as one unit
+    (:mod:`.description`): the body takes the better score, the description ``description``
+    of its own. Among the best candidates, whose neighbours are in ``chunks``."""
+    ranked = dict(scores)
+    top = sorted(scores, key=lambda key: (-scores[key], key))[: WEIGHTS.neighbour_lenders]
+    for key in top:
+        if not is_description(chunks[key].text):
+            continue
+        body = body_of(chunks[key], chunks)
+        if body is not None and body in ranked:
+            ranked[body] = max(ranked[body], scores[key])
+            ranked[key] = scores[key] * WEIGHTS.description
+    return ranked

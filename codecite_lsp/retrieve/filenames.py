@@ -15,6 +15,8 @@ from functools import lru_cache
 from ..core.records import Chunk
 from ..core.terms import says, word_parts
 from .names import words_of
+from .scoring import role_weight
+from .weights import WEIGHTS
 
 # File names that stand for their folder: the folder names the module.
 _PLACEHOLDERS = frozenset(word_parts("mod index init main lib package"))
@@ -52,3 +54,20 @@ def named_for(chunk: Chunk, query_words: frozenset[str]) -> float:
         return 0.0
     rest = query_words - said
     return share * (len(rest & words_of(chunk.text)) / len(rest) if rest else 1.0)
+
+
+def named_files(
+    scores: dict[str, float], chunks: dict[str, Chunk], query: str, asked: frozenset[str]
+) -> dict[str, float]:
+    """The best chunk of each code file named for the query lifted by up to ``file_name``
+    (:func:`.filenames.named_for`): the name ranks the file; its further chunks keep their own
+    evidence. A test or a doc named for the concept is still not the code."""
+    words = frozenset(word_parts(query))
+    best: dict[str, str] = {}
+    for key in sorted(scores, key=lambda key: (-scores[key], key)):
+        best.setdefault(chunks[key].path, key)
+    lifted = dict(scores)
+    for key in best.values():
+        if role_weight(chunks[key], asked) == 1.0:
+            lifted[key] *= 1.0 + WEIGHTS.file_name * named_for(chunks[key], words)
+    return lifted

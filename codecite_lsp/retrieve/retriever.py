@@ -46,8 +46,8 @@ if TYPE_CHECKING:
 
 from .candidates import QuestionFiles, RetrievalContext, rerank_signals
 from .centrality import central_weight
-from .description import asks_what, body_of, is_description
-from .filenames import named_for
+from .description import asks_what, bodies_first
+from .filenames import named_files
 from .ledger import Ledger
 from .legacy import asked_for, legacy_files
 from .names import (
@@ -190,28 +190,8 @@ class Retriever:
         by_keyword = rrf([rankings[0][0]]) if keyword else {}
         ledger.step("keyword", {}, {key: by_keyword.get(key, 0.0) / best for key in scores})
         ledger.step("vector", {key: by_keyword.get(key, 0.0) / best for key in scores}, scores)
-        # A name the query gives that the index defines brings its definition, as if the keyword
-        # search had ranked it first (a named definition) or lifts it a little (a word that is
-        # also a definition's name: "retry" and `def retry`).
-        # A definition of a name the query gives as typed comes before the chunks that use it.
-        named, worded = named_in(query)
-        given = given_names(query)
-        lifted_scores = dict(scores)
-        defined: dict[str, float] = {}
-        found = self.store.naming(named | worded | given, depth)
-        # In a sentence, a name many files define says less about which one is meant
-        # (`flatMap`); a look-up wants every definition of it.
-        definers = {c.path for c in found if given.intersection(c.defines)}
-        spread_by = 1 if names_only or " " not in query.strip() else max(1, len(definers))
-        lift = 1.0 + (WEIGHTS.defines_lift - 1.0) / spread_by
-        for chunk in found:
-            exact = bool((named | given).intersection(chunk.defines))
-            chunks.setdefault(chunk.id, chunk)
-            floor = 1.0 / (WEIGHTS.rrf_k + 1) / best if exact else 0.0
-            word_lift = 1.0 if exact else WEIGHTS.named_lift
-            lifted_scores[chunk.id] = max(lifted_scores.get(chunk.id, 0.0), floor) * word_lift
-            if given.intersection(chunk.defines):
-                defined[chunk.id] = lifted_scores[chunk.id] * lift
+        floor = 1.0 / (WEIGHTS.rrf_k + 1) / best  # where the keyword search's first starts
+        lifted_scores, defined = self._named(query, scores, chunks, floor, depth, names_only)
         scores = ledger.step("named", scores, lifted_scores)
         scores = ledger.step("defines", scores, {**scores, **defined})
         exacts = {key: exact_share(names, chunks[key].text) for key in scores}
@@ -237,7 +217,7 @@ class Retriever:
                 for key, value in scores.items()
             },
         )
-        scores = ledger.step("file_name", scores, _named_files(scores, chunks, query, asked))
+        scores = ledger.step("file_name", scores, named_files(scores, chunks, query, asked))
         old = self._legacy_files(centrality)
         scores = ledger.step(
             "legacy",
@@ -252,7 +232,7 @@ class Retriever:
         scores = ledger.step("file", scores, with_file_evidence(scores, chunks))
         scores = ledger.step("neighbours", scores, self._with_neighbours(scores, chunks))
         if not asks_what(query):
-            scores = ledger.step("description", scores, _bodies_first(scores, chunks))
+            scores = ledger.step("description", scores, bodies_first(scores, chunks))
         if spread:
             scores = ledger.step("file_repeat", scores, spread_over_files(scores, chunks))
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
@@ -264,6 +244,39 @@ class Retriever:
             result_from_chunk(chunks[key], scaled[key], ledger.terms(key)) for key in ordered
         )
         return dedup_overlapping(results)[:limit]
+
+    def _named(
+        self,
+        query: str,
+        scores: dict[str, float],
+        chunks: dict[str, Chunk],
+        floor: float,
+        depth: int,
+        names_only: bool,
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """The names a query gives that the index defines (their chunks join ``chunks``):
+        (every score with those definitions brought in, as if the keyword search had ranked
+        them first, or a plain word that is also a definition's name lifting it a little:
+        "retry" and `def retry`; the scores of the chunks defining a name the query gives as
+        typed, lifted by ``defines_lift`` so that they come before the chunks that use it)."""
+        named, worded = named_in(query)
+        given = given_names(query)
+        lifted = dict(scores)
+        defined: dict[str, float] = {}
+        found = self.store.naming(named | worded | given, depth)
+        # In a sentence, a name many files define says less about which one is meant
+        # (`flatMap`); a look-up wants every definition of it.
+        definers = {c.path for c in found if given.intersection(c.defines)}
+        spread_by = 1 if names_only or " " not in query.strip() else max(1, len(definers))
+        lift = 1.0 + (WEIGHTS.defines_lift - 1.0) / spread_by
+        for chunk in found:
+            exact = bool((named | given).intersection(chunk.defines))
+            chunks.setdefault(chunk.id, chunk)
+            word_lift = 1.0 if exact else WEIGHTS.named_lift
+            lifted[chunk.id] = max(lifted.get(chunk.id, 0.0), floor if exact else 0.0) * word_lift
+            if given.intersection(chunk.defines):
+                defined[chunk.id] = lifted[chunk.id] * lift
+        return lifted, defined
 
     def _centrality(self) -> dict[str, float]:
         """Each file's percentile in the reference graph (:mod:`.prior`)."""
@@ -398,39 +411,6 @@ class Retriever:
         return Retrieval(
             selected=merge_adjacent(results), candidates=results, cleared_floor=bool(results)
         )
-
-
-def _named_files(
-    scores: dict[str, float], chunks: dict[str, Chunk], query: str, asked: frozenset[str]
-) -> dict[str, float]:
-    """The best chunk of each code file named for the query lifted by up to ``file_name``
-    (:func:`.filenames.named_for`): the name ranks the file; its further chunks keep their own
-    evidence. A test or a doc named for the concept is still not the code."""
-    words = frozenset(word_parts(query))
-    best: dict[str, str] = {}
-    for key in sorted(scores, key=lambda key: (-scores[key], key)):
-        best.setdefault(chunks[key].path, key)
-    lifted = dict(scores)
-    for key in best.values():
-        if role_weight(chunks[key], asked) == 1.0:
-            lifted[key] *= 1.0 + WEIGHTS.file_name * named_for(chunks[key], words)
-    return lifted
-
-
-def _bodies_first(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
-    """A definition's header-and-docstring chunk and the body after it ranked as one unit
-    (:mod:`.description`): the body takes the better score, the description ``description``
-    of its own. Among the best candidates, whose neighbours are in ``chunks``."""
-    ranked = dict(scores)
-    top = sorted(scores, key=lambda key: (-scores[key], key))[: WEIGHTS.neighbour_lenders]
-    for key in top:
-        if not is_description(chunks[key].text):
-            continue
-        body = body_of(chunks[key], chunks)
-        if body is not None and body in ranked:
-            ranked[body] = max(ranked[body], scores[key])
-            ranked[key] = scores[key] * WEIGHTS.description
-    return ranked
 
 
 def open_retriever(repo: Path, config: Config, in_memory: bool = False) -> Retriever:
