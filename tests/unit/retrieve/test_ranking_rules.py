@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from codecite_lsp.core.config import Config
+from codecite_lsp.retrieve.legacy import legacy_files
 from codecite_lsp.retrieve.retriever import open_retriever
 
 
@@ -88,6 +89,23 @@ def test_an_old_copy_of_a_module_ranks_below_the_current_one(tmp_path: Path) -> 
     demoted = retriever.search("model field default alias", 6)
     old = [r for r in demoted if r.path.startswith("pkg/v1/")]
     assert old and all("legacy" in dict(r.terms) for r in old)
+
+
+def test_old_trees_are_found_from_the_paths_alone() -> None:
+    paths = [
+        "api/v1/users.py",  # a lone version folder is the current API
+        "zod/v3/types.ts",  # an older version beside a newer one
+        "zod/v4/types.ts",
+        "pkg/fields.py",
+        "pkg/v1/fields.py",  # the same path without its version folder exists
+        "pkg/_vendor/six.py",
+        "pkg/compat.py",  # a module named compat is current code, not a folder of copies
+    ]
+    assert legacy_files(paths) == {
+        "zod/v3/types.ts": "v3",
+        "pkg/v1/fields.py": "v1",
+        "pkg/_vendor/six.py": "_vendor",
+    }
 
 
 # A small file named for the concept, and a 2,000-line client that repeats its words.
