@@ -20,6 +20,7 @@ from .core.environment import apply_defaults
 from .service.forbidden_roots import refusal
 
 if TYPE_CHECKING:
+    from .core.records import Result
     from .index.indexer import Indexer, IndexReport
 
 
@@ -44,9 +45,15 @@ def _build_parser() -> argparse.ArgumentParser:
     index.add_argument("--quiet", action="store_true", help="no progress bar")
 
     search = sub.add_parser("search", parents=[common], help="retrieval only, no model")
-    search.add_argument("query")
+    search.add_argument("query", nargs="?", help="what to look for (or --queries)")
+    search.add_argument(
+        "--queries", default=None, help="a file of queries, one a line ('-': stdin), one index open"
+    )
     search.add_argument("--limit", type=int, default=10)
     search.add_argument("--json", action="store_true")
+    search.add_argument(
+        "--explain", action="store_true", help="each result's score terms (what ranked it)"
+    )
 
     ask = sub.add_parser("ask", parents=[common], help="answer with verified citations")
     ask.add_argument("question")
@@ -144,32 +151,65 @@ def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     return 0
 
 
+def _search_queries(args: argparse.Namespace) -> list[str] | str:
+    """The queries to answer, or what is wrong with them."""
+    if (args.query is None) == (args.queries is None):
+        return "give a query or --queries FILE (not both)"
+    if args.query is not None:
+        return [args.query] if args.query.strip() else "the query is empty"
+    try:
+        if args.queries == "-":
+            text = sys.stdin.read()
+        else:
+            text = Path(args.queries).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"cannot read {args.queries}: {exc}"
+    queries = [line.strip() for line in text.splitlines() if line.strip()]
+    return queries or f"{args.queries} holds no query"
+
+
 def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .retrieve.retriever import open_retriever
 
     if args.limit <= 0:
         print("codecite: --limit must be positive", file=sys.stderr)
         return 2
-    if not args.query.strip():
-        print("codecite: the query is empty", file=sys.stderr)
+    queries = _search_queries(args)
+    if isinstance(queries, str):
+        print(f"codecite: {queries}", file=sys.stderr)
         return 2
     retriever = open_retriever(repo, config)
     if retriever.store.meta.chunk_budget is None:  # set by the first complete index pass
         # stderr: an empty result list alone reads as "nothing matches"
         print("codecite: no index yet; run `codecite index` first", file=sys.stderr)
-    results = retriever.search(args.query, limit=args.limit)
-    if args.json:
-        from .core.responses import SearchReply, SearchResult
-
-        reply = SearchReply(results=[SearchResult.of(r) for r in results])
-        print(json.dumps(reply.model_dump(mode="json"), ensure_ascii=False))
-        return 0
-    if not results:
-        print("no results")
-    for result in results:
-        symbol = f"  {result.symbol}" if result.symbol else ""
-        print(f"{result.path}:{result.start_line}-{result.end_line}{symbol}  ({result.score:.3f})")
+    batch = args.queries is not None
+    for query in queries:
+        results = retriever.search(query, limit=args.limit)
+        if args.json:
+            shown = [_result_json(r, args.explain) for r in results]
+            line: dict[str, object] = {"query": query} if batch else {}
+            print(json.dumps({**line, "results": shown}, ensure_ascii=False), flush=batch)
+            continue
+        if batch:
+            print(f"# {query}")
+        if not results:
+            print("no results")
+        for result in results:
+            symbol = f"  {result.symbol}" if result.symbol else ""
+            place = f"{result.path}:{result.start_line}-{result.end_line}"
+            print(f"{place}{symbol}  ({result.score:.3f})")
+            if args.explain:
+                print("    " + "  ".join(f"{name} {value:+.3f}" for name, value in result.terms))
     return 0
+
+
+def _result_json(result: Result, explain: bool) -> dict[str, object]:
+    from .core.responses import SearchResult
+
+    shown: dict[str, object] = SearchResult.of(result).model_dump(mode="json")
+    if explain:
+        shown["terms"] = dict(result.terms)
+    return shown
 
 
 def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:

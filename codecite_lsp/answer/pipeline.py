@@ -225,7 +225,9 @@ class Answerer:
         request.stage("retrieving")
         retrieval = self.retriever.retrieve(asked, context)
         request.retrieved = [
-            {"content_hash": r.content_hash, "score": r.score} for r in retrieval.selected
+            # terms: what ranked it (adding up to the rerank score; codecite search --explain)
+            {"content_hash": r.content_hash, "score": r.score, "terms": dict(r.terms)}
+            for r in retrieval.selected
         ]
         near = retrieval.selected or retrieval.candidates
         if not retrieval.cleared_floor or not retrieval.selected:

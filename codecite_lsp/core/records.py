@@ -72,6 +72,8 @@ class Result:
     revision: str = ""
     # The chunk's own definitions (Chunk.defines): the question path weighs their names.
     defines: tuple[str, ...] = ()
+    # What made the score, by rule (name -> contribution, adding up to it): ``--explain``.
+    terms: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)

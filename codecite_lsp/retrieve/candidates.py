@@ -17,19 +17,13 @@ if TYPE_CHECKING:
     from ..index.store import Store
 
 from .names import NameMatch, exact_share, named_in, whole_word, words_of
-from .scoring import (
-    FOLLOW_LIMIT,
-    HEAD_LINES,
-    NAME_WEIGHT,
-    SEARCH_WEIGHT,
-    SIBLING_FILES,
-    SIBLING_LIMIT,
-    SIBLING_MATCH,
-    Signals,
-    relevance,
-    role_weight,
-)
+from .scoring import Signals, relevance, role_weight
 from .selection import line_range, result_from_chunk
+from .weights import WEIGHTS
+
+# A chunk naming its symbol in this many first lines starts that definition (with decorators
+# and leading comments): it needs no signature from above.
+HEAD_LINES = 8
 
 
 @dataclass(frozen=True)
@@ -49,7 +43,8 @@ def rerank_signals(
     asked: frozenset[str],
     naming: NameMatch,
 ) -> Signals:
-    """A candidate's calibrated relevance (what the floor reads) and its rerank score."""
+    """A candidate's calibrated relevance (what the floor reads) and its rerank score, the sum
+    of its named terms (each the weight of :mod:`.weights` of that name times its evidence)."""
     symbol_words = set(word_parts(candidate.symbol or ""))
     path_words = set(word_parts(candidate.path))
     words = words_of(candidate.text) | symbol_words | path_words
@@ -57,23 +52,38 @@ def rerank_signals(
     exact = exact_share(typed, candidate.text) or 0.0
     # An identifier the question names weighs as much as its two rarest words together:
     # `after_this_request` is better evidence than "register" or "callback".
-    named = 2 * max(terms.values(), default=1.0) * len(typed)
+    named = WEIGHTS.identifier_idf * max(terms.values(), default=1.0) * len(typed)
     total = sum(terms.values()) + named
     coverage = (sum(terms[t] for t in said) + named * exact) / total if total else 0.0
-    score = relevance(coverage, candidate.score)
-    rerank = score + SEARCH_WEIGHT * candidate.score
-    rerank += 0.15 * (len(symbol_words & terms.keys()) / len(terms) if terms else 0.0)
-    rerank += 0.10 * (len(path_words & terms.keys()) / len(terms) if terms else 0.0)
-    rerank += 0.15 * exact
-    rerank += NAME_WEIGHT * naming(candidate.defines)
-    if role_weight(candidate, asked) < 1.0:
-        rerank -= 0.15  # code first: docs, tests, changelogs follow the code they describe
+    # The search score as the calibration reads it: up to 1 (a look-up's lifts order the
+    # search; the question's own terms below order the rerank).
+    searched = min(1.0, candidate.score)
+    score = relevance(coverage, searched)
+    # code first: docs, tests, changelogs follow the code they describe
+    supporting = role_weight(candidate, asked) < 1.0
     # Context reorders near-equals (the file being edited first); it is never evidence.
-    if context and context.path == candidate.path:
-        rerank += 0.20
-    if context and context.symbol and whole_word(context.symbol, candidate.text):
-        rerank += 0.15
-    return Signals(relevance=score, rerank=rerank)
+    in_file = bool(context and context.path == candidate.path)
+    symbol = context.symbol if context else None
+    has_symbol = bool(symbol and whole_word(symbol, candidate.text))
+    parts = (
+        ("relevance", score),
+        ("search", WEIGHTS.search * searched),
+        ("symbol_words", WEIGHTS.symbol_words * _share(symbol_words, terms)),
+        ("path_words", WEIGHTS.path_words * _share(path_words, terms)),
+        ("exact", WEIGHTS.exact * exact),
+        ("name", WEIGHTS.name * naming(candidate.defines)),
+        ("not_code", -WEIGHTS.not_code if supporting else 0.0),
+        ("context_path", WEIGHTS.context_path if in_file else 0.0),
+        ("context_symbol", WEIGHTS.context_symbol if has_symbol else 0.0),
+    )
+    rerank = 0.0
+    for _, value in parts:
+        rerank += value
+    return Signals(relevance=score, rerank=rerank, terms=tuple((n, v) for n, v in parts if v))
+
+
+def _share(words: set[str], terms: dict[str, float]) -> float:
+    return len(words & terms.keys()) / len(terms) if terms else 0.0
 
 
 class QuestionFiles:
@@ -103,8 +113,8 @@ class QuestionFiles:
             for name in chunk.uses
             if not words.isdisjoint(words_of(name))
         }
-        callers = self.store.naming(named, FOLLOW_LIMIT, column="uses")
-        definitions = self.store.naming(callees - named, FOLLOW_LIMIT)
+        callers = self.store.naming(named, WEIGHTS.follow_limit, column="uses")
+        definitions = self.store.naming(callees - named, WEIGHTS.follow_limit)
         return (
             [result_from_chunk(c, floor) for c in definitions],
             [result_from_chunk(c, floor) for c in callers],
@@ -115,9 +125,9 @@ class QuestionFiles:
         (:class:`.names.NameMatch`), scored like the weakest search result: the search ranks
         a file's chunks by the words of their bodies, and a definition whose body holds few of
         the question's words may be missing from the candidates while its file leads them.
-        The SIBLING_LIMIT best named, so that a question naming a common word stays cheap."""
+        The ``sibling_limit`` best named, so that a question naming a common word stays cheap."""
         floor = min((r.score for r in found), default=0.0)
-        paths = list(dict.fromkeys(r.path for r in found))[:SIBLING_FILES]
+        paths = list(dict.fromkeys(r.path for r in found))[: WEIGHTS.sibling_files]
         present = {(r.path, r.start_line) for r in found}
         matches = [
             (score, chunk)
@@ -125,10 +135,10 @@ class QuestionFiles:
             for chunk in self.chunks_of(path)
             if (chunk.path, chunk.start_line) not in present
             for score in [named(chunk.defines)]
-            if score >= SIBLING_MATCH
+            if score >= WEIGHTS.sibling_match
         ]
         matches.sort(key=lambda pair: -pair[0])  # stable: equals stay in file order
-        return [result_from_chunk(chunk, floor) for _, chunk in matches[:SIBLING_LIMIT]]
+        return [result_from_chunk(chunk, floor) for _, chunk in matches[: WEIGHTS.sibling_limit]]
 
     def headers(self, result: Result) -> list[Result]:
         """Signature lines of the definitions enclosing ``result`` that start above it (a chunk

@@ -4,7 +4,7 @@ As aider's repository map does, files are ranked by PageRank over the graph whos
 a file that uses a name to the files that define it: code that much of the repository calls
 (the request object, the router, the session) is more often what a question is about than a
 leaf helper. A name defined in several files says little about which one is meant (``String``):
-its edges share one unit of weight among its definitions, and past ``MAX_DEFINERS`` it has none.
+its edges share one unit of weight among its definitions, and past ``max_definers`` it has none.
 A file's use of a name weighs the square root of its count, so one file calling a helper fifty
 times does not make it the centre of the repository.
 """
@@ -17,14 +17,10 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-DAMPING = 0.85  # the usual PageRank damping: a random reader follows a reference 85% of the time
+from .weights import WEIGHTS
+
 ITERATIONS = 50
 TOLERANCE = 1e-9
-# A name defined in more files than this is ignored: its edges would point everywhere (and cost
-# uses x definitions to build).
-MAX_DEFINERS = 8
-# What the most central file's scores gain.
-CENTRALITY_LIFT = 0.22
 
 
 def file_centrality(
@@ -50,7 +46,7 @@ def file_centrality(
     for user, counted in uses.items():
         for name, count in counted.items():
             targets = definers.get(name, set()) - {user}
-            if len(targets) > MAX_DEFINERS:
+            if len(targets) > WEIGHTS.max_definers:
                 continue  # `get`, `run`, `__init__`: no hint which definition is meant
             for target in targets:
                 weights[index[user], index[target]] += math.sqrt(count) / len(targets)
@@ -67,8 +63,8 @@ def file_centrality(
 def central_weight(percentile: float | None) -> float:
     """A mild prior that only lifts (a first result keeps its 1.0): a file no other file
     references, or one outside the graph (prose, data), keeps its score; the most central file
-    gains CENTRALITY_LIFT."""
-    return 1.0 + CENTRALITY_LIFT * (percentile or 0.0)
+    gains ``centrality_lift``."""
+    return 1.0 + WEIGHTS.centrality_lift * (percentile or 0.0)
 
 
 def _pagerank(size: int, weights: dict[tuple[int, int], float]) -> np.ndarray:
@@ -83,7 +79,8 @@ def _pagerank(size: int, weights: dict[tuple[int, int], float]) -> np.ndarray:
     dangling = out == 0
     for _ in range(ITERATIONS):
         spread = np.bincount(targets, weights=rank[sources] * share, minlength=size)
-        new = (1 - DAMPING) / size + DAMPING * (spread + rank[dangling].sum() / size)
+        damping = WEIGHTS.damping
+        new = (1 - damping) / size + damping * (spread + rank[dangling].sum() / size)
         if np.abs(new - rank).sum() < TOLERANCE:
             return new
         rank = new

@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection, Mapping
 from functools import lru_cache
 
 from ..core.terms import STOP_WORDS, identifier_parts, says, stem, word_parts
+from .weights import WEIGHTS
 
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -64,6 +65,21 @@ def named_in(query: str) -> tuple[set[str], set[str]]:
     return named, worded - named
 
 
+def given_names(query: str) -> set[str]:
+    """The names a query gives as typed, to find their definitions first: identifiers, names
+    in backticks, called or dotted (the last part), and a query of one word (`Router`,
+    `Depends`: a look-up). Not the names guessed from its words (:func:`named_in`)."""
+    given = set(identifiers(query))
+    for quoted in _BACKTICKED.findall(query):
+        given.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted))
+    given.update(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\(\)", query))
+    given.update(dotted.rsplit(".", 1)[-1] for dotted in _DOTTED.findall(query))
+    words = query.split()
+    if len(words) == 1 and _IDENTIFIER_LIKE.fullmatch(words[0]) and len(words[0]) >= 2:
+        given.add(words[0].rsplit(".", 1)[-1])
+    return given
+
+
 def _capital(word: str) -> str:
     return word[:1].upper() + word[1:]
 
@@ -91,9 +107,6 @@ def words_of(text: str) -> frozenset[str]:
 # defined name says what the code is for, its body says how, and a blanked or terse body holds
 # few of the question's words).
 
-# Half of a name's score is how much of the question it says, half how much of the name the
-# question explains: `merge` for "merge sorted inputs" beats `merge_sorted_runs_in_place`.
-_NAME_PRECISION = 0.5
 _SEGMENT_MAX = 24  # longer lower-case runs are not compounds worth splitting
 _MEMO_MAX = 100_000  # names remembered by Compounds
 
@@ -132,7 +145,8 @@ class NameMatch:
         said = frozenset().union(*said_by)
         covered = sum(bool(terms) for terms in said_by) / len(pieces)
         share = sum(self.terms[t] for t in said) / self.total
-        return share * (1 - _NAME_PRECISION + _NAME_PRECISION * covered)
+        precision = WEIGHTS.name_precision
+        return share * (1 - precision + precision * covered)
 
     def _said_by(self, piece: str) -> frozenset[str]:
         """The terms ``piece`` says, either way round: `timeout` says "time", `time` says

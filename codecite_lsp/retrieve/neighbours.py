@@ -17,13 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ..core.records import Chunk
-
-# The share of a candidate's score lent to each chunk beside it.
-NEIGHBOUR_SHARE = 0.45
-# Lent scores stay under this fraction of the best lender's (the file's order is kept).
-NEIGHBOUR_CAP = 0.9
-# Each further chunk of one file is scaled by this once more (see spread_over_files).
-FILE_REPEAT = 0.8
+from .weights import WEIGHTS
 
 
 def neighbour_scores(
@@ -42,7 +36,7 @@ def neighbour_scores(
         ]
         if not loans:
             continue
-        score = min(NEIGHBOUR_SHARE * sum(loans), NEIGHBOUR_CAP * max(loans))
+        score = min(WEIGHTS.neighbour_share * sum(loans), WEIGHTS.neighbour_cap * max(loans))
         own = lenders[chunk.id][1] if chunk.id in lenders else 0.0
         if score > own:
             lent[chunk.id] = max(score, lent.get(chunk.id, 0.0))
@@ -50,13 +44,13 @@ def neighbour_scores(
 
 
 def spread_over_files(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str, float]:
-    """Each further chunk of a file counts a little less (FILE_REPEAT per chunk of that file
+    """Each further chunk of a file counts a little less (``file_repeat`` per chunk of that file
     ranked above it): one file's many near-equal chunks do not crowd out the next file's best.
     A file's best chunk keeps its score, so the order of files does not change."""
     seen: dict[str, int] = {}
     spread = {}
     for key in sorted(scores, key=lambda key: (-scores[key], key)):
         path = chunks[key].path
-        spread[key] = scores[key] * FILE_REPEAT ** seen.get(path, 0)
+        spread[key] = scores[key] * WEIGHTS.file_repeat ** seen.get(path, 0)
         seen[path] = seen.get(path, 0) + 1
     return spread

@@ -3,19 +3,24 @@ query names, code first; then, for questions, the code those lead to and the nam
 their files (:mod:`.candidates`), a cheap rerank, a relevance floor and the prompt's sources
 (:mod:`.selection`).
 
-Scores:
+Scores (every weight is in :mod:`.weights`; each rule's share is kept in ``Result.terms``):
 - ``search``: ``Result.score`` starts as the fused RRF score divided by its best possible value
   (1.0: ranked first by every retriever that ran; a chunk only the vectors found starts at most at
-  1/3). A chunk defining a name the query gives starts at least where the keyword search's first
-  would (a plain word that names a definition lifts it by ``NAMED_LIFT``). When the query holds
-  identifiers, the score is the mean of that and the share of them the chunk holds verbatim; it
-  is scaled by ``SUPPORTING_WEIGHT`` for docs, tests, changelogs, examples and configuration not
-  asked for, lifted by up to ``CENTRALITY_LIFT`` by its file's place in the reference graph
-  (:mod:`.centrality`), and gains ``FILE_SHARE`` of the best other candidate of its file; the
-  chunks beside the best candidates are scored from theirs (:mod:`.neighbours`), and each further
-  chunk of a file is scaled by ``FILE_REPEAT`` once more. Capped to (0, 1].
+  1/3): the ``keyword`` and ``vector`` terms. A chunk defining a name the query gives starts at
+  least where the keyword search's first would (a plain word that names a definition lifts it by
+  ``named_lift``: ``named``). When the query holds identifiers, the score is the mean of that and
+  the share of them the chunk holds verbatim (``identifiers``); it is scaled by ``supporting``
+  for docs, tests, changelogs, examples and configuration not asked for (``code_first``), lifted
+  by up to ``centrality_lift`` by its file's place in the reference graph (:mod:`.centrality`),
+  scaled by ``legacy`` in an old or duplicate tree not asked for (:mod:`.legacy`),
+  and gains ``file_share`` of the best other candidate of its file (``file``); the chunks beside
+  the best candidates are scored from theirs (:mod:`.neighbours`), and each further chunk of a
+  file is scaled by ``file_repeat`` once more. A chunk defining a name the query gives as typed
+  is scaled by ``defines_lift`` (``defines``). Divided by the best score when it is over 1
+  (``scale``): never clamped, so unequal evidence stays unequal.
 - ``retrieve``: ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the
-  floor (config.relevance_floor) is applied to it.
+  floor (config.relevance_floor) is applied to it. Its terms add up to the rerank score that
+  ordered the candidates (:func:`.candidates.rerank_signals`, ``callee``, ``semantic``).
 """
 
 from __future__ import annotations
@@ -41,10 +46,15 @@ if TYPE_CHECKING:
 
 from .candidates import QuestionFiles, RetrievalContext, rerank_signals
 from .centrality import central_weight
+from .description import asks_what, bodies_first
+from .filenames import named_files
+from .ledger import Ledger
+from .legacy import asked_for, legacy_files
 from .names import (
     Compounds,
     NameMatch,
     exact_share,
+    given_names,
     identifiers,
     named_in,
     qualifiers,
@@ -54,12 +64,6 @@ from .names import (
 from .neighbours import neighbour_scores, spread_over_files
 from .prior import CentralityPrior
 from .scoring import (
-    CALLEE_SHARE,
-    MIN_SIMILARITY,
-    NAMED_LIFT,
-    NEIGHBOUR_LENDERS,
-    RRF_K,
-    VECTOR_WEIGHT,
     Signals,
     role_weight,
     rrf,
@@ -75,6 +79,7 @@ from .selection import (
     select_sources,
 )
 from .semantic import SemanticRanker, make_ranker
+from .weights import WEIGHTS
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +116,7 @@ class Retriever:
         store: Store,
         embedder: Embedder | None,
         config: Config,
-        vector_weight: float = VECTOR_WEIGHT,
+        vector_weight: float = WEIGHTS.vector,
         semantic: SemanticRanker | None = None,
     ) -> None:
         self.store = store
@@ -123,6 +128,7 @@ class Retriever:
         self._has_vectors: str | None = None  # embedder name known to have stored vectors
         self.prior = CentralityPrior(store.references)
         self._compounds: tuple[object, Compounds] | None = None  # (its vocabulary's model, ...)
+        self._legacy: tuple[dict[str, float], dict[str, str]] | None = None  # (centrality, ...)
 
     # -- hybrid search --------------------------------------------------------------------
 
@@ -147,13 +153,18 @@ class Retriever:
                 log.warning(message)
             return []
         found = self.store.vector_search(embedder.name, vector, limit)
-        return [(chunk, similarity) for chunk, similarity in found if similarity >= MIN_SIMILARITY]
+        return [
+            (chunk, similarity)
+            for chunk, similarity in found
+            if similarity >= WEIGHTS.min_similarity
+        ]
 
     @_one_version
     def search(self, query: str, limit: int = 10, *, spread: bool = True) -> list[Result]:
         """Best first; empty for an empty query; keyword-only when no vectors exist yet.
-        ``spread=False`` keeps a file's further chunks at their own score (the question path
-        reranks its candidates itself and wants a definition's neighbours in its pool)."""
+        ``spread=False`` keeps a file's further chunks at their own score, and every score as
+        its evidence made it, not scaled to 1 (the question path reranks its candidates itself,
+        wants a definition's neighbours in its pool, and calibrates what it reads)."""
         if not query.strip():
             return []
         if isinstance(self.embedder, StaticEmbedder):
@@ -168,51 +179,122 @@ class Retriever:
         chunks = {c.id: c for ranked in (keyword, vector) for c, _ in ranked}
         fused = rrf([r for r, _ in rankings], weights=[w for _, w in rankings])
         # The keyword search always ran: when it found nothing, the vectors' first is no 1.0.
-        best = (1.0 + (self.vector_weight if vector else 0.0)) / (RRF_K + 1)
+        best = (1.0 + (self.vector_weight if vector else 0.0)) / (WEIGHTS.rrf_k + 1)
         names = identifiers(query)
         asked = asked_roles(query)
         # A query of identifiers alone looks a name up: where it lives matters more than its role.
         names_only = bool(names) and all(identifiers(word) for word in query.split())
         scores = {key: value / best for key, value in fused.items()}
-        # A name the query gives that the index defines brings its definition, as if the keyword
-        # search had ranked it first (a named definition) or lifts it a little (a word that is
-        # also a definition's name: "retry" and `def retry`).
-        named, worded = named_in(query)
-        for chunk in self.store.naming(named | worded, depth):
-            exact = bool(named.intersection(chunk.defines))
-            chunks.setdefault(chunk.id, chunk)
-            floor = 1.0 / (RRF_K + 1) / best if exact else 0.0
-            lifted = max(scores.get(chunk.id, 0.0), floor) * (1.0 if exact else NAMED_LIFT)
-            scores[chunk.id] = min(1.0, lifted)
-        scores = {
-            key: search_score(value, exact)
-            * role_weight(chunks[key], asked, exact if names_only else None)
-            for key, value in scores.items()
-            for exact in [exact_share(names, chunks[key].text)]
-        }
+        # Each rule below goes through the ledger: a result's terms add up to its score.
+        ledger = Ledger()
+        by_keyword = rrf([rankings[0][0]]) if keyword else {}
+        ledger.step("keyword", {}, {key: by_keyword.get(key, 0.0) / best for key in scores})
+        ledger.step("vector", {key: by_keyword.get(key, 0.0) / best for key in scores}, scores)
+        floor = 1.0 / (WEIGHTS.rrf_k + 1) / best  # where the keyword search's first starts
+        lifted_scores, defined = self._named(query, scores, chunks, floor, depth, names_only)
+        scores = ledger.step("named", scores, lifted_scores)
+        scores = ledger.step("defines", scores, {**scores, **defined})
+        exacts = {key: exact_share(names, chunks[key].text) for key in scores}
+        scores = ledger.step(
+            "identifiers",
+            scores,
+            {key: search_score(value, exacts[key]) for key, value in scores.items()},
+        )
+        scores = ledger.step(
+            "code_first",
+            scores,
+            {
+                key: value * role_weight(chunks[key], asked, exacts[key] if names_only else None)
+                for key, value in scores.items()
+            },
+        )
         centrality = self._centrality()
-        scores = {
-            key: value * central_weight(centrality.get(chunks[key].path))
-            for key, value in scores.items()
-        }
-        scores = with_file_evidence(scores, chunks)
-        scores = self._with_neighbours(scores, chunks)
+        scores = ledger.step(
+            "centrality",
+            scores,
+            {
+                key: value * central_weight(centrality.get(chunks[key].path))
+                for key, value in scores.items()
+            },
+        )
+        scores = ledger.step("file_name", scores, named_files(scores, chunks, query, asked))
+        old = self._legacy_files(centrality)
+        scores = ledger.step(
+            "legacy",
+            scores,
+            {
+                key: value * WEIGHTS.legacy
+                if (folder := old.get(chunks[key].path)) and not asked_for(folder, query)
+                else value
+                for key, value in scores.items()
+            },
+        )
+        scores = ledger.step("file", scores, with_file_evidence(scores, chunks))
+        scores = ledger.step("neighbours", scores, self._with_neighbours(scores, chunks))
+        if not asks_what(query):
+            scores = ledger.step("description", scores, bodies_first(scores, chunks))
         if spread:
-            scores = spread_over_files(scores, chunks)
+            scores = ledger.step("file_repeat", scores, spread_over_files(scores, chunks))
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
-        results = (result_from_chunk(chunks[key], min(1.0, scores[key])) for key in ordered)
+        # Scaled, not clamped, into (0, 1]: unequal evidence stays unequal.
+        top = max(1.0, scores[ordered[0]]) if spread else 1.0
+        scaled = {key: scores[key] / top for key in ordered}
+        ledger.step("scale", scores, scaled)
+        results = (
+            result_from_chunk(chunks[key], scaled[key], ledger.terms(key)) for key in ordered
+        )
         return dedup_overlapping(results)[:limit]
+
+    def _named(
+        self,
+        query: str,
+        scores: dict[str, float],
+        chunks: dict[str, Chunk],
+        floor: float,
+        depth: int,
+        names_only: bool,
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """The names a query gives that the index defines (their chunks join ``chunks``):
+        (every score with those definitions brought in, as if the keyword search had ranked
+        them first, or a plain word that is also a definition's name lifting it a little:
+        "retry" and `def retry`; the scores of the chunks defining a name the query gives as
+        typed, lifted by ``defines_lift`` so that they come before the chunks that use it)."""
+        named, worded = named_in(query)
+        given = given_names(query)
+        lifted = dict(scores)
+        defined: dict[str, float] = {}
+        found = self.store.naming(named | worded | given, depth)
+        # In a sentence, a name many files define says less about which one is meant
+        # (`flatMap`); a look-up wants every definition of it.
+        definers = {c.path for c in found if given.intersection(c.defines)}
+        spread_by = 1 if names_only or " " not in query.strip() else max(1, len(definers))
+        lift = 1.0 + (WEIGHTS.defines_lift - 1.0) / spread_by
+        for chunk in found:
+            exact = bool((named | given).intersection(chunk.defines))
+            chunks.setdefault(chunk.id, chunk)
+            word_lift = 1.0 if exact else WEIGHTS.named_lift
+            lifted[chunk.id] = max(lifted.get(chunk.id, 0.0), floor if exact else 0.0) * word_lift
+            if given.intersection(chunk.defines):
+                defined[chunk.id] = lifted[chunk.id] * lift
+        return lifted, defined
 
     def _centrality(self) -> dict[str, float]:
         """Each file's percentile in the reference graph (:mod:`.prior`)."""
         return self.prior.at(self.store.versions()["chunks"])
+
+    def _legacy_files(self, centrality: dict[str, float]) -> dict[str, str]:
+        """The files of old and duplicate trees (:mod:`.legacy`), found once per prior (whose
+        files are the repository's code)."""
+        if self._legacy is None or self._legacy[0] is not centrality:
+            self._legacy = (centrality, legacy_files(centrality.keys()))
+        return self._legacy[1]
 
     def _with_neighbours(
         self, scores: dict[str, float], chunks: dict[str, Chunk]
     ) -> dict[str, float]:
         """The chunks beside the best candidates, scored by :func:`.neighbours.neighbour_scores`
         (one store read)."""
-        top = sorted(scores, key=lambda key: (-scores[key], key))[:NEIGHBOUR_LENDERS]
+        top = sorted(scores, key=lambda key: (-scores[key], key))[: WEIGHTS.neighbour_lenders]
         lenders = {key: (chunks[key], scores[key]) for key in top}
         spans = {(c.path, c.start_line, c.end_line) for c, _ in lenders.values()}
         found = self.store.adjacent(spans)
@@ -269,17 +351,22 @@ class Retriever:
         for result in callees:
             own = signals(result)
             if caller is not None and not any(overlaps(result, r) for r, _ in scored):
+                share = WEIGHTS.callee_share
+                rerank = max(own.rerank, share * caller.rerank)
                 inherited = Signals(
-                    relevance=max(own.relevance, CALLEE_SHARE * caller.relevance),
-                    rerank=max(own.rerank, CALLEE_SHARE * caller.rerank),
+                    relevance=max(own.relevance, share * caller.relevance),
+                    rerank=rerank,
+                    terms=(*own.terms, ("callee", rerank - own.rerank)),
                 )
                 scored.append((result, inherited))
         scored.sort(key=lambda pair: -pair[1].rerank)
         if self.semantic is not None:  # the question-time MiniLM rerank (:mod:`.semantic`)
             weighed = [(r, s.rerank, role_weight(r, asked)) for r, s in scored]
-            ranks = self.semantic.order(question, weighed, self.warnings)
-            scored = [scored[i] for i in ranks]
-        candidates = [replace(r, score=round(s.relevance, 4)) for r, s in scored]
+            ranks, added = self.semantic.ranked(question, weighed, self.warnings)
+            scored = [(scored[i][0], scored[i][1].plus("semantic", added[i])) for i in ranks]
+        # The score shown is the calibrated relevance; the terms add up to the rerank score
+        # that ordered the candidates (the trace records them).
+        candidates = [replace(r, score=round(s.relevance, 4), terms=s.terms) for r, s in scored]
         selected = select_sources(
             candidates,
             max_sources=self.config.context_chunks,

@@ -30,7 +30,9 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def result_from_chunk(chunk: Chunk, score: float) -> Result:
+def result_from_chunk(
+    chunk: Chunk, score: float, terms: tuple[tuple[str, float], ...] = ()
+) -> Result:
     return Result(
         path=chunk.path,
         start_line=chunk.start_line,
@@ -45,6 +47,7 @@ def result_from_chunk(chunk: Chunk, score: float) -> Result:
         end_byte=chunk.end_byte,
         revision=chunk.revision,
         defines=chunk.defines,
+        terms=terms,
     )
 
 
@@ -117,6 +120,7 @@ def _merge_two(a: Result, b: Result) -> Result:
         start_byte=min(a.start_byte, b.start_byte),
         end_byte=max(a.end_byte, b.end_byte),
         score=max(a.score, b.score),
+        terms=a.terms if a.score >= b.score else b.terms,  # those of the score shown
     )
 
 

@@ -24,13 +24,10 @@ from ..index.embedder import Embedder
 from ..index.embedding import minilm_cache
 from ..index.minilm import MiniLMUnavailable, VectorCache
 from ..ingest.syntax import headers
+from .weights import WEIGHTS
 
 log = logging.getLogger(__name__)
 
-# The cosine's weight next to the rerank score (whose signals add up to ~0-1.5): larger weights
-# gained a little on bench/eval_retrieval.py but let the model outvote a method the question
-# names (docs/benchmarks.md).
-SEMANTIC_WEIGHT = 1.0
 # Only the best candidates are compared: each costs model time when not cached, and comparing
 # 32 instead of 20 gained nothing measurable (docs/benchmarks.md).
 SEMANTIC_DEPTH = 20
@@ -49,24 +46,26 @@ def windows(result: Result) -> list[str]:
 
 
 class SemanticRanker:
-    def __init__(self, cache: VectorCache, weight: float = SEMANTIC_WEIGHT) -> None:
+    def __init__(self, cache: VectorCache, weight: float = WEIGHTS.semantic) -> None:
         self.cache = cache
         self.weight = weight
         self.unavailable: str | None = None  # why the model cannot run (then never retried)
 
-    def order(
+    def ranked(
         self,
         question: str,
         scored: Sequence[tuple[Result, float, float]],
         warnings: list[str],
-    ) -> list[int]:
+    ) -> tuple[list[int], list[float]]:
         """Indices of ``scored`` (result, rerank score, role weight) best first by score +
         weight x role weight x the best cosine(question, window) of the chunk's
         :func:`windows`. The role weight keeps code first: the model, trained on prose, finds a
         guide closer to a question than the code it describes. The given order when the model
-        cannot run: keyword reranking still answers, and ``warnings`` says why once."""
+        cannot run: keyword reranking still answers, and ``warnings`` says why once. With
+        the order, what the model added to each of ``scored`` (by its index in ``scored``)."""
+        unchanged = (list(range(len(scored))), [0.0] * len(scored))
         if not scored or self.unavailable is not None:
-            return list(range(len(scored)))
+            return unchanged
         results = [r for r, _, _ in scored[:SEMANTIC_DEPTH]]
         parts = [windows(r) for r in results]
         texts = [text for part in parts for text in part]
@@ -77,14 +76,16 @@ class SemanticRanker:
             self.unavailable = f"semantic rerank off: {exc}"
             log.warning(self.unavailable)
             warnings.append(self.unavailable)
-            return list(range(len(scored)))
+            return unchanged
         firsts = np.cumsum([0] + [len(part) for part in parts[:-1]])
         best = np.maximum.reduceat(vectors @ query, firsts)
         head = np.array([s for _, s, _ in scored[: len(results)]], dtype=np.float32)
         roles = np.array([w for _, _, w in scored[: len(results)]], dtype=np.float32)
-        combined = head + self.weight * roles * best
+        added = self.weight * roles * best
+        combined = head + added
         order = sorted(range(len(results)), key=lambda i: (-combined[i], i))
-        return order + list(range(len(results), len(scored)))
+        rest = range(len(results), len(scored))
+        return order + list(rest), [float(a) for a in added] + [0.0] * len(rest)
 
 
 def make_ranker(

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from answer_helpers import (
     QUESTION,
     cite,
@@ -69,6 +70,10 @@ def test_summary_of_real_requests_and_codecite_stats(tmp_path: Path) -> None:
         a.trace_id for a in (answered, unknown, floor, timeout)
     ]
     assert all(r["retrieved"] and "score" in r["retrieved"][0] for r in records[:2])
+    # what ranked each source: its terms, the first of them the relevance its score rounds
+    for source in records[0]["retrieved"]:
+        assert source["terms"]["relevance"] == pytest.approx(source["score"], abs=1e-4)
+        assert "search" in source["terms"]
 
     stats = subprocess.run(
         [sys.executable, "-m", "codecite_lsp", "stats", "--repo", str(repo),

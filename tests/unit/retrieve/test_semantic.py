@@ -50,9 +50,9 @@ def _result(path: str, text: str) -> Result:
 def test_meaning_decides_between_equal_word_evidence(tmp_path: Path) -> None:
     ranker = SemanticRanker(VectorCache(tmp_path, MiniLMEmbedder()))
     colours, days = _result("colours.py", COLOURS), _result("days.py", DAYS)
-    assert ranker.order(QUESTION, [(colours, 0.8, 1.0), (days, 0.8, 1.0)], []) == [1, 0]
+    assert ranker.ranked(QUESTION, [(colours, 0.8, 1.0), (days, 0.8, 1.0)], [])[0] == [1, 0]
     # Word evidence far ahead still wins: the model reorders near-equals, it does not overrule.
-    assert ranker.order(QUESTION, [(colours, 2.0, 1.0), (days, 0.8, 1.0)], []) == [0, 1]
+    assert ranker.ranked(QUESTION, [(colours, 2.0, 1.0), (days, 0.8, 1.0)], [])[0] == [0, 1]
 
 
 def test_questions_rerank_with_cached_chunk_vectors(repo: Path) -> None:
@@ -151,4 +151,4 @@ def test_a_definition_past_what_the_model_reads_still_counts(tmp_path: Path) -> 
     evidence (read whole, the chunk's first methods say little about leap years)."""
     ranker = SemanticRanker(VectorCache(tmp_path, MiniLMEmbedder()))
     block, colours = _result("calendar.py", BLOCK), _result("colours.py", COLOURS)
-    assert ranker.order(LEAP_QUESTION, [(colours, 1.0, 1.0), (block, 0.8, 1.0)], []) == [1, 0]
+    assert ranker.ranked(LEAP_QUESTION, [(colours, 1.0, 1.0), (block, 0.8, 1.0)], [])[0] == [1, 0]

@@ -1,0 +1,161 @@
+"""Issue 20's ranking rules, each on a small real index (tree-sitter chunks in LanceDB, keyword
+only so the rules alone decide): the definition of a name before the chunks that use it, with
+scores that keep unequal evidence unequal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codecite_lsp.core.config import Config
+from codecite_lsp.retrieve.legacy import legacy_files
+from codecite_lsp.retrieve.retriever import open_retriever
+
+
+def _index(tmp_path: Path, files: dict[str, str]) -> Config:
+    from codecite_lsp.index.indexer import Indexer
+
+    repo = tmp_path / "repo"
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    config = Config(embedding="none", index_dir=str(tmp_path / "idx"), chunk_budget=600)
+    Indexer(repo, config).run()
+    return config
+
+
+_BODY = "".join(f"    request = request.with_header({n})\n" for n in range(12))
+
+# One file defines Dispatcher; five others say its name more often than the definition does.
+_USERS = {
+    f"app/handler_{n}.py": (
+        f"def serve_{n}(request):\n"
+        "    # the Dispatcher routes it: a Dispatcher per request, as the Dispatcher wants\n"
+        "    log('Dispatcher ready; Dispatcher started')\n" + _BODY + "    return request\n\n\n"
+        f"def stop_{n}(request):\n"
+        "    log('Dispatcher stopped; the Dispatcher is gone')\n" + _BODY + "    return request\n"
+    )
+    for n in range(5)
+}
+_DEFINES = {
+    "app/core.py": "class Dispatcher:\n"
+    "    '''Routes each request to its handler.'''\n\n"
+    "    def handle(self, request):\n"
+    + "".join(f"        step_{n} = self.table.get(request.path, {n})\n" for n in range(30))
+    + "        return step_29(request)\n"
+}
+_BOTH = {**_USERS, **_DEFINES}
+
+
+def test_the_chunk_defining_a_looked_up_name_comes_first(tmp_path: Path) -> None:
+    config = _index(tmp_path, _BOTH)
+    found = open_retriever(tmp_path / "repo", config).search("Dispatcher", 8)
+    assert (found[0].path, found[0].symbol) == ("app/core.py", "Dispatcher")
+    # no tie at the top: a chunk that only says the name has less evidence than its definition
+    uses = [r for r in found if r.path in _USERS]
+    assert uses and all(r.score < found[0].score for r in uses)
+
+
+def test_a_name_in_a_sentence_brings_its_definition_first(tmp_path: Path) -> None:
+    config = _index(tmp_path, _BOTH)
+    retriever = open_retriever(tmp_path / "repo", config)
+    found = retriever.search("where does `Dispatcher` route a request", 8)
+    assert (found[0].path, found[0].symbol) == ("app/core.py", "Dispatcher")
+    assert all(r.score < found[0].score for r in found if r.path in _USERS)
+
+
+# The current module and an old copy kept beside it, which says the words more often.
+_TREES = {
+    "pkg/fields.py": "class Field:\n    '''A model field: its default and its alias.'''\n\n"
+    "    def __init__(self, default, alias):\n        self.default = default\n",
+    "pkg/v1/fields.py": "class Field:\n"
+    "    '''A model field (v1): the field default, the field alias.'''\n\n"
+    "    def __init__(self, default, alias):\n"
+    "        self.default = default  # the field default\n        self.alias = alias\n",
+    "pkg/v1/main.py": "from pkg.v1.fields import Field\n\n\n"
+    "def model(field: Field):\n    return field\n",
+    "pkg/main.py": "from pkg.fields import Field\n\n\ndef model(field: Field):\n    return field\n",
+}
+
+
+def test_an_old_copy_of_a_module_ranks_below_the_current_one(tmp_path: Path) -> None:
+    config = _index(tmp_path, _TREES)
+    retriever = open_retriever(tmp_path / "repo", config)
+    for query in ("Field", "model field default alias"):
+        found = [r.path for r in retriever.search(query, 6)]
+        assert found.index("pkg/fields.py") < found.index("pkg/v1/fields.py"), query
+    # asked for by name, the old copy is not demoted
+    explained = retriever.search("v1 field default alias", 6)
+    assert not any("legacy" in dict(r.terms) for r in explained)
+    demoted = retriever.search("model field default alias", 6)
+    old = [r for r in demoted if r.path.startswith("pkg/v1/")]
+    assert old and all("legacy" in dict(r.terms) for r in old)
+
+
+def test_old_trees_are_found_from_the_paths_alone() -> None:
+    paths = [
+        "api/v1/users.py",  # a lone version folder is the current API
+        "zod/v3/types.ts",  # an older version beside a newer one
+        "zod/v4/types.ts",
+        "pkg/fields.py",
+        "pkg/v1/fields.py",  # the same path without its version folder exists
+        "pkg/_vendor/six.py",
+        "pkg/compat.py",  # a module named compat is current code, not a folder of copies
+    ]
+    assert legacy_files(paths) == {
+        "zod/v3/types.ts": "v3",
+        "pkg/v1/fields.py": "v1",
+        "pkg/_vendor/six.py": "_vendor",
+    }
+
+
+# A small file named for the concept, and a 2,000-line client that repeats its words.
+_CONCEPT = {
+    "net/backoff.py": "def delay_for(attempt, base=0.5, cap=30.0):\n"
+    "    '''The backoff before a retry: how long to wait before the next attempt.'''\n"
+    + "".join(f"    step_{n} = jitter(base, {n})\n" for n in range(16))
+    + "    return min(cap, base * 2**attempt)  # exponential backoff\n",
+    "net/client.py": "".join(
+        f"def send_{n}(request, attempt):\n"
+        + (
+            f"    # on a retry, wait for the backoff: the retry backoff of request {n}\n"
+            if n % 20 == 0
+            else "    # send it on\n"
+        )
+        + "    return transport.send(request, attempt)\n\n\n"
+        for n in range(400)
+    ),
+}
+
+
+def test_a_small_file_named_for_the_concept_beats_a_big_one_repeating_it(
+    tmp_path: Path,
+) -> None:
+    config = _index(tmp_path, _CONCEPT)
+    found = open_retriever(tmp_path / "repo", config).search("retry backoff", 5)
+    assert found[0].path == "net/backoff.py"
+    assert "file_name" in dict(found[0].terms)
+
+
+# A class whose docstring says how it picks the next job, and the method that does it.
+_DESCRIBED = {
+    "jobs/queue.py": "class JobQueue:\n"
+    '    """Picks the next job to run: the job with the earliest deadline is picked first,\n'
+    "    and among jobs with the same deadline the job queued first is picked next.\n"
+    "    Picking the next job never blocks; a job picked is removed from the queue.\n"
+    "    The queue keeps its jobs in a heap ordered by deadline, then by arrival, so\n"
+    "    that picking is cheap and the order of equal deadlines is stable.\n"
+    '    """\n\n'
+    "    def pop(self):\n"
+    "        deadline, arrival, job = heapq.heappop(self._heap)\n"
+    + "".join(f"        self._stats[{n}] = self._stats.get({n}, 0) + 1\n" for n in range(12))
+    + "        return job\n",
+}
+
+
+def test_the_body_that_does_the_work_comes_before_its_description(tmp_path: Path) -> None:
+    config = _index(tmp_path, _DESCRIBED)
+    retriever = open_retriever(tmp_path / "repo", config)
+    found = retriever.search("how is the next job picked by deadline", 4)
+    assert [(r.start_line, r.symbol) for r in found][:1] == [(9, "JobQueue.pop")]
+    described = retriever.search("what is the JobQueue for", 4)
+    assert described[0].start_line == 1  # asked what it is: the description answers
