@@ -33,7 +33,7 @@ from pygls.exceptions import (
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
-from .framing import FrameParser, Problem
+from .framing import MAX_JSON_DEPTH, FrameParser, Problem, too_deep
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -42,6 +42,7 @@ log = logging.getLogger("codecite_lsp")
 
 _READ_CHUNK = 64 * 1024
 _QUEUED_CHUNKS = 64  # read ahead at most 4 MiB: a fast writer waits on the pipe, not our memory
+_ANSWERED = object()  # structure_message's result for a message it has already answered
 
 
 class CodeciteProtocol(LanguageServerProtocol):
@@ -52,16 +53,22 @@ class CodeciteProtocol(LanguageServerProtocol):
 
     def receive(self, body: bytes) -> None:
         """One frame's body: parse, check it is a JSON-RPC message, hand it on."""
+        if too_deep(body):
+            log.error("LSP: a message nested deeper than %d levels", MAX_JSON_DEPTH)
+            self._send_error(
+                None, JsonRpcParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+            )
+            return
         try:
             message = json.loads(body, object_hook=self.structure_message)
-        except ValueError as exc:  # not JSON, or not UTF-8
+        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or too deep anyway
             log.error("LSP: a message that is not JSON (%s)", exc)
             self._send_error(None, JsonRpcParseError(f"not valid JSON: {exc}"))
             return
         except JsonRpcException as exc:  # a notification that fits no type: nobody waits
             log.error("LSP: dropped a malformed notification (%s): %.200r", exc, body)
             return
-        if message is None:  # already answered by structure_message
+        if message is _ANSWERED:
             return
         if getattr(message, "jsonrpc", None) != self.VERSION:
             msg_id = (
@@ -79,6 +86,12 @@ class CodeciteProtocol(LanguageServerProtocol):
             log.exception("LSP: message handling failed")
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" in data and "method" in data and not isinstance(data["method"], str):
+            # pygls failed on it with InternalError (-32603); a notification: nobody waits.
+            if _valid_id(data.get("id")):
+                self._send_error(data["id"], JsonRpcInvalidRequest("method must be a string"))
+                return _ANSWERED
+            raise JsonRpcInvalidRequest("method must be a string")
         if "jsonrpc" in data and "method" in data and "params" not in data:
             # JSON-RPC lets a request omit params; pygls's generic message type for custom
             # methods requires the field, fails, and the request was never answered.
@@ -92,7 +105,7 @@ class CodeciteProtocol(LanguageServerProtocol):
             self._send_error(
                 data["id"], JsonRpcInvalidParams(f"invalid params for {data['method']}: {why}")
             )
-            return None
+            return _ANSWERED
 
     # -- life cycle ---------------------------------------------------------------------------
 

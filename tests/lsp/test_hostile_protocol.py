@@ -250,3 +250,64 @@ def test_wrong_params_get_invalid_params_naming_the_field(raw: RawServer, projec
         )
     assert failures == []
     assert_result(raw.call("codecite/status"))
+
+
+def test_deep_nesting_is_a_parse_error_at_the_frame(raw: RawServer, project: Path):
+    """100,000 nested arrays made the JSON parser raise RecursionError: no reply at all."""
+    raw.initialize(project)
+    failures: list[str] = []
+    depth = 100_000
+    for name, params in [
+        ("arrays", b"[" * depth + b"]" * depth),
+        ("objects", b'{"a":' * depth + b"1" + b"}" * depth),
+    ]:
+
+        def check(params: bytes = params) -> None:
+            body = b'{"jsonrpc": "2.0", "id": "deep", "method": "codecite/search", "params": '
+            raw.send_raw(frame(body + params + b"}"))
+            error = raw.reply(None)["error"]
+            assert error["code"] == -32700, error
+            assert "nested" in error["message"], error
+            assert_result(raw.call("codecite/status"))
+
+        trial(f"deep nesting: {name}", check, failures)
+    # Brackets inside strings are text, not nesting.
+    bracketed = {"query": "[" * 10_000, "limit": 1}
+    trial(
+        "brackets in a string",
+        lambda: assert_result(raw.call("codecite/search", bracketed, timeout=60)),
+        failures,
+    )
+    assert failures == []
+
+
+def test_null_body_and_a_method_that_is_not_a_string_are_invalid_requests(
+    raw: RawServer, project: Path
+):
+    raw.initialize(project)
+    failures: list[str] = []
+    for name, body, msg_id in [
+        ("a null body", b"null", None),
+        ("a string body", b'"x"', None),
+        ("method is a number", b'{"jsonrpc": "2.0", "id": "m5", "method": 5}', "m5"),
+        ("method is an object", b'{"jsonrpc": "2.0", "id": "mo", "method": {}}', "mo"),
+    ]:
+
+        def check(body: bytes = body, msg_id: str | None = msg_id) -> None:
+            raw.send_raw(frame(body))
+            error = raw.reply(msg_id)["error"]
+            assert error["code"] == -32600, error
+            assert_result(raw.call("codecite/status"))
+
+        trial(f"invalid request: {name}", check, failures)
+    assert failures == []
+
+
+def test_a_nul_in_an_open_citation_path_is_invalid_params(raw: RawServer, project: Path):
+    raw.initialize(project)
+    citation = {"path": "app.py\u0000.txt", "start_line": 1, "end_line": 1, "quote": "def",
+                "content_hash": "", "revision": ""}  # fmt: skip
+    for argument in (citation, {**citation, "path": "app.py", "root": str(project) + "\u0000"}):
+        command = {"command": "codecite.openCitation", "arguments": [argument]}
+        expect_error(raw, "workspace/executeCommand", command, -32602, "NUL")
+    assert_result(raw.call("codecite/status"))
