@@ -32,6 +32,7 @@ from pygls.exceptions import (
 )
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCResponseMessage
 
 from .framing import MAX_JSON_DEPTH, FrameParser, Problem, too_deep
 
@@ -99,6 +100,15 @@ class CodeciteProtocol(LanguageServerProtocol):
         try:
             return super().structure_message(data)
         except (JsonRpcInvalidParams, JsonRpcInternalError) as exc:
+            if "id" in data and "method" not in data and _valid_id(data["id"]):
+                # The client's reply to one of our requests, in a shape its type does not
+                # allow (showDocument answered with null): the request still ends, with the
+                # result as sent (None for a malformed error), or the feature awaiting it
+                # would never answer its own client.
+                log.warning("LSP: a reply of an unexpected shape: %.200r", data)
+                return JsonRPCResponseMessage(
+                    id=data["id"], jsonrpc=self.VERSION, result=data.get("result")
+                )
             if "id" not in data or "method" not in data:
                 raise  # a notification: nobody waits for an answer
             why = "; ".join(_readable(exc.__cause__)) or str(exc)
