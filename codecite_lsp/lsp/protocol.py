@@ -7,6 +7,8 @@ replies pygls would not send.
   ServerNotInitialized (-32002), a request after ``shutdown`` InvalidRequest (-32600), a second
   ``initialize`` InvalidRequest; notifications then are dropped (except ``exit``). pygls served
   requests before initialize and left those after shutdown unanswered.
+- Buffers: didOpen/didChange/didClose keep the text in buffers.py (edits in time bounded by the
+  edit; pygls rewrote the whole buffer per edit).
 - Errors: a body that is not JSON gets a parse error (-32700, id null); JSON that is not a
   JSON-RPC 2.0 message gets InvalidRequest; params that do not fit the method's types get
   InvalidParams (-32602) naming the field. pygls answered none of these, or with -32603.
@@ -33,11 +35,15 @@ from pygls.exceptions import (
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
+from pygls.protocol.language_server import lsp_method
 
+from .buffers import Buffers
 from .framing import MAX_JSON_DEPTH, FrameParser, Problem, too_deep
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
+
+    from ..ingest.symbols import Encoding
 
 log = logging.getLogger("codecite_lsp")
 
@@ -49,6 +55,42 @@ _ANSWERED = object()  # structure_message's result for a message it has already 
 class CodeciteProtocol(LanguageServerProtocol):
     initialize_seen = False
     exiting = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.buffers = Buffers()  # before pygls registers the handlers below
+        super().__init__(*args, **kwargs)
+
+    # -- open buffers -------------------------------------------------------------------------
+    # Kept in buffers.py, not in pygls' workspace: pygls rewrote a whole buffer per edit.
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Any:
+        document = params.text_document
+        self.buffers.open(document.uri, document.text, document.version)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        document, encoding = params.text_document, self.encoding()
+        self.buffers.change(document.uri, document.version, params.content_changes, encoding)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Any:
+        self.buffers.close(params.text_document.uri)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def _user_handler(self, method: str, params: Any) -> Any:
+        """pygls' way for a built-in handler to run the server's own one after it."""
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
+    def encoding(self) -> Encoding:
+        """How the client counts characters in positions (negotiated at initialize)."""
+        negotiated = self.workspace.position_encoding
+        value = getattr(negotiated, "value", negotiated)
+        return "utf-8" if value == "utf-8" else "utf-32" if value == "utf-32" else "utf-16"
 
     # -- reading ------------------------------------------------------------------------------
 
