@@ -8,7 +8,9 @@ from lsprotocol import types
 
 from codecite_lsp.lsp.buffers import Buffer, split_lines
 
-TEXT = st.lists(st.sampled_from(["a", "é", "😀", "\n", "\r", "\r\n", " "]), max_size=20).map("".join)
+TEXT = st.lists(st.sampled_from(["a", "é", "😀", "\n", "\r", "\r\n", " "]), max_size=20).map(
+    "".join
+)
 
 
 def utf16_offset(text: str, line: int, character: int) -> int:
