@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lsprotocol import types
@@ -83,7 +84,7 @@ class Buffers:
         self,
         uri: str,
         version: int,
-        changes: list[types.TextDocumentContentChangeEvent],
+        changes: Sequence[types.TextDocumentContentChangeEvent],
         encoding: Encoding,
     ) -> None:
         with self._lock:
