@@ -6,7 +6,6 @@ appended to the log or the index was damaged. Each reply is awaited at most RawS
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,15 +29,6 @@ def project(tmp_path: Path) -> Path:
     lines.insert(COUNT // 2, '{"question": "a line cut by a crash"')  # skipped, not counted
     (root / ".codecite" / "history.jsonl").write_text("\n".join(lines) + "\n")
     return root
-
-
-@pytest.fixture
-def raw(tmp_path: Path) -> Iterator[RawServer]:
-    home = tmp_path / "home"
-    home.mkdir()
-    server = RawServer(tmp_path, HOME=str(home))
-    yield server
-    server.close()
 
 
 def questions(raw: RawServer, limit: int, offset: int) -> list[str]:
