@@ -59,6 +59,20 @@ async def test_long_history_question_is_answered_while_status_is_answered(client
     assert answer["status"] in ("answered", "refused")
 
 
+async def test_a_long_word_under_the_bound_is_searched_while_status_is_answered(
+    client: LanguageClient,
+):
+    """Names in a query were found by regexes tried at every character of a word: a query of
+    one 90,000-character word held the GIL for minutes (search reads the query uncut)."""
+    await wait_indexed(client)
+    search = asyncio.ensure_future(
+        request(client, "codecite/search", {"query": "rotate_key " + "x" * 90_000})
+    )
+    await status_answered(client)
+    found = await asyncio.wait_for(search, NO_REPLY)
+    assert isinstance(found["results"], list)
+
+
 def _typed(method: str, params: Any) -> Any:
     """The typed client API serialises executeCommand params only as the lsprotocol type."""
     if method == "workspace/executeCommand":
