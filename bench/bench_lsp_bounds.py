@@ -1,8 +1,10 @@
-"""Bounded work in the language server: one history page out of 50,000 entries, and a hover on a
-20 MB unsaved buffer with a concurrent codecite/status. Prints latencies and the server's RSS.
-Then, with litellm's mocked model made slow (CODECITE_MOCK_DELAY): how soon a cancelled
-codecite/ask is answered RequestCancelled, and how soon a hover gives way to the offline
-explanation (tests check that both happen; these are the times they used to assert).
+"""Bounded work in the language server: history pages out of 50,000 entries (first page and
+offset 49,000), a hover on a 20 MB unsaved buffer with a concurrent codecite/status, 300 edits
+to that buffer, and the reply to an oversized value (10 MB) in each field of each request.
+Prints latencies and the server's RSS. Then, with litellm's mocked model made slow
+(CODECITE_MOCK_DELAY): how soon a cancelled codecite/ask is answered RequestCancelled, and how
+soon a hover gives way to the offline explanation (tests check that both happen; these are the
+times they used to assert).
 
     python bench/bench_lsp_bounds.py
 """
@@ -18,6 +20,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from lsp_helpers import RawServer
+from oversized_requests import oversized_requests
+
+FIELD_BYTES = 10 * 1024 * 1024
+EDITS = 300
 
 
 def rss_mb(server: RawServer) -> float:
@@ -71,6 +77,13 @@ def main() -> None:
                 f"history page of 20 out of 50,000 entries: {took * 1000:.0f} ms, "
                 f"RSS {before:.0f} -> {rss_mb(server):.0f} MB ({len(page['entries'])} entries)"
             )
+            started = time.monotonic()
+            page = server.call("codecite/history", {"limit": 20, "offset": 49_000}, 120)
+            took = time.monotonic() - started
+            print(
+                f"history page of 20 at offset 49,000: {took * 1000:.0f} ms "
+                f"({len(page['result']['entries'])} entries)"
+            )
 
             rows = [
                 f"def handler_{n}(event):\n    return rotate(event, {n})\n" for n in range(340_000)
@@ -100,6 +113,8 @@ def main() -> None:
                 f"in {status_took * 1000:.0f} ms, hover in {hover_took * 1000:.0f} ms, "
                 f"RSS {before:.0f} -> {rss_mb(server):.0f} MB"
             )
+            edit_buffer(server, uri)
+            oversized_fields(server)
         finally:
             server.close()
         slow_model(base, project)
@@ -146,6 +161,44 @@ def slow_model(base: Path, project: Path) -> None:
         )
     finally:
         server.close()
+
+
+def edit_buffer(server: RawServer, uri: str) -> None:
+    """300 one-line insertions at the top of the open 20 MB buffer, then a status request."""
+    started = time.monotonic()
+    for version in range(2, EDITS + 2):
+        start = {"line": 0, "character": 0}
+        change = {"range": {"start": start, "end": start}, "text": "#\n"}
+        server.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]},
+        )
+    sent = time.monotonic()
+    server.call("codecite/status", timeout=300)
+    done = time.monotonic()
+    print(
+        f"{EDITS} edits to the 20 MB buffer: sent in {(sent - started) * 1000:.0f} ms, the next "
+        f"status answered {(done - sent) * 1000:.0f} ms later, RSS {rss_mb(server):.0f} MB"
+    )
+
+
+def oversized_fields(server: RawServer) -> None:
+    """Each oversized field: the time to its error reply, then to a status request."""
+    slowest = 0.0
+    for method, name, params, _field in oversized_requests(FIELD_BYTES):
+        started = time.monotonic()
+        reply = server.call(method, params, timeout=120)
+        took = time.monotonic() - started
+        status = server.call("codecite/status", timeout=120)
+        status_took = time.monotonic() - started - took
+        slowest = max(slowest, took)
+        code = reply.get("error", {}).get("code", "no error")
+        assert "result" in status, status
+        print(
+            f"  {method} {name} (10 MB): error {code} in {took * 1000:.0f} ms, "
+            f"then status in {status_took * 1000:.0f} ms"
+        )
+    print(f"oversized fields: slowest reply {slowest * 1000:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .core.config import Config, ConfigError, load_config
 from .core.environment import apply_defaults
+from .core.limits import MAX_LIMIT, MAX_TEXT_CHARS
 from .service.forbidden_roots import refusal
 
 if TYPE_CHECKING:
@@ -45,18 +46,18 @@ def _build_parser() -> argparse.ArgumentParser:
     index.add_argument("--quiet", action="store_true", help="no progress bar")
 
     search = sub.add_parser("search", parents=[common], help="retrieval only, no model")
-    search.add_argument("query", nargs="?", help="what to look for (or --queries)")
+    search.add_argument("query", nargs="?", type=_text, help="what to look for (or --queries)")
     search.add_argument(
         "--queries", default=None, help="a file of queries, one a line ('-': stdin), one index open"
     )
-    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--limit", type=_limit, default=10)
     search.add_argument("--json", action="store_true")
     search.add_argument(
         "--explain", action="store_true", help="each result's score terms (what ranked it)"
     )
 
     ask = sub.add_parser("ask", parents=[common], help="answer with verified citations")
-    ask.add_argument("question")
+    ask.add_argument("question", type=_text)
     ask.add_argument("--model", default=None, help="a litellm model string, or 'extractive'")
     ask.add_argument("--json", action="store_true")
 
@@ -72,6 +73,25 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--version", action="version", version=version)
     sub.add_parser("mcp", parents=[common], help="the MCP server for coding agents, on stdio")
     return parser
+
+
+def _text(value: str) -> str:
+    """A question or query: bounded as at every door (core/limits.py); longer ones are cut."""
+    if len(value) > MAX_TEXT_CHARS:
+        raise argparse.ArgumentTypeError(
+            f"is too long ({len(value)} characters; at most {MAX_TEXT_CHARS})"
+        )
+    return value
+
+
+def _limit(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= MAX_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_LIMIT}")
+    return number
 
 
 def _config(args: argparse.Namespace, repo: Path) -> Config:
@@ -165,15 +185,14 @@ def _search_queries(args: argparse.Namespace) -> list[str] | str:
     except (OSError, UnicodeDecodeError) as exc:
         return f"cannot read {args.queries}: {exc}"
     queries = [line.strip() for line in text.splitlines() if line.strip()]
+    if any(len(query) > MAX_TEXT_CHARS for query in queries):
+        return f"{args.queries} holds a query longer than {MAX_TEXT_CHARS} characters"
     return queries or f"{args.queries} holds no query"
 
 
 def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .retrieve.retriever import open_retriever
 
-    if args.limit <= 0:
-        print("codecite: --limit must be positive", file=sys.stderr)
-        return 2
     queries = _search_queries(args)
     if isinstance(queries, str):
         print(f"codecite: {queries}", file=sys.stderr)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.limits import MAX_QUESTION_CHARS
 from ..core.terms import IDENTIFIER, STOP_WORDS, identifier_parts
 
 MAX_TURNS = 3  # older turns rarely matter to "it"/"that", and they would dilute the query
@@ -36,7 +37,8 @@ class Turn:
 
 
 def recent(turns: Sequence[Turn]) -> list[Turn]:
-    return list(turns[-MAX_TURNS:])
+    """The last turns, their questions cut as the answerer cuts a question."""
+    return [Turn(t.question[:MAX_QUESTION_CHARS], t.answer) for t in turns[-MAX_TURNS:]]
 
 
 def cited(answer: Mapping[str, Any]) -> tuple[list[str], list[str]]:

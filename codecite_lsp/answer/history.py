@@ -18,7 +18,8 @@ from pydantic import BaseModel, ValidationError
 from ..core.answers import Answered, Citation, Refused
 from ..core.responses import HistoryEntry, ResolvedCitation
 from ..verify.anchors import resolve
-from .trace import append_line, read_lines_newest_first
+from .line_index import LineIndex
+from .trace import append_line
 
 HISTORY_FILE = "history.jsonl"
 
@@ -61,9 +62,25 @@ def citations_of(answer: Answered | Refused) -> list[Citation]:
     return [c for span in answer.spans if span.kind == "claim" for c in span.citations]
 
 
+def _entry_time(record: dict[str, Any]) -> str | None:
+    """An entry's sort key in the offset index; a line that is plainly no entry is left out
+    (each entry is validated when its page is read: validating 50,000 at once costs seconds)."""
+    time = record.get("time")
+    if isinstance(time, str) and isinstance(record.get("question"), str):
+        return time if isinstance(record.get("answer"), dict) else None
+    return None
+
+
+def _page(count: int, limit: int, offset: int) -> range:
+    """Positions (oldest first) of the newest ``limit`` of ``count`` after skipping ``offset``."""
+    end = max(0, count - offset)
+    return range(max(0, end - limit), end)
+
+
 class History:
     def __init__(self, index_dir: Path) -> None:
         self.path = Path(index_dir) / HISTORY_FILE
+        self._index = LineIndex(self.path, _entry_time)
 
     def append(
         self, question: str, answer: Answered | Refused, context: object = None
@@ -78,21 +95,26 @@ class History:
         return entry
 
     def entries(self, limit: int = 50, offset: int = 0) -> list[HistoryEntry]:
-        """The newest ``limit`` entries after skipping the ``offset`` newest, oldest first; bad
-        lines are skipped. Read from the end of the file: a page never reads the whole file."""
+        """The newest ``limit`` entries after skipping the ``offset`` newest, oldest first,
+        read through the offset index: a page costs its own lines at any offset. An entry that
+        does not validate (an older or foreign writer) is left out of its page."""
+        table = self._index.table()
+        records = [self._index.read(table, at) for at in _page(len(table), limit, offset)]
+        if any(record is None for record in records):  # the log changed under its index
+            table = self._index.rebuild()
+            records = [self._index.read(table, at) for at in _page(len(table), limit, offset)]
         found: list[HistoryEntry] = []
-        for record in read_lines_newest_first(self.path):
-            if len(found) >= limit:
-                break
+        for record in records:
             try:
-                entry = HistoryEntry.model_validate(record)
+                found.append(HistoryEntry.model_validate(record))
             except ValidationError:
-                continue  # a line from an older or foreign writer: skip, keep the rest
-            if offset > 0:
-                offset -= 1
                 continue
-            found.append(entry)
-        return found[::-1]
+        return found
+
+    def times(self) -> list[str]:
+        """Every entry's time, newest first, from the index alone (to merge several roots)."""
+        table = self._index.table()
+        return [table.key(at) for at in range(len(table) - 1, -1, -1)]
 
     def resolved(
         self, repo: Path, read_text: ReadText | None = None, limit: int = 50, offset: int = 0

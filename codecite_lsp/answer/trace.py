@@ -94,31 +94,6 @@ def read_lines(path: Path) -> Iterator[dict[str, Any]]:
                 yield record
 
 
-def read_lines_newest_first(path: Path, block: int = 64 * 1024) -> Iterator[dict[str, Any]]:
-    """``read_lines`` newest first, reading the file backwards a block at a time: a page of
-    recent records costs a few blocks, not the whole file (50,000 entries took 4 s and 637 MB)."""
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        return
-    with handle:
-        end = handle.seek(0, os.SEEK_END)
-        rest = b""
-        while end > 0:
-            start = max(0, end - block)
-            handle.seek(start)
-            lines = (handle.read(end - start) + rest).split(b"\n")
-            rest = lines.pop(0) if start > 0 else b""  # maybe cut: completed by the next block
-            end = start
-            for line in reversed(lines):
-                try:
-                    record = json.loads(line.decode("utf-8", errors="replace"))
-                except ValueError:
-                    continue
-                if isinstance(record, dict):
-                    yield record
-
-
 class TraceLog:
     def __init__(self, index_dir: Path) -> None:
         self.path = Path(index_dir) / TRACE_FILE

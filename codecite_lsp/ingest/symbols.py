@@ -30,7 +30,7 @@ class SymbolAtPosition:
 Encoding = Literal["utf-16", "utf-32", "utf-8"]
 
 
-def _codepoint_index(line: str, character: int, encoding: Encoding) -> int:
+def codepoint_index(line: str, character: int, encoding: Encoding) -> int:
     """LSP positions count UTF-16 code units by default; convert to an index into ``line``."""
     if encoding == "utf-32":
         return min(character, len(line))
@@ -76,7 +76,7 @@ def symbol_at(
     if not 0 <= line < lines.count:
         return None
     row = lines.lines[line]
-    index = _codepoint_index(row, character, encoding)
+    index = codepoint_index(row, character, encoding)
     found = _identifier_at(row, index)
     if found is None:
         return None

@@ -16,24 +16,41 @@ import cattrs
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError
 from pygls.exceptions import JsonRpcInvalidParams
 
-MAX_LIMIT = 200
-MAX_HISTORY_OFFSET = 10_000_000
-# A conversation sent back with a follow-up: only the last few turns are used (followup.py), so a
-# client that sends its whole chat costs the server nothing; beyond these it is not a chat.
-MAX_TURNS = 50
-MAX_ANSWER_CHARS = 200_000
+from ..core.limits import (
+    MAX_ANSWER_CHARS,
+    MAX_HASH_CHARS,
+    MAX_HISTORY_OFFSET,
+    MAX_LIMIT,
+    MAX_LINE,
+    MAX_PATH_CHARS,
+    MAX_QUOTE_CHARS,
+    MAX_TEXT_CHARS,
+    MAX_TURNS,
+    MAX_URI_CHARS,
+)
 
 P = TypeVar("P")
 
 
-def _non_empty(limit: int | None = None) -> Any:
-    """A question or query has no length limit here: the answerer and retrieval cut it to
-    ``core.limits.MAX_QUESTION_CHARS`` and say so (framing already bounds a message's size)."""
+def _text(limit: int, *, path: bool = False) -> Any:
+    """A non-empty string of at most ``limit`` characters (core/limits.py), checked before any
+    work; a question longer than the answerer reads is cut there, and says so. A path holds no
+    NUL: no file is named so, and the OS calls would fail on it."""
 
     def check(_: Any, field: attrs.Attribute[str], value: str) -> None:
         if not value.strip():
             raise ValueError(f"{field.name} must be a non-empty string")
-        if limit is not None and len(value) > limit:
+        if len(value) > limit:
+            raise ValueError(f"{field.name} is too long ({len(value)} characters; at most {limit})")
+        if path and "\0" in value:
+            raise ValueError(f"{field.name} must not hold a NUL character")
+
+    return check
+
+
+def _at_most(limit: int) -> Any:
+    def check(_: Any, field: attrs.Attribute[str | None], value: str | None) -> None:
+        if value is not None and len(value) > limit:
             raise ValueError(f"{field.name} is too long ({len(value)} characters; at most {limit})")
 
     return check
@@ -52,6 +69,9 @@ def _between(low: int, high: int, within: str = "") -> Any:
 class Position:
     line: int = attrs.field(validator=_between(0, 2**31 - 1, "position"))
     character: int = attrs.field(validator=_between(0, 2**31 - 1, "position"))
+
+
+_uri = _text(MAX_URI_CHARS, path=True)
 
 
 def _answer_json(_: Any, field: attrs.Attribute[Any], value: Any) -> None:
@@ -74,25 +94,23 @@ def _turns(_: Any, field: attrs.Attribute[Any], value: list[Any]) -> None:
 class Turn:
     """An earlier question of the conversation and the answer the server gave it."""
 
-    question: str = attrs.field(validator=_non_empty())
+    question: str = attrs.field(validator=_text(MAX_TEXT_CHARS))
     answer: Any = attrs.field(validator=_answer_json)
 
 
 @attrs.frozen
 class AskParams:
-    question: str = attrs.field(validator=_non_empty())
-    uri: str | None = attrs.field(
-        default=None, validator=attrs.validators.optional(_non_empty(4096))
-    )
+    question: str = attrs.field(validator=_text(MAX_TEXT_CHARS))
+    uri: str | None = attrs.field(default=None, validator=attrs.validators.optional(_uri))
     position: Position | None = None
     history: list[Turn] = attrs.field(factory=list, validator=_turns)
 
 
 @attrs.frozen
 class SearchParams:
-    query: str = attrs.field(validator=_non_empty())
+    query: str = attrs.field(validator=_text(MAX_TEXT_CHARS))
     limit: int = attrs.field(default=10, validator=_between(1, MAX_LIMIT))
-    uri: str | None = None
+    uri: str | None = attrs.field(default=None, validator=attrs.validators.optional(_uri))
 
 
 @attrs.frozen
@@ -103,12 +121,28 @@ class HistoryParams:
     offset: int = attrs.field(default=0, validator=_between(0, MAX_HISTORY_OFFSET))
 
 
+def _optional_between(low: int, high: int) -> Any:
+    return attrs.validators.optional(_between(low, high))
+
+
 @attrs.frozen
 class CitationArg:
-    """What openCitation needs to find the file; the rest is checked by the citation model."""
+    """A citation as openCitation receives it: every field bounded and typed here, before any
+    work; whether the fields make a citation is checked by the citation model."""
 
-    path: str = attrs.field(validator=_non_empty(4096))
-    root: str | None = None
+    path: str = attrs.field(validator=_text(MAX_PATH_CHARS, path=True))
+    root: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_text(MAX_URI_CHARS, path=True))
+    )
+    quote: str | None = attrs.field(default=None, validator=_at_most(MAX_QUOTE_CHARS))
+    start_line: int | None = attrs.field(default=None, validator=_optional_between(0, MAX_LINE))
+    end_line: int | None = attrs.field(default=None, validator=_optional_between(0, MAX_LINE))
+    start_byte: int | None = attrs.field(default=None, validator=_optional_between(0, 2**40))
+    end_byte: int | None = attrs.field(default=None, validator=_optional_between(0, 2**40))
+    content_hash: str | None = attrs.field(default=None, validator=_at_most(MAX_HASH_CHARS))
+    revision: str | None = attrs.field(default=None, validator=_at_most(MAX_HASH_CHARS))
+    quote_hash: str | None = attrs.field(default=None, validator=_at_most(MAX_HASH_CHARS))
+    chunk_hash: str | None = attrs.field(default=None, validator=_at_most(MAX_HASH_CHARS))
 
 
 def _strict(kind: type, name: str) -> Any:

@@ -7,6 +7,8 @@ replies pygls would not send.
   ServerNotInitialized (-32002), a request after ``shutdown`` InvalidRequest (-32600), a second
   ``initialize`` InvalidRequest; notifications then are dropped (except ``exit``). pygls served
   requests before initialize and left those after shutdown unanswered.
+- Buffers: didOpen/didChange/didClose keep the text in buffers.py (edits in time bounded by the
+  edit; pygls rewrote the whole buffer per edit).
 - Errors: a body that is not JSON gets a parse error (-32700, id null); JSON that is not a
   JSON-RPC 2.0 message gets InvalidRequest; params that do not fit the method's types get
   InvalidParams (-32602) naming the field. pygls answered none of these, or with -32603.
@@ -32,36 +34,84 @@ from pygls.exceptions import (
 )
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCResponseMessage
+from pygls.protocol.language_server import lsp_method
 
-from .frames import FrameParser, Problem
+from .buffers import Buffers
+from .frames import MAX_JSON_DEPTH, FrameParser, Problem, too_deep
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
+
+    from ..ingest.symbols import Encoding
 
 log = logging.getLogger("codecite_lsp")
 
 _READ_CHUNK = 64 * 1024
 _QUEUED_CHUNKS = 64  # read ahead at most 4 MiB: a fast writer waits on the pipe, not our memory
+_ANSWERED = object()  # structure_message's result for a message it has already answered
 
 
 class CodeciteProtocol(LanguageServerProtocol):
     initialize_seen = False
     exiting = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.buffers = Buffers()  # before pygls registers the handlers below
+        super().__init__(*args, **kwargs)
+
+    # -- open buffers -------------------------------------------------------------------------
+    # Kept in buffers.py, not in pygls' workspace: pygls rewrote a whole buffer per edit.
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Any:
+        document = params.text_document
+        self.buffers.open(document.uri, document.text, document.version)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        document, encoding = params.text_document, self.encoding()
+        self.buffers.change(document.uri, document.version, params.content_changes, encoding)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Any:
+        self.buffers.close(params.text_document.uri)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def _user_handler(self, method: str, params: Any) -> Any:
+        """pygls' way for a built-in handler to run the server's own one after it."""
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
+    def encoding(self) -> Encoding:
+        """How the client counts characters in positions (negotiated at initialize)."""
+        negotiated = self.workspace.position_encoding
+        value = getattr(negotiated, "value", negotiated)
+        return "utf-8" if value == "utf-8" else "utf-32" if value == "utf-32" else "utf-16"
+
     # -- reading ------------------------------------------------------------------------------
 
     def receive(self, body: bytes) -> None:
         """One frame's body: parse, check it is a JSON-RPC message, hand it on."""
+        if too_deep(body):
+            log.error("LSP: a message nested deeper than %d levels", MAX_JSON_DEPTH)
+            self._send_error(
+                None, JsonRpcParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+            )
+            return
         try:
             message = json.loads(body, object_hook=self.structure_message)
-        except ValueError as exc:  # not JSON, or not UTF-8
+        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or too deep anyway
             log.error("LSP: a message that is not JSON (%s)", exc)
             self._send_error(None, JsonRpcParseError(f"not valid JSON: {exc}"))
             return
         except JsonRpcException as exc:  # a notification that fits no type: nobody waits
             log.error("LSP: dropped a malformed notification (%s): %.200r", exc, body)
             return
-        if message is None:  # already answered by structure_message
+        if message is _ANSWERED:
             return
         if getattr(message, "jsonrpc", None) != self.VERSION:
             msg_id = (
@@ -79,6 +129,12 @@ class CodeciteProtocol(LanguageServerProtocol):
             log.exception("LSP: message handling failed")
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" in data and "method" in data and not isinstance(data["method"], str):
+            # pygls failed on it with InternalError (-32603); a notification: nobody waits.
+            if _valid_id(data.get("id")):
+                self._send_error(data["id"], JsonRpcInvalidRequest("method must be a string"))
+                return _ANSWERED
+            raise JsonRpcInvalidRequest("method must be a string")
         if "jsonrpc" in data and "method" in data and "params" not in data:
             # JSON-RPC lets a request omit params; pygls's generic message type for custom
             # methods requires the field, fails, and the request was never answered.
@@ -86,13 +142,22 @@ class CodeciteProtocol(LanguageServerProtocol):
         try:
             return super().structure_message(data)
         except (JsonRpcInvalidParams, JsonRpcInternalError) as exc:
+            if "id" in data and "method" not in data and _valid_id(data["id"]):
+                # The client's reply to one of our requests, in a shape its type does not
+                # allow (showDocument answered with null): the request still ends, with the
+                # result as sent (None for a malformed error), or the feature awaiting it
+                # would never answer its own client.
+                log.warning("LSP: a reply of an unexpected shape: %.200r", data)
+                return JsonRPCResponseMessage(
+                    id=data["id"], jsonrpc=self.VERSION, result=data.get("result")
+                )
             if "id" not in data or "method" not in data:
                 raise  # a notification: nobody waits for an answer
             why = "; ".join(_readable(exc.__cause__)) or str(exc)
             self._send_error(
                 data["id"], JsonRpcInvalidParams(f"invalid params for {data['method']}: {why}")
             )
-            return None
+            return _ANSWERED
 
     # -- life cycle ---------------------------------------------------------------------------
 

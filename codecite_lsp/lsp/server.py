@@ -165,15 +165,15 @@ class CodeciteServer(LanguageServer):
 
     def encoding(self) -> Encoding:
         """How the client counts characters in positions (negotiated at initialize)."""
-        negotiated = self.workspace.position_encoding
-        value = getattr(negotiated, "value", negotiated)
-        return "utf-8" if value == "utf-8" else "utf-32" if value == "utf-32" else "utf-16"
+        assert isinstance(self.protocol, CodeciteProtocol)
+        return self.protocol.encoding()
 
     def current_text(self, path: Path) -> str | None:
         """The text the user sees: the open buffer if there is one, else the file on disk."""
-        document = self.workspace.text_documents.get(path.as_uri())
-        if document is not None:
-            return document.source
+        assert isinstance(self.protocol, CodeciteProtocol)
+        text = self.protocol.buffers.text(path.as_uri())
+        if text is not None:
+            return text
         try:
             return path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

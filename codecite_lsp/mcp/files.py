@@ -18,11 +18,10 @@ import posixpath
 from pathlib import Path
 
 from ..core.config import Config
+from ..core.limits import MAX_PATH_CHARS
 from ..ingest.ignore import IgnoreRules
 from ..ingest.paths import relative_inside
 from ..ingest.scan import REASON_VANISHED, SourceFile, read_source
-
-MAX_PATH_CHARS = 1024
 
 
 class Refused(Exception):

@@ -12,17 +12,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..core.limits import (
+    MAX_LINE,
+    MAX_PATH_CHARS,
+    MAX_QUOTE_CHARS,
+)
 from ..core.responses import SearchResult
-from .files import MAX_PATH_CHARS
-
-MAX_QUERY_CHARS = 1000
-MAX_QUOTE_CHARS = 20_000
-MAX_CITATIONS = 50
-# A call's quotes together: a quote against a 1 MB file costs up to ~0.5 s to match, so 50
-# quotes of the longest kind would hold a worker for half a minute.
-MAX_TOTAL_QUOTE_CHARS = 100_000
-MAX_LINE = 10_000_000
-MAX_RESULTS = 50
 
 Line = Annotated[int, Field(strict=True, ge=1, le=MAX_LINE)]
 

@@ -26,13 +26,15 @@ from pydantic import Field
 
 from .. import __version__
 from ..core.answers import Refused
-from ..core.limits import MAX_QUESTION_CHARS
-from . import tools
-from .models import (
+from ..core.limits import (
     MAX_CITATIONS,
     MAX_QUERY_CHARS,
+    MAX_QUESTION_CHARS,
     MAX_RESULTS,
     MAX_TOTAL_QUOTE_CHARS,
+)
+from . import tools
+from .models import (
     CitationIn,
     OpenIn,
     OpenOutput,

@@ -11,7 +11,11 @@ from ..core.terms import STOP_WORDS, identifier_parts, says, stem, word_parts
 from .weights import WEIGHTS
 
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+# Each starts only where a word starts: tried inside a word as well, a long word without a dot
+# (or call parentheses) after it cost a scan to its end per character, quadratic time under the
+# GIL (a 30,000-character history question froze the server).
+_DOTTED = re.compile(r"(?<!\w)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_CALLED = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\(\)")
 _IDENTIFIER_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -40,7 +44,7 @@ def named_in(query: str) -> tuple[set[str], set[str]]:
     named = set(identifiers(query))
     for quoted in _BACKTICKED.findall(query):
         named.update(part for part in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted))
-    named.update(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\(\)", query))
+    named.update(_CALLED.findall(query))
     for dotted in _DOTTED.findall(query):
         named.update(dotted.split("."))  # Data.Render, requests.sessions
     words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query)

@@ -53,6 +53,13 @@ def resolve(
     return shaping.with_lines(resolve_citation(parsed, current_text), current_text)
 
 
+def answer_times(parts: CitationParts, *, cancel: threading.Event) -> list[str]:
+    """The time of each of one root's past answers, newest first, from the history's index."""
+    from ..answer.history import History
+
+    return History(parts.index_dir).times()
+
+
 def past_answers(
     parts: CitationParts,
     limit: int,

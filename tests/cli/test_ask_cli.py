@@ -13,6 +13,7 @@ from answer_helpers import MODEL, QUESTION, cite, claim, copy_sample, index_repo
 
 from codecite_lsp.answer.llm import MOCK_ENV
 from codecite_lsp.answer.pipeline import Answerer
+from codecite_lsp.core.limits import MAX_TEXT_CHARS
 from codecite_lsp.verify.quotes import normalise_ws
 
 
@@ -124,6 +125,21 @@ def test_empty_question_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "the question is empty" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_oversized_question_query_or_limit_is_a_usage_error(tmp_path: Path) -> None:
+    """The bounds every door shares (core/limits.py), checked before any work."""
+    repo = copy_sample(tmp_path)
+    pasted = "x" * (MAX_TEXT_CHARS + 1)
+    for args, says in [
+        (("ask", pasted), "argument question: is too long"),
+        (("search", pasted), "argument query: is too long"),
+        (("search", "keys", "--limit", "1000000"), "argument --limit: must be a whole number"),
+    ]:
+        done = codecite(repo, tmp_path / "index", *args)
+        assert done.returncode == 2, done.stderr
+        assert says in done.stderr
+        assert "Traceback" not in done.stderr
 
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "replay" / "corpus.json"

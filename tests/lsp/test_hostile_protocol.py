@@ -37,15 +37,6 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def raw(tmp_path: Path) -> Iterator[RawServer]:
-    home = tmp_path / "home"
-    home.mkdir()
-    server = RawServer(tmp_path, HOME=str(home))
-    yield server
-    server.close()
-
-
 def frame(body: bytes, length: int | None = None, header: bytes = b"Content-Length", eol=b"\r\n"):
     size = len(body) if length is None else length
     return header + b": " + str(size).encode() + eol + eol + body
@@ -179,6 +170,10 @@ def test_not_a_json_rpc_message_is_an_invalid_request(raw: RawServer, project: P
         ("a JSON number", b"42", None),
         ("no jsonrpc field", b'{"id": "n1", "method": "codecite/status"}', "n1"),
         ("jsonrpc 1.0", b'{"jsonrpc": "1.0", "id": "n2", "method": "codecite/status"}', "n2"),
+        ("a null body", b"null", None),
+        ("a string body", b'"x"', None),
+        ("method is a number", b'{"jsonrpc": "2.0", "id": "m5", "method": 5}', "m5"),
+        ("method is an object", b'{"jsonrpc": "2.0", "id": "mo", "method": {}}', "mo"),
     ]:
 
         def check(body: bytes = body, msg_id: str | None = msg_id) -> None:
@@ -246,4 +241,43 @@ def test_wrong_params_get_invalid_params_naming_the_field(raw: RawServer, projec
             failures,
         )
     assert failures == []
+    assert_result(raw.call("codecite/status"))
+
+
+def test_deep_nesting_is_a_parse_error_at_the_frame(raw: RawServer, project: Path):
+    """100,000 nested arrays made the JSON parser raise RecursionError: no reply at all."""
+    raw.initialize(project)
+    failures: list[str] = []
+    depth = 100_000
+    for name, params in [
+        ("arrays", b"[" * depth + b"]" * depth),
+        ("objects", b'{"a":' * depth + b"1" + b"}" * depth),
+    ]:
+
+        def check(params: bytes = params) -> None:
+            body = b'{"jsonrpc": "2.0", "id": "deep", "method": "codecite/search", "params": '
+            raw.send_raw(frame(body + params + b"}"))
+            error = raw.reply(None)["error"]
+            assert error["code"] == -32700, error
+            assert "nested" in error["message"], error
+            assert_result(raw.call("codecite/status"))
+
+        trial(f"deep nesting: {name}", check, failures)
+    # Brackets inside strings are text, not nesting.
+    bracketed = {"query": "[" * 10_000, "limit": 1}
+    trial(
+        "brackets in a string",
+        lambda: assert_result(raw.call("codecite/search", bracketed, timeout=60)),
+        failures,
+    )
+    assert failures == []
+
+
+def test_a_nul_in_an_open_citation_path_is_invalid_params(raw: RawServer, project: Path):
+    raw.initialize(project)
+    citation = {"path": "app.py\u0000.txt", "start_line": 1, "end_line": 1, "quote": "def",
+                "content_hash": "", "revision": ""}  # fmt: skip
+    for argument in (citation, {**citation, "path": "app.py", "root": str(project) + "\u0000"}):
+        command = {"command": "codecite.openCitation", "arguments": [argument]}
+        expect_error(raw, "workspace/executeCommand", command, -32602, "NUL")
     assert_result(raw.call("codecite/status"))

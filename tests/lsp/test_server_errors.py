@@ -21,6 +21,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
+from codecite_lsp.core.limits import MAX_TEXT_CHARS
+
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient, repo: Path):
@@ -193,11 +195,13 @@ async def test_huge_question(client: LanguageClient):
     if answer["status"] == "answered":
         assert "cut" in (answer.get("note") or "")
     # One limit for every door: a pasted file is cut to the question's first characters, not
-    # refused (the frame itself is bounded by the protocol layer).
-    pasted = await request(client, "codecite/ask", {"question": long + "x" * 200_000})
+    # refused; past MAX_TEXT_CHARS it is refused before any work, naming the field.
+    pasted = await request(client, "codecite/ask", {"question": long + "x" * 80_000})
     assert pasted["status"] in ("answered", "refused")
     if pasted["status"] == "answered":
         assert "cut" in (pasted.get("note") or "")
+    with pytest.raises(JsonRpcInvalidParams, match="question is too long"):
+        await request(client, "codecite/ask", {"question": "x" * (MAX_TEXT_CHARS + 1)})
     await still_answers(client)
 
 

@@ -4,11 +4,13 @@ now) and ``codecite/history`` (past answers, one page at a time, citations re-re
 from __future__ import annotations
 
 import functools
+import heapq
+import itertools
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ...service.citations import past_answers, resolve
+from ...service.citations import answer_times, past_answers, resolve
 from ...service.request_paths import absolute
 from ..params import CitationArg, HistoryParams, parse
 
@@ -48,15 +50,37 @@ async def open_citation(host: Host, citation: dict[str, Any]) -> dict[str, Any]:
 
 
 async def history(host: Host, params: HistoryParams) -> dict[str, Any]:
-    """Newest first across every root; each root reads only the entries this page can hold."""
+    """Newest first across every root; each root reads only its own entries of this page."""
     from ...core.responses import HistoryPage, HistoryRecord  # pydantic: off the start-up path
 
-    wanted = params.offset + params.limit
+    sessions = list(host.sessions.values())
+    if len(sessions) > 1:
+        times = [await host.run(answer_times, session) for session in sessions]
+        ranges = page_ranges(times, params.offset, params.limit)
+    else:
+        ranges = [(params.offset, params.limit)] * len(sessions)
     entries: list[HistoryRecord] = []
-    for session in list(host.sessions.values()):
-        entries.extend(await host.run(past_answers, session, wanted, host.current_text))
+    for session, (skip, take) in zip(sessions, ranges, strict=True):
+        if take:
+            entries.extend(await host.run(past_answers, session, take, host.current_text, skip))
+    # stable: equal times stay in root order, as page_ranges merged them
     entries.sort(key=lambda entry: entry.time, reverse=True)
-    return HistoryPage(entries=entries[params.offset : wanted]).model_dump(mode="json")
+    return HistoryPage(entries=entries).model_dump(mode="json")
+
+
+def page_ranges(times: list[list[str]], offset: int, limit: int) -> list[tuple[int, int]]:
+    """Per root, (entries skipped, entries taken) of the page ``offset``/``limit`` of all roots'
+    entries merged newest first (``times``: each root's, newest first); a root's share of a
+    page is a run of its own newest-first entries."""
+    counts = [[0, 0] for _ in times]
+    merged = heapq.merge(
+        *([(time, root) for time in root_times] for root, root_times in enumerate(times)),
+        key=lambda item: item[0],
+        reverse=True,
+    )
+    for position, (_, root) in enumerate(itertools.islice(merged, offset + limit)):
+        counts[root][0 if position < offset else 1] += 1
+    return [(skip, take) for skip, take in counts]
 
 
 def line_range(text: str, start_line: int, end_line: int) -> types.Range:

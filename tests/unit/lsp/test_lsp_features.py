@@ -243,3 +243,20 @@ def test_nothing_found_while_the_first_pass_runs_says_the_index_is_not_ready(tmp
     host.session.upkeep.note = lambda: "indexing is still running"  # type: ignore[method-assign]
     answer = asyncio.run(ask.ask(host, params))  # type: ignore[arg-type]
     assert (answer["reason"], answer["detail"]) == ("stale_index", "indexing is still running")
+
+
+def test_history_pages_of_several_roots_take_each_roots_share_of_the_merged_order():
+    newer, older = ["t9", "t7", "t5", "t3"], ["t8", "t6", "t5", "t1"]
+    merged = ["t9", "t8", "t7", "t6", "t5", "t5", "t3", "t1"]  # ties: the first root first
+    for offset in range(len(merged) + 1):
+        for limit in (1, 3, 8):
+            ranges = citations.page_ranges([newer, older], offset, limit)
+            page = sorted(
+                [
+                    t
+                    for (skip, take), times in zip(ranges, [newer, older], strict=True)
+                    for t in times[skip:][:take]
+                ],
+                reverse=True,
+            )
+            assert page == merged[offset : offset + limit]
