@@ -64,12 +64,21 @@ REASON_SYMLINK_BROKEN = "broken symlink"
 REASON_SYMLINK_SECRET = "symlink to an ignored or secret file"
 REASON_SYMLINK_DIR = "symlinked folder not followed (its target is scanned where it lives)"
 REASON_BAD_PATH = "not a path inside the repository"
+# Refusals that may not hold next time with the file unchanged (a race, a permission fixed by
+# another process, a link target appearing): every other refusal follows from the file's name,
+# content and the settings alone, so an unchanged stat means the same refusal.
+_PASSING = (REASON_VANISHED, REASON_UNREADABLE, REASON_SYMLINK_BROKEN, REASON_SYMLINK_LOOP)
 
 
 @dataclass(frozen=True)
 class Skip:
     path: str
     reason: str
+
+
+def lasting(reason: str) -> bool:
+    """Whether a file refused for ``reason`` is refused again while its stat is unchanged."""
+    return not reason.startswith(_PASSING)
 
 
 @dataclass(frozen=True)
