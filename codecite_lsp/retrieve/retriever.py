@@ -34,6 +34,7 @@ from ..core.terms import asked_roles, is_test_path, word_parts
 from ..index.embedder import Embedder, EmbeddingError
 from ..index.embedding import make_embedder
 from ..index.static_embedding import StaticEmbedder
+from ..ingest.languages import is_code
 
 if TYPE_CHECKING:
     from ..core.config import Config
@@ -298,10 +299,11 @@ class Retriever:
 
     @_one_version
     def retrieve_for_symbol(
-        self, name: str, definition_path: str | None = None, limit: int = 6
+        self, name: str, definition_path: str | None = None, limit: int = 6, *, uses: bool = True
     ) -> Retrieval:
         """Hover seeding: the chunk(s) defining ``name`` (in ``definition_path`` when given), then
-        chunks using it as a whole word elsewhere, best first."""
+        (``uses``) the chunks calling it (the ``uses`` column), then other code naming it as a
+        whole word (an import, a callback passed along): never docs or plain text."""
         last = name.rsplit(".", 1)[-1]
         if not last.strip():
             return Retrieval(selected=[], candidates=[], cleared_floor=False)
@@ -315,15 +317,33 @@ class Retriever:
         local = self.store.chunks_for_path(definition_path) if definition_path else []
         found = [c for c, _ in self.store.keyword_search(last, self.config.candidates)]
         definitions = [c for c in [*local, *found] if defines(c)]
-        uses = [c for c in found if not defines(c) and whole_word(last, c.text)]
-        uses.sort(key=lambda c: is_test_path(c.path))  # code before tests; stable
+        users = self._callers([last]) if uses else []
+        named = [c for c in found if is_code(c.path) and whole_word(last, c.text)]
+        others = [c for c in named if not defines(c)] if uses else []
+        others.sort(key=lambda c: is_test_path(c.path))  # code before tests; stable
         ordered = [result_from_chunk(c, 1.0) for c in definitions] + [
-            result_from_chunk(c, 0.5) for c in uses
+            result_from_chunk(c, 0.5) for c in [*users, *others]
         ]
         results = dedup_overlapping(ordered)[:limit]
         return Retrieval(
             selected=merge_adjacent(results), candidates=results, cleared_floor=bool(results)
         )
+
+    @_one_version
+    def callers(self, names: list[str], limit: int = 6) -> Retrieval:
+        """The chunks calling any of ``names`` (by the index's ``uses`` column), code before
+        tests: where "where is that called?" after an answer about them looks."""
+        results = dedup_overlapping([result_from_chunk(c, 0.5) for c in self._callers(names)])
+        results = results[:limit]
+        return Retrieval(
+            selected=merge_adjacent(results), candidates=results, cleared_floor=bool(results)
+        )
+
+    def _callers(self, names: list[str]) -> list[Chunk]:
+        found = self.store.naming(
+            [n.rsplit(".", 1)[-1] for n in names], self.config.candidates, column="uses"
+        )
+        return sorted(found, key=lambda c: is_test_path(c.path))  # code before tests; stable
 
 
 def open_retriever(repo: Path, config: Config, in_memory: bool = False) -> Retriever:

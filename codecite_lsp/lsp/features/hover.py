@@ -67,6 +67,7 @@ def explain(
 ) -> str | None:
     """Markdown explaining the symbol at ``line``/``character`` of ``text``, or None."""
     from ...answer.hover import command_link, explain_symbol
+    from ...ingest.reserved import reserved
     from ...ingest.workers import SymbolQuery, symbol_isolated
 
     rel = relative(session.root, path)
@@ -79,7 +80,12 @@ def explain(
         return None  # a key typed in an unsaved buffer must not reach retrieval or a model
     symbol = at.name
     check(cancel)
-    found = session.retriever.retrieve_for_symbol(symbol, rel)
+    # `self`, a keyword or a builtin: "used in" would be any line of the repository; listed
+    # only when the repository defines the name itself (a method called `filter`).
+    given = reserved(symbol, rel)
+    found = session.retriever.retrieve_for_symbol(symbol, rel, uses=not given)
+    if given and found.selected:
+        found = session.retriever.retrieve_for_symbol(symbol, rel)
     check(cancel)
     key = (symbol, tuple(result.content_hash for result in found.selected))
     if key not in session.hovers:
