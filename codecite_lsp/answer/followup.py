@@ -1,6 +1,11 @@
 """Follow-up questions: the standalone question retrieval searches with, built from the previous
 turns of a conversation ("where is it called?" after "how does Session.send work?").
 
+A question continues the conversation only when it refers back to it (a pronoun, "and ...",
+no subject of its own) or shares a term with it (:func:`continues`); any other question starts a
+new one. "Where is that called?" looks for the callers of the symbols the last answer cited
+(:func:`callers_asked`), not for the same chunks again.
+
 With a model, one short rewrite call says what "it" is; offline, or when that call fails in any
 way, a rule appends the previous question's key terms and the symbols its citations define (not
 their paths: the offline answerer would then look for "py" in the code). Only retrieval and the
@@ -11,6 +16,7 @@ request's retrieval, never taken from an old answer.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +32,25 @@ STANDS_ALONE_TERMS = 3
 MAX_REWRITE_CHARS = 300  # a longer "question" from the rewrite call is not one: use the rule
 
 Rewrite = Callable[[list[dict[str, str]]], str]
+
+# Words by which a question points back at the conversation ("where is *it* called?").
+_POINTING = frozenset(
+    {
+        "it", "its", "it's", "that", "this", "these", "those", "they", "them", "their", "there",
+        "same", "above", "previous", "former", "latter", "one", "ones",
+    }
+)  # fmt: skip
+_GOING_ON = ("and ", "also ", "what about ", "how about ", "then ", "so ", "but ", "why ")
+_CALLS = frozenset(
+    {
+        "call", "calls", "called", "calling", "caller", "callers", "invoke", "invokes", "invoked",
+        "invoking", "use", "uses", "used", "using", "usage", "usages", "reference", "references",
+        "referenced", "referencing",
+    }
+)  # fmt: skip
+_CODE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_INNER_CAPITAL = re.compile(r"[a-z][A-Z]")  # rotateKey, not Where
+_WORD = re.compile(r"[\w']+")  # whole identifiers: `invoke_without_command` is not "invoke"
 
 
 @dataclass(frozen=True)
@@ -68,6 +93,59 @@ def cited(answer: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     # client's text: parsed in the worker, all in one round trip.
     symbols = [d.name for found in read_isolated(definitions, quoted) for d in found]
     return _unique(symbols), _unique(paths)
+
+
+def continues(question: str, turns: Sequence[Turn]) -> bool:
+    """Whether ``question`` follows up on ``turns``: it points back at them ("where is it
+    called?", "and the tests?"), names nothing of its own ("why?"), or shares a term with
+    their questions or the symbols and files their answers cited. "What does
+    invoke_without_command do?" after a question about ``consume_value`` does none of these."""
+    if not turns:
+        return False
+    said = question.strip().lower()
+    if said.startswith(_GOING_ON) or not _POINTING.isdisjoint(_WORD.findall(said)):
+        return True
+    own = _parts(key_terms(question))
+    if not own:
+        return True
+    before: list[str] = []
+    for turn in turns:
+        symbols, paths = cited(turn.answer)
+        stems = [path.rsplit("/", 1)[-1].split(".")[0] for path in paths]
+        before += [*key_terms(turn.question), *symbols, *stems]
+    return not own.isdisjoint(_parts(before))
+
+
+def callers_asked(question: str, turns: Sequence[Turn]) -> list[str]:
+    """When ``question`` asks where something is called or used ("where is that called?", "who
+    calls it?"): the names the last question gave as code (``Session.send``, ``rotate_key``),
+    then the symbols its answer's citations define, else its key terms. [] for any other
+    question."""
+    if not turns or _CALLS.isdisjoint(_WORD.findall(question.lower())):
+        return []
+    last = turns[-1]
+    symbols, _ = cited(last.answer)
+    as_code = [
+        name.rsplit(".", 1)[-1]
+        for name in _CODE_NAME.findall(last.question)
+        if "." in name or "_" in name.strip("_") or _INNER_CAPITAL.search(name)
+    ]
+    return _unique([*as_code, *symbols]) or key_terms(last.question)
+
+
+def callers_question(names: Sequence[str]) -> str:
+    """The standalone form of "where is that called?" about ``names``."""
+    return f"Where is {' or '.join(f'`{name}`' for name in names[:3])} used?"
+
+
+def _parts(words: Sequence[str]) -> set[str]:
+    """The identifier parts that say something, lower-cased ("rotate_key" -> rotate, key)."""
+    return {
+        part.lower()
+        for word in words
+        for part in identifier_parts(word)
+        if len(part) > 1 and part.lower() not in STOP_WORDS and not part.isdigit()
+    }
 
 
 def key_terms(question: str) -> list[str]:

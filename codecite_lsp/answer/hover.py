@@ -35,6 +35,13 @@ def command_link(citation: Citation, root: Path) -> str:
     return f"command:{OPEN_CITATION}?{quote(argument, safe='')}"
 
 
+def file_link(citation: Citation, root: Path) -> str:
+    """A ``file:`` URI with the line as its fragment, for clients that do not follow ``command:``
+    URIs (Neovim: ``gx`` and the plugin's mapping open it). Short: a hover's line never wraps
+    around a long JSON argument."""
+    return f"{(root / citation.path).as_uri()}#L{citation.start_line}"
+
+
 def question_for(symbol: str) -> str:
     return f"What does `{symbol}` do, and where is it used?"
 

@@ -23,7 +23,7 @@ from ..core.limits import MAX_QUESTION_CHARS
 from ..core.records import Result, Source, sources_from_results
 from ..offline.evidence import OFFLINE_FLOOR, Evidence, gather
 from .attempts import ModelText, converse
-from .followup import Turn, standalone
+from .followup import Turn, callers_asked, callers_question, continues, recent, standalone
 from .history import History
 from .llm import MockReplies, ModelError, ModelReply, complete, mock_replies_from_env
 from .prompt import RESPONSE_SCHEMA, build_messages
@@ -182,8 +182,17 @@ class Answerer:
         request = _Request(uuid.uuid4().hex, question, self.config.model)
         if stage is not None:
             request.stage = stage
-        asked = self._standalone(request, question, history, cancel)
-        answer = self._answer(request, asked, retrieval_context(context), cancel, "; ".join(notes))
+        # A question sharing nothing with the conversation starts a new one.
+        turns = recent(history)
+        continued = continues(question, turns)
+        turns = turns if continued else []
+        calls = callers_asked(question, turns)
+        asked = self._standalone(request, question, turns, cancel, calls)
+        answer = self._answer(
+            request, asked, retrieval_context(context), cancel, "; ".join(notes), calls
+        )
+        if continued:
+            answer = answer.model_copy(update={"continued": True})
         self.trace.write(request.record(answer))
         if not (cancel is not None and cancel.is_set()):
             self.history.append(question, answer, context)
@@ -195,11 +204,14 @@ class Answerer:
         question: str,
         history: Sequence[Turn],
         cancel: threading.Event | None,
+        calls: list[str],
     ) -> str:
         if not history:
             return question
         if self.config.model == EXTRACTIVE:
-            return standalone(question, history, None)
+            # The offline answerer quotes lines holding the question's words: "called" is in
+            # none of the call sites, the names are.
+            return callers_question(calls) if calls else standalone(question, history, None)
         request.stage("rewriting the follow-up question")
 
         def rewrite(messages: list[dict[str, str]]) -> str:
@@ -215,7 +227,10 @@ class Answerer:
         context: RetrievalContext | None,
         cancel: threading.Event | None,
         note: str,
+        calls: list[str],
     ) -> Answered | Refused:
+        """``calls``: the symbols whose callers the question asks for (followup.callers_asked)."""
+
         def refuse(reason: RefusalReason, detail: str, near: list[Result]) -> Refused:
             detail = f"{detail} ({note})" if note else detail  # e.g. indexing still running
             return Refused(
@@ -223,7 +238,11 @@ class Answerer:
             )
 
         request.stage("retrieving")
-        retrieval = self.retriever.retrieve(asked, context)
+        callers = self.retriever.callers(calls) if calls else None
+        if callers is not None and callers.selected:
+            retrieval = callers  # "where is that called?": the call sites, not the same chunks
+        else:
+            retrieval = self.retriever.retrieve(asked, context)
         request.retrieved = [
             # terms: what ranked it (adding up to the rerank score; codecite search --explain)
             {"content_hash": r.content_hash, "score": r.score, "terms": dict(r.terms)}

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from ..core.answers import Answered, Citation, ClaimSpan, GapSpan, Refused, RetrievedRef
 from ..core.wording import label, reason
+from ..ingest.languages import language_for_path
 
 _TOP_RETRIEVED = 5
 
@@ -103,7 +104,10 @@ def _escape(text: str) -> str:
 
 # A code span as CommonMark reads it: a backtick run not escaped, closed by a run as long.
 _CODE_SPAN = re.compile(r"(?<![\\`])(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
-_ACTIVE = re.compile(r"([\\\[\]<>])")
+# What can start a link, image, autolink or HTML outside a code span: a bracket, a backslash,
+# `<` before a tag, comment or URI, `>` opening a line (a block quote). An arrow (`->`, `a < b`)
+# is left alone: escaped it reads `-\>` where the backslash is not hidden (Neovim).
+_ACTIVE = re.compile(r"([\\\[\]]|<(?=[A-Za-z/!?])|^\s*>)", re.MULTILINE)
 
 
 def inert(text: str) -> str:
@@ -112,11 +116,29 @@ def inert(text: str) -> str:
     Code spans are left as they are: nothing inside them is live."""
     out, last = [], 0
     for span in _CODE_SPAN.finditer(text):
-        out.append(_ACTIVE.sub(r"\\\1", text[last : span.start()]))
+        out.append(_ACTIVE.sub(_escaped, text[last : span.start()]))
         out.append(span.group())
         last = span.end()
-    out.append(_ACTIVE.sub(r"\\\1", text[last:]))
+    out.append(_ACTIVE.sub(_escaped, text[last:]))
     return "".join(out)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    found = match.group()
+    return found[:-1] + "\\" + found[-1]  # a line's indent stays in front of its `\>`
+
+
+def _quoted(citation: Citation) -> str:
+    """Quoted code as a fenced block in the file's language (highlighted by VS Code and Neovim
+    alike); quoted prose (docs, plain text) as a block quote."""
+    lines = _quote_lines(citation.quote)
+    language = language_for_path(citation.path)
+    if language is None or language == "markdown":
+        return "\n".join("> " + inert(line) if line else ">" for line in lines)
+    body = "\n".join(lines)
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)  # a fence longer than any backtick run inside
+    return f"{fence}{language}\n{body}\n{fence}"
 
 
 def answer_to_markdown(answer: Answered | Refused, link: Callable[[Citation], str]) -> str:
@@ -140,11 +162,7 @@ def answer_to_markdown(answer: Answered | Refused, link: Callable[[Citation], st
             parts.append(inert(span.text))
             continue
         refs = " ".join(f"[{_escape(place(c))}]({link(c)})" for c in span.citations)
-        quotes = "\n".join(
-            "> " + inert(line) if line else ">"
-            for c in span.citations
-            for line in _quote_lines(c.quote)
-        )
+        quotes = "\n\n".join(_quoted(c) for c in span.citations)
         parts.append(f"{inert(span.text)} {refs}\n\n{quotes}")
     if answer.note:
         parts.append(f"_{inert(answer.note)}_")

@@ -73,6 +73,9 @@ class Answered(_Model):
     trace_id: str = ""
     spans: list[Span]
     note: str | None = None  # e.g. "indexing is still running: 40 files pending"
+    # The question followed up on the conversation sent with it (answer/followup.py: continues);
+    # False: it stood alone, and a client starts a new conversation with it.
+    continued: bool = False
 
 
 class Refused(_Model):
@@ -81,6 +84,7 @@ class Refused(_Model):
     reason: RefusalReason
     detail: str
     retrieved: list[RetrievedRef] = Field(default_factory=list)
+    continued: bool = False  # as in Answered
 
 
 Answer = Annotated[Answered | Refused, Field(discriminator="status")]

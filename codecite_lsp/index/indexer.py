@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +30,7 @@ from ..ingest.workers import Job, Prepared, prepared
 from . import manifest
 from .filling import VectorFiller
 from .lock import IndexBusy, write_lock
+from .manifest import FileStat
 from .meta import MetaFile
 from .passes import (
     Batch,
@@ -122,9 +123,12 @@ class Indexer:
         """Bring the whole index up to date with the working tree."""
         started = time.monotonic()
         with self._write_lock(progress):
+            refused = manifest.lasting_skips(self.index_dir, self.config)
             manifest.discard(self.index_dir)  # until this pass has finished everything
             self._ignore = None  # ignore files may have changed unseen: reload them later
-            totals = self._healing(lambda: self._full_pass(progress, cancel), progress, cancel)
+            totals = self._healing(
+                lambda: self._full_pass(progress, cancel, refused), progress, cancel
+            )
         if not totals.cancelled:
             self.optimize_if_due()
         report = pass_report(self.store, started, totals)
@@ -152,10 +156,17 @@ class Indexer:
                 said(exc),
             )
             self._store = self.store.reset()
-            return self._full_pass(progress, cancel)
+            return self._full_pass(progress, cancel, {})
 
-    def _full_pass(self, progress: Progress | None, cancel: threading.Event | None) -> Totals:
-        from ..ingest.scan import scan
+    def _full_pass(
+        self,
+        progress: Progress | None,
+        cancel: threading.Event | None,
+        refused: Mapping[str, tuple[FileStat, str]],
+    ) -> Totals:
+        """``refused``: files the last pass refused for a lasting reason (manifest.lasting_skips);
+        those whose stat is unchanged are refused again without being read."""
+        from ..ingest.scan import Skip, scan
 
         store = self.store
         found = scan(self.repo, self.config)
@@ -168,19 +179,26 @@ class Indexer:
             # Recorded up front: a cancelled cold pass must not look like a budget change.
             meta.cold_budget = self.config.chunk_budget
             store.save_meta(meta)
-        todo = [
+        changed = [
             f
             for f in found.files
             if rechunk
             or not unchanged(known.get(f.path), f.size, f.mtime_ns, counts.get(f.path, 0))
         ]
+        again = [
+            Skip(f.path, refused[f.path][1])
+            for f in changed
+            if f.path in refused and refused[f.path][0] == (f.size, f.mtime_ns, f.ctime_ns)
+        ]
+        skip_again = {s.path for s in again}
+        todo = [f for f in changed if f.path not in skip_again]
         on_disk = {f.path for f in found.files}
         gone = {path for path in known if path not in on_disk}
         with self._state:
             self._pending = {f.path for f in todo}
         store.delete(gone)
 
-        totals = Totals(deleted=len(gone), skipped=list(found.skipped), walked=found.files)
+        totals = Totals(deleted=len(gone), skipped=[*found.skipped, *again], walked=found.files)
         batch = Batch()
         # Largest files first: the workers then end the pass on small files, finishing together.
         jobs = [
@@ -266,7 +284,7 @@ class Indexer:
         known = store.files()
         targets, rules_changed = self._expand(paths, known)
         if rules_changed:
-            return self._full_pass(None, None)
+            return self._full_pass(None, None, {})
         whole = self._vectors.whole_before_write(store)
         batch = Batch()
         jobs = []

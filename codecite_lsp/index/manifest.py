@@ -9,7 +9,8 @@ finished everything (chunks, the search probe, vectors, any optimisation). It ho
   pass's start (a file edited during the pass therefore differs from it next time; ctime also
   tells a permission change, and a write whose mtime was set back);
 - the files the pass skipped for their content (binary, credential ...), with the reasons, to
-  report them again: a stat walk alone cannot tell;
+  report them again: a stat walk alone cannot tell. The next pass reads them again only if
+  their stat changed (:func:`lasting_skips`): a reload of an unchanged checkout re-reads none;
 - the settings the pass ran with (every Config field but those only answering reads, and the
   package version, so a new setting or an upgrade never trusts an index built otherwise);
 - a fingerprint of the index folder's own files (name, size and mtime of every LanceDB data,
@@ -38,7 +39,7 @@ from typing import Any
 
 from .. import __version__
 from ..core.config import Config
-from ..ingest.scan import Skip, WorkspaceFile, scan
+from ..ingest.scan import Skip, WorkspaceFile, lasting, scan
 from .passes import IndexReport
 
 log = logging.getLogger(__name__)
@@ -181,15 +182,33 @@ def record_pass(
         log.warning("could not write %s: %s", index_dir / MANIFEST_NAME, exc)
 
 
+def read(index_dir: Path) -> Manifest | None:
+    try:
+        return from_json((index_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def lasting_skips(index_dir: Path, config: Config) -> dict[str, tuple[FileStat, str]]:
+    """path -> (stat, reason) of the files the last complete pass refused for a reason that
+    holds while the file is unchanged (binary, key, size, minified ...); empty when that pass
+    ran with other settings (a new max_file_bytes may accept them) or another version."""
+    stored = read(index_dir)
+    if stored is None or stored.settings != settings_of(config, index_dir):
+        return {}
+    return {
+        path: (stored.files[path], reason)
+        for path, reason in stored.content_skips.items()
+        if path in stored.files and lasting(reason)
+    }
+
+
 def unchanged_since_last_pass(repo: Path, config: Config) -> IndexReport | None:
     """The report of a pass that would find nothing to do, if neither the repository's files (by
     the scan's stat walk) nor the index folder changed since the last pass; None: run one."""
     started = time.monotonic()
     index_dir = config.resolved_index_dir(repo)
-    try:
-        stored = from_json((index_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
-        return None
+    stored = read(index_dir)
     if stored is None or stored.settings != settings_of(config, index_dir):
         return None
     found = scan(repo, config)

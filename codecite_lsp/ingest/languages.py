@@ -90,6 +90,11 @@ def language_for_path(path: str) -> str | None:
 _PARSERS = threading.local()
 
 
+def is_code(path: str) -> bool:
+    """Whether ``path`` is source code (docs, Markdown and plain text are not)."""
+    return language_for_path(path) not in (None, "markdown")
+
+
 def parser_for(language: str) -> Parser:
     """One parser per grammar and thread: building one costs more than parsing a small file, and
     a parser must not be used by two threads at once."""

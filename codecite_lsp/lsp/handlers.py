@@ -91,6 +91,7 @@ server = CodeciteServer()
 def on_initialize(ls: CodeciteServer, params: types.InitializeParams) -> None:
     """Only cheap work here: the reply must leave within a second."""
     ls.loop = asyncio.get_running_loop()
+    ls.file_links = follows_file_links(params.client_info)
     try:
         ls.settings = settings_from(params.initialization_options)
     except ValueError as exc:
@@ -102,6 +103,16 @@ def on_initialize(ls: CodeciteServer, params: types.InitializeParams) -> None:
         folders = [Path(params.root_path)]
     for root in folders:
         ls.add_root(root)
+
+
+# Editors whose hovers follow no `command:` URI (only VS Code and its forks do): their hover
+# links are `file:` URIs, matched on clientInfo.name, lower-cased.
+_FILE_LINK_CLIENTS = ("neovim", "nvim", "vim", "helix", "zed", "emacs", "eglot", "sublime", "kak")
+
+
+def follows_file_links(info: types.ClientInfo | None) -> bool:
+    name = info.name.lower() if info is not None else ""
+    return any(client in name for client in _FILE_LINK_CLIENTS)
 
 
 @server.feature(types.INITIALIZED)

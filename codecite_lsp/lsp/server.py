@@ -51,6 +51,7 @@ class CodeciteServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.tasks: set[asyncio.Future[None]] = set()
         self.index_runs: set[threading.Event] = set()  # cancel flags of running index passes
+        self.file_links = False  # hover links as file: URIs: set at initialize (clientInfo)
 
     # -- sending from any thread ------------------------------------------------------------
 

@@ -340,17 +340,23 @@ def _echoes(window: _Window, question: str) -> bool:
 # Hover
 
 
-def _mention(run: Run, name: str, skip: range = range(0)) -> int | None:
-    """Index of the first line that mentions ``name`` as a whole word without defining it; a
-    line that uses it beats one that only imports it."""
+def _mention(run: Run, name: str, skip: range = range(0), *, code: bool = False) -> int | None:
+    """Index of the first line that mentions ``name`` as a whole word without defining it (in
+    code only, not comments, docstrings or prose, with ``code``); a call beats another use,
+    which beats an import."""
     word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    call = re.compile(rf"(?<![\w$]){re.escape(name)}\s*\(")
     mentions = [
         i
         for i, line in enumerate(run.lines)
-        if i not in skip and not run.is_def[i] and word.search(line)
+        if i not in skip
+        and not run.is_def[i]
+        and not (code and run.is_doc[i])
+        and word.search(line)
     ]
+    calls = [i for i in mentions if call.search(run.lines[i])]
     used = [i for i in mentions if not _IMPORT.match(run.lines[i])]
-    return used[0] if used else (mentions[0] if mentions else None)
+    return next(iter([*calls, *used, *mentions]), None)
 
 
 def _signature(run: Run, name: str, definition: Source) -> int | None:
@@ -396,7 +402,7 @@ def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> 
     used = 0
     for run in runs:
         skip = shown[1] if run is shown[0] else range(0)
-        at = _mention(run, name, skip)
+        at = _mention(run, name, skip, code=True)
         if at is None:
             continue
         used += 1

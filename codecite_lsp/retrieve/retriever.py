@@ -34,11 +34,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from ..core.environment import apply_defaults
-from ..core.records import Chunk, Result
+from ..core.records import Chunk, Result, content_hash
 from ..core.terms import asked_roles, is_test_path, word_parts
 from ..index.embedder import Embedder, EmbeddingError
 from ..index.embedding import make_embedder
 from ..index.static_embedding import StaticEmbedder
+from ..ingest.languages import is_code
 
 if TYPE_CHECKING:
     from ..core.config import Config
@@ -385,10 +386,11 @@ class Retriever:
 
     @_one_version
     def retrieve_for_symbol(
-        self, name: str, definition_path: str | None = None, limit: int = 6
+        self, name: str, definition_path: str | None = None, limit: int = 6, *, uses: bool = True
     ) -> Retrieval:
         """Hover seeding: the chunk(s) defining ``name`` (in ``definition_path`` when given), then
-        chunks using it as a whole word elsewhere, best first."""
+        (``uses``) the chunks calling it (the ``uses`` column), then other code naming it as a
+        whole word (an import, a callback passed along): never docs or plain text."""
         last = name.rsplit(".", 1)[-1]
         if not last.strip():
             return Retrieval(selected=[], candidates=[], cleared_floor=False)
@@ -402,15 +404,74 @@ class Retriever:
         local = self.store.chunks_for_path(definition_path) if definition_path else []
         found = [c for c, _ in self.store.keyword_search(last, self.config.candidates)]
         definitions = [c for c in [*local, *found] if defines(c)]
-        uses = [c for c in found if not defines(c) and whole_word(last, c.text)]
-        uses.sort(key=lambda c: is_test_path(c.path))  # code before tests; stable
+        users = self._callers([last]) if uses else []
+        named = [c for c in found if is_code(c.path) and whole_word(last, c.text)]
+        others = [c for c in named if not defines(c)] if uses else []
+        others.sort(key=lambda c: is_test_path(c.path))  # code before tests; stable
         ordered = [result_from_chunk(c, 1.0) for c in definitions] + [
-            result_from_chunk(c, 0.5) for c in uses
+            result_from_chunk(c, 0.5) for c in [*users, *others]
         ]
         results = dedup_overlapping(ordered)[:limit]
         return Retrieval(
             selected=merge_adjacent(results), candidates=results, cleared_floor=bool(results)
         )
+
+    @_one_version
+    def callers(self, names: list[str], limit: int = 6) -> Retrieval:
+        """The lines calling ``names`` (a few around each call), the first name's first: in the
+        chunks whose ``uses`` hold one, then in those defining one (a small file is one chunk),
+        code before tests. Where "where is that called?" after an answer about them looks: a
+        call site, not the definition again."""
+        windows: list[Result] = []
+        for name in dict.fromkeys(n.rsplit(".", 1)[-1] for n in names if n.strip()):
+            defining = self.store.naming([name], self.config.candidates)
+            for chunk in [*self._callers([name]), *sorted(defining, key=_test_last)]:
+                windows += _call_windows(chunk, name)
+        results = dedup_overlapping(windows)[:limit]
+        return Retrieval(selected=results, candidates=results, cleared_floor=bool(results))
+
+    def _callers(self, names: list[str]) -> list[Chunk]:
+        found = self.store.naming(names, self.config.candidates, column="uses")
+        return sorted(found, key=lambda c: is_test_path(c.path))  # code before tests; stable
+
+
+_DEFINING = re.compile(r"\s*(?:export\s+)?(?:async\s+)?(?:def|function|fn|func|class)\b")
+_CALL_CONTEXT = 2  # lines kept on each side of a call
+
+
+def _test_last(chunk: Chunk) -> bool:
+    return is_test_path(chunk.path)
+
+
+def _call_windows(chunk: Chunk, name: str) -> list[Result]:
+    """The lines of ``chunk`` around each call of ``name`` (not its definition), as results
+    holding exactly those lines of the file, adjacent windows joined."""
+    call = re.compile(rf"(?<![\w$]){re.escape(name)}\s*\(")
+    lines = chunk.text.splitlines(keepends=True)
+    spans: list[list[int]] = []
+    for i, line in enumerate(lines):
+        if call.search(line) and not _DEFINING.match(line):
+            first, last = max(0, i - _CALL_CONTEXT), min(len(lines) - 1, i + _CALL_CONTEXT)
+            if spans and first <= spans[-1][1] + 1:
+                spans[-1][1] = last
+            else:
+                spans.append([first, last])
+    found = []
+    for first, last in spans:
+        text = "".join(lines[first : last + 1])
+        start_byte = chunk.start_byte + len("".join(lines[:first]).encode("utf-8"))
+        found.append(
+            replace(
+                result_from_chunk(chunk, 0.5),
+                start_line=chunk.start_line + first,
+                end_line=chunk.start_line + last,
+                content_hash=content_hash(text),
+                text=text,
+                start_byte=start_byte,
+                end_byte=start_byte + len(text.encode("utf-8")),
+            )
+        )
+    return found
 
 
 def open_retriever(repo: Path, config: Config, in_memory: bool = False) -> Retriever:

@@ -42,7 +42,7 @@ class Session:
         self._retriever: Retriever | None = None
         self._answerer: Answerer | None = None
         # Hover markdown by (symbol, hashes of the chunks it was explained from): cleared on change.
-        self.hovers: dict[tuple[str, tuple[str, ...]], str | None] = {}
+        self.hovers: dict[tuple[str, tuple[str, ...], bool], str | None] = {}
         self.upkeep = Upkeep(root, self.config, self.index_dir, changed=self.hovers.clear)
         self._log_file = logfile.attach(self.index_dir)
 

@@ -35,6 +35,9 @@ def test_a_follow_up_after_reopening_neovim_continues_the_conversation(
     (turn,) = sent["history"]
     assert turn["question"] == "What does the sign function do?"
     assert turn["answer"] == first["first"]["answer"]
+    said = "(continues the conversation; :CodeciteNew starts a new one)"
+    assert sessions["follow_up"]["follow_up"]["lines"][1] == said
+    assert said not in first["first"]["lines"]
 
 
 def test_codecite_new_clears_the_saved_conversation(sessions: dict[str, dict[str, Any]]) -> None:

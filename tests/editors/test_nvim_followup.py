@@ -57,3 +57,9 @@ def test_the_answer_buffer_shows_the_stages_and_cancel_says_cancelled(slow: dict
     # the model's reply, had it come, would have replaced the buffer: it did not
     assert "Cancelled." in slow["after_wait_lines"]
     assert slow["conversation_after_cancel"] == slow["conversation_after_two"] == 2
+
+
+def test_the_echo_area_is_cleared_when_the_answer_arrives(slow: dict[str, Any]) -> None:
+    echoes = slow["echoes_after_first"]
+    assert any("(:CodeciteCancel to stop)" in echo for echo in echoes), echoes
+    assert echoes[-1] == "", f"the echo area still says {echoes[-1]!r} after the answer"

@@ -70,3 +70,23 @@ def test_a_past_answer_is_listed_by_age_and_its_chips_say_where_they_point_now(
         "  keyvault/keys.py:L47-48 (changed)",
         "  keyvault/keys.py:L47-48 (gone)",
     ]
+
+
+def test_a_quote_is_dedented_as_a_block_with_its_first_lines_indentation(
+    shown: dict[str, Any],
+) -> None:
+    """The first line (indented 8 in the file, 0 in the quote) was shown dedented, the rest not."""
+    lines = shown["indented"]
+    at = lines.index("  k.py:L10-12")
+    assert lines[at + 1 : at + 4] == ["      if ready:", "          go()", "      else:"]
+
+
+def test_the_trace_id_is_shown_only_with_the_debug_option(shown: dict[str, Any]) -> None:
+    assert not any(line.startswith("trace ") for line in shown["traced"])
+    assert "trace abc123" in shown["traced_debug"]
+
+
+def test_an_answer_that_continues_the_conversation_says_so(shown: dict[str, Any]) -> None:
+    said = "(continues the conversation; :CodeciteNew starts a new one)"
+    assert shown["continued"][1] == said
+    assert said not in shown["standalone"]

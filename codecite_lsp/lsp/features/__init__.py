@@ -24,6 +24,7 @@ class Host(Protocol):
     """What a feature needs from the server."""
 
     sessions: dict[Path, Session]
+    file_links: bool  # hover links as file: URIs (the client does not follow command: ones)
 
     def session_for(self, uri: str) -> Session: ...
 

@@ -32,7 +32,9 @@ async def hover(host: Host, params: types.HoverParams) -> types.Hover | None:
     if not session.config.hover:
         return None
     path = uri_to_path(params.text_document.uri)
-    markdown = await host.run(_explain, host, session, path, params.position, host.encoding())
+    markdown = await host.run(
+        _explain, host, session, path, params.position, host.encoding(), host.file_links
+    )
     if markdown is None:
         return None
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown))
@@ -44,6 +46,7 @@ def _explain(
     path: Path,
     position: types.Position,
     encoding: Encoding,
+    file_links: bool,
     *,
     cancel: threading.Event,
 ) -> str | None:
@@ -53,7 +56,9 @@ def _explain(
     if found is None:
         return None
     lines, line = found
-    return explain(session, path, lines, line, position.character, encoding, cancel)
+    return explain(
+        session, path, lines, line, position.character, encoding, cancel, file_links=file_links
+    )
 
 
 def explain(
@@ -64,9 +69,14 @@ def explain(
     character: int,
     encoding: Encoding,
     cancel: threading.Event,
+    *,
+    file_links: bool = False,
 ) -> str | None:
-    """Markdown explaining the symbol at ``line``/``character`` of ``text``, or None."""
-    from ...answer.hover import command_link, explain_symbol
+    """Markdown explaining the symbol at ``line``/``character`` of ``text``, or None; its
+    citation links are ``file:`` URIs with ``file_links`` (a client not following ``command:``
+    links), else ``command:codecite.openCitation`` links (VS Code: they follow moved lines)."""
+    from ...answer.hover import command_link, explain_symbol, file_link
+    from ...ingest.reserved import reserved
     from ...ingest.workers import SymbolQuery, symbol_isolated
 
     rel = relative(session.root, path)
@@ -79,14 +89,19 @@ def explain(
         return None  # a key typed in an unsaved buffer must not reach retrieval or a model
     symbol = at.name
     check(cancel)
-    found = session.retriever.retrieve_for_symbol(symbol, rel)
+    # `self`, a keyword or a builtin: "used in" would be any line of the repository; listed
+    # only when the repository defines the name itself (a method called `filter`).
+    given = reserved(symbol, rel)
+    found = session.retriever.retrieve_for_symbol(symbol, rel, uses=not given)
+    if given and found.selected:
+        found = session.retriever.retrieve_for_symbol(symbol, rel)
     check(cancel)
-    key = (symbol, tuple(result.content_hash for result in found.selected))
+    key = (symbol, tuple(result.content_hash for result in found.selected), file_links)
     if key not in session.hovers:
         session.hovers[key] = explain_symbol(
             symbol,
             found,
-            functools.partial(command_link, root=session.root),
+            functools.partial(file_link if file_links else command_link, root=session.root),
             note=session.upkeep.note(),
             cancel=cancel,
             ask_model=_model(session, rel, symbol),

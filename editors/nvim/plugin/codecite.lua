@@ -47,3 +47,11 @@ vim.api.nvim_create_autocmd("FileType", {
     end, { buffer = event.buf, desc = "codecite: close the answer window" })
   end,
 })
+
+-- A hover's citation links: `gx`/<CR> open the cited lines once the hover window is entered.
+vim.api.nvim_create_autocmd("WinEnter", {
+  group = vim.api.nvim_create_augroup("codecite_hover_links", { clear = true }),
+  callback = function()
+    require("codecite.links").attach(vim.api.nvim_get_current_win())
+  end,
+})

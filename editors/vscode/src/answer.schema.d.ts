@@ -8,6 +8,7 @@ export interface Answered {
   trace_id?: string;
   spans: (ProseSpan | GapSpan | ClaimSpan)[];
   note?: string | null;
+  continued?: boolean;
 }
 
 export interface Citation {
@@ -104,6 +105,7 @@ export interface Refused {
   reason: "no_span_in_retrieval" | "unverified_citation" | "ambiguous" | "stale_index" | "model_error";
   detail: string;
   retrieved?: RetrievedRef[];
+  continued?: boolean;
 }
 
 export type Resolution = Exact | Moved | Stale | Gone;

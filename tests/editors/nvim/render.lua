@@ -45,6 +45,32 @@ local report = {
       lines = render.render(entry.question, past.resolved_answer(entry), wording).lines,
     }
   end)(),
+  -- A quote starting mid-function: its first line lost the indentation the file gives it.
+  indented = render.render("How?", {
+    status = "answered",
+    spans = {
+      {
+        kind = "claim",
+        text = "It waits.",
+        citations = {
+          { path = "k.py", start_line = 10, end_line = 12, quote = "if ready:\n            go()\n        else:" },
+        },
+      },
+    },
+  }, wording, {
+    line_at = function(c)
+      return c.path == "k.py" and c.start_line == 10 and "        if ready:" or nil
+    end,
+  }).lines,
+  traced = render.render("How?", { status = "answered", trace_id = "abc123", spans = {} }, wording).lines,
+  traced_debug = render.render(
+    "How?",
+    { status = "answered", trace_id = "abc123", spans = {} },
+    wording,
+    { debug = true }
+  ).lines,
+  continued = render.render("Where?", { status = "answered", continued = true, spans = {} }, wording).lines,
+  standalone = render.render("Where?", { status = "answered", continued = false, spans = {} }, wording).lines,
   status = render.status_lines({
     roots = {
       { root = "/fresh", files_indexed = 4, chunks = 9, pending = 0, indexing = false, last_update = 1764523880 },

@@ -13,6 +13,18 @@ vim.notify = function(message, level, opts)
   return original_notify(message, level, opts)
 end
 
+-- What the echo area was given, in order (nvim_echo without history leaves no :messages).
+T.report.echoes = {}
+local original_echo = vim.api.nvim_echo
+vim.api.nvim_echo = function(chunks, history, opts)
+  local text = {}
+  for _, chunk in ipairs(chunks) do
+    table.insert(text, chunk[1])
+  end
+  table.insert(T.report.echoes, table.concat(text))
+  return original_echo(chunks, history, opts)
+end
+
 vim.api.nvim_create_autocmd("LspProgress", {
   callback = function(event)
     local value = event.data.params.value

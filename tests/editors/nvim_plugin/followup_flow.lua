@@ -29,6 +29,7 @@ T.run(function()
   T.open_and_index("keyvault/tokens.py")
   local first = T.ask("CodeciteAsk What does the sign function do?")
   T.report.first = first
+  T.report.echoes_after_first = vim.deepcopy(T.report.echoes)
   T.ask("CodeciteAsk Where is it called?")
   T.report.conversation_after_two = #require("codecite").conversation
 

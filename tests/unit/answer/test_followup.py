@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 from answer_helpers import MODEL, cite, sources_for
 
-from codecite_lsp.answer.followup import MAX_TURNS, Turn, offline_standalone, standalone
+from codecite_lsp.answer.followup import (
+    MAX_TURNS,
+    Turn,
+    continues,
+    offline_standalone,
+    standalone,
+)
 from codecite_lsp.answer.llm import MockReplies
 from codecite_lsp.answer.pipeline import Answerer
 from codecite_lsp.core.answers import Answered
@@ -152,7 +158,7 @@ def test_with_a_model_the_rewritten_question_drives_retrieval(
     answerer = Answerer(repo, model, replies=MockReplies([rewritten, json.dumps(reply)]))
     stages: list[str] = []
     turns = [Turn("How does Session.send work?", {"status": "refused"})]
-    answer = answerer.ask("Where is it called?", history=turns, stage=stages.append)
+    answer = answerer.ask("What does it do with the reply?", history=turns, stage=stages.append)
     assert isinstance(answer, Answered), answer
     assert stages == [
         "rewriting the follow-up question",
@@ -161,4 +167,82 @@ def test_with_a_model_the_rewritten_question_drives_retrieval(
         "verifying citations",
     ]
     # the history keeps what the user asked, not the rewrite
-    assert answerer.history.entries(1)[0].question == "Where is it called?"
+    assert answerer.history.entries(1)[0].question == "What does it do with the reply?"
+
+
+def _calls_cited(answer: Any, path: str, line: str) -> bool:
+    return any(
+        c.path == path and line in c.quote
+        for span in getattr(answer, "spans", [])
+        if span.kind == "claim"
+        for c in span.citations
+    )
+
+
+def test_where_is_that_called_answers_with_call_sites(
+    requests_repo: tuple[Path, Config],
+) -> None:
+    """The answer (not only retrieval) quotes the call: before, it quoted the same chunks as the
+    previous answer (the definition, a docstring mentioning the word "called")."""
+    repo, config = requests_repo
+    answerer = Answerer(repo, config)
+    landed = 0
+    for first, follow_up, path, line in CONVERSATIONS:
+        turns = [Turn(first, answerer.ask(first).model_dump(mode="json"))]
+        answer = answerer.ask(follow_up, history=turns)
+        assert answer.continued, f"{follow_up!r} after {first!r} continues the conversation"
+        landed += _calls_cited(answer, path, line)
+    print(f"follow-ups whose answer quotes the call site: {landed}/5")
+    assert landed >= 4
+
+
+def test_a_question_sharing_nothing_with_the_conversation_starts_a_new_one(
+    requests_repo: tuple[Path, Config],
+) -> None:
+    repo, config = requests_repo
+    answerer = Answerer(repo, config)
+    first = "How does should_bypass_proxies decide?"
+    turns = [Turn(first, answerer.ask(first).model_dump(mode="json"))]
+    unrelated = "What does get_netrc_auth do?"
+    after = answerer.ask(unrelated, history=turns)
+    alone = answerer.ask(unrelated)
+    assert not after.continued
+    assert after.model_dump(exclude={"trace_id"}) == alone.model_dump(exclude={"trace_id"})
+
+
+def test_the_sample_conversation_lands_on_the_call_and_a_new_topic_stands_alone(
+    repo: Path, tmp_path: Path
+) -> None:
+    config = Config(index_dir=str(tmp_path / "index"), model="extractive", embedding="none")
+    Indexer(repo, config).run()
+    answerer = Answerer(repo, config)
+    first = "What does the sign function do?"
+    turns = [Turn(first, answerer.ask(first).model_dump(mode="json"))]
+    called = answerer.ask("Where is that called?", history=turns)
+    assert isinstance(called, Answered) and called.continued
+    quoted = [c for span in called.spans if span.kind == "claim" for c in span.citations]
+    assert quoted and all("sign(secret" in c.quote for c in quoted), quoted
+    assert all(not c.quote.startswith("def sign") for c in quoted)
+    fresh = answerer.ask("How are API keys rotated?", history=turns)
+    assert not fresh.continued
+
+
+@pytest.mark.parametrize(
+    ("question", "follows"),
+    [
+        ("What does invoke_without_command do?", False),  # the issue's: nothing in common
+        ("How are tokens verified?", False),
+        ("Where is that called?", True),
+        ("Who calls consume_value?", True),  # names the cited symbol
+        ("and the tests?", True),
+        ("Why?", True),  # no subject of its own
+    ],
+)
+def test_a_question_continues_only_what_it_refers_to(question: str, follows: bool) -> None:
+    turns = [
+        Turn(
+            "What does consume_value do?",
+            _answer(("src/click/core.py", "def consume_value(self, ctx):")),
+        )
+    ]
+    assert continues(question, turns) is follows

@@ -542,7 +542,7 @@ def test_rendering_for_terminal_and_hover(
 
     markdown = answer_to_markdown(answer, lambda c: f"file:///repo/{c.path}#L{c.start_line}")
     assert f"[{place}](file:///repo/keyvault/keys.py#L{citation.start_line})" in markdown
-    assert "> old.retired_at = now" in markdown
+    assert "```python\nold.retired_at = now\n```" in markdown  # code, highlighted as such
 
     refused = mocked(indexed, "x", relevance_floor=1.01).ask(QUESTION)
     assert isinstance(refused, Refused)

@@ -437,3 +437,28 @@ def test_after_a_checkout_storm_the_embedder_retrains_and_counts_only_live_vecto
     )  # trained on the new corpus
     distinct = len(ix.store.missing_vectors("no-such-embedder", 10**6))
     assert status["embedder"]["vectors"] == distinct  # not the old ones too
+
+
+def test_files_refused_for_a_lasting_reason_are_not_read_again_while_unchanged(
+    repo: Path,
+) -> None:
+    """A server's pass on every reload of an unchanged checkout: the .jpg and the file holding
+    a key were examined again each time ("indexing 98% · 3 files to go")."""
+    (repo / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0\0\0JFIF" + bytes(range(256)))
+    token = "ghp_" + "".join(chr(ord("a") + (i * 7) % 26) for i in range(36))  # built here
+    (repo / "deploy.py").write_text(f'TOKEN = "{token}"\n', encoding="utf-8")
+    first = make(repo).run()
+    refused = {s.path: s.reason for s in first.skipped}
+    assert "binary" in refused["photo.jpg"] and "credential" in refused["deploy.py"]
+
+    examined: list[str] = []
+    again = make(repo).run(progress=lambda done, total, path: examined.append(path))
+    assert "photo.jpg" not in examined and "deploy.py" not in examined
+    assert {s.path: s.reason for s in again.skipped} == refused, "still reported as skipped"
+
+    (repo / "photo.jpg").write_text("now a text file\n", encoding="utf-8")  # its stat changes
+    examined.clear()
+    third = make(repo).run(progress=lambda done, total, path: examined.append(path))
+    assert "photo.jpg" in examined and "photo.jpg" in make(repo).store.files()
+    assert "photo.jpg" not in {s.path for s in third.skipped}
+    assert "deploy.py" not in examined

@@ -97,6 +97,7 @@ class FakeHost:
     def __init__(self, root: Path, text: str | None = None) -> None:
         self.session = FakeSession(root)
         self.sessions = {root: self.session}
+        self.file_links = False
         self.text = text
         self.told: list[str] = []
         self.shown: list[types.ShowDocumentParams] = []
@@ -135,7 +136,9 @@ def test_hover_sends_only_the_region_around_the_cursor(
 ):
     sent: list[tuple[str, int, int]] = []
 
-    def explain(session: Any, path: Path, text: str, line: int, character: int, *_: Any) -> str:
+    def explain(
+        session: Any, path: Path, text: str, line: int, character: int, *_: Any, **__: Any
+    ) -> str:
         sent.append((text, line, character))
         return f"**{text.split(chr(10))[line].split()[0]}**"
 

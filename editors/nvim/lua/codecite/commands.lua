@@ -1,5 +1,6 @@
 -- What the user commands do: ask, open a citation, quickfix, status, reindex, start.
 local client = require("codecite.client")
+local config = require("codecite.config")
 local conversation = require("codecite.conversation")
 local render = require("codecite.render")
 
@@ -124,6 +125,7 @@ function M.ask(question, range)
       return
     end
     pending = nil
+    vim.api.nvim_echo({ { "" } }, false, {}) -- the stage ("verifying citations…") is over: clear it
     if err then
       local failed = "The request failed: " .. err.message
       render.write(buf, render.render_message(question, failed, "ErrorMsg"))
@@ -134,8 +136,14 @@ function M.ask(question, range)
       if ticket ~= asked then
         return
       end
-      local rendered = render.render(question, result, wording)
+      local rendered = render.render(question, result, wording, {
+        line_at = render.file_lines(root),
+        debug = config.options.debug,
+      })
       render.write(buf, rendered)
+      if result.continued ~= true then
+        conversation.clear(root) -- the server found nothing in common: this starts a new one
+      end
       conversation.add(root, { question = question, answer = result })
       M.conversation = conversation.turns(root)
       M.last = {

@@ -8,6 +8,7 @@ local M = {}
 ---@field filetypes? string[] attach only to these filetypes; nil attaches to every file
 ---@field autostart? boolean start the server when a file is opened (default true)
 ---@field on_attach? fun(client: vim.lsp.Client, bufnr: integer)
+---@field debug? boolean show each answer's trace id (its record in the index folder's trace.jsonl)
 
 ---@type codecite.Options
 M.defaults = {
@@ -17,6 +18,7 @@ M.defaults = {
   filetypes = nil,
   autostart = true,
   on_attach = nil,
+  debug = false,
 }
 
 ---@type codecite.Options

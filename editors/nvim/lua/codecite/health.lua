@@ -41,9 +41,16 @@ local function check_server()
   end
 end
 
-local function check_index()
+--- Every codecite client, also those still starting (get_clients lists only initialized ones).
+---@return vim.lsp.Client[]
+local function all_clients()
+  local name = require("codecite.client").NAME
+  return vim.lsp.get_clients({ name = name, _uninitialized = true })
+end
+
+---@param clients vim.lsp.Client[] the clients when :checkhealth began (before the version check)
+local function check_index(clients)
   local client_mod = require("codecite.client")
-  local clients = vim.lsp.get_clients({ name = client_mod.NAME })
   if #clients == 0 then
     local markers = require("codecite.config").options.root_markers
     health.info(
@@ -54,6 +61,15 @@ local function check_index()
     return
   end
   for _, client in ipairs(clients) do
+    if not client.initialized then
+      health.info(
+        ("server %d is starting (initializing) for %s: :checkhealth codecite again in a moment"):format(
+          client.id,
+          tostring(client.root_dir or client.config.root_dir)
+        )
+      )
+      goto next
+    end
     local reply, err = client_mod.request_sync(client, "codecite/status", vim.empty_dict(), 5000)
     if not reply then
       health.warn(("server %d did not answer codecite/status: %s"):format(client.id, tostring(err)))
@@ -64,10 +80,12 @@ local function check_index()
         health.ok("index " .. line)
       end
     end
+    ::next::
   end
 end
 
 function M.check()
+  local clients = all_clients() -- now: the version check below takes seconds, a start does not
   health.start("codecite: Neovim")
   if vim.fn.has("nvim-0.10") == 1 then
     health.ok("Neovim " .. tostring(vim.version()))
@@ -85,7 +103,7 @@ function M.check()
   health.start("codecite: server")
   check_server()
   health.start("codecite: index")
-  check_index()
+  check_index(clients)
 end
 
 return M

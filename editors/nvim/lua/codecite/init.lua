@@ -19,6 +19,12 @@ M.start = client.start
 M.request_sync = client.request_sync
 M.server_cmd = config.server_cmd
 
+--- For the statusline: what a running index pass says ("codecite: indexing 48%: …"), else "".
+--- `vim.o.statusline = "%f %m%=%{v:lua.require'codecite'.status()} %l:%c"`
+function M.status()
+  return require("codecite.progress").status()
+end
+
 --- Make a file window current (the one the last question came from, if it is still there).
 function M.focus_code_window()
   render.focus_code_window(commands.origin_win())
@@ -37,6 +43,7 @@ setmetatable(M, {
 ---@param opts? codecite.Options
 function M.setup(opts)
   config.set(opts)
+  require("codecite.progress") -- starts listening to the server's progress
   -- A second setup() with new settings reaches servers that are already running.
   for _, running in ipairs(vim.lsp.get_clients({ name = client.NAME })) do
     running.settings = { codecite = config.options.settings }

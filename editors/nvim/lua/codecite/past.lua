@@ -110,7 +110,11 @@ end
 function M.show(lsp_client, entry, origin_win)
   local answer = M.resolved_answer(entry)
   client.wording(lsp_client, function(wording)
-    local rendered = render.render(entry.question, answer, wording)
+    local root = type(entry.root) == "string" and entry.root or client.root(lsp_client)
+    local rendered = render.render(entry.question, answer, wording, {
+      line_at = render.file_lines(root),
+      debug = require("codecite.config").options.debug,
+    })
     local when = M.age(entry.time, os.time())
     local heading = "Past answer" .. (when ~= "" and (" · " .. when) or "") .. " (read-only)"
     table.insert(rendered.lines, 1, heading)
@@ -129,7 +133,7 @@ function M.show(lsp_client, entry, origin_win)
       question = entry.question,
       answer = answer,
       client_id = lsp_client.id,
-      root = type(entry.root) == "string" and entry.root or client.root(lsp_client),
+      root = root,
       origin_win = origin_win,
       targets = targets,
     }

@@ -55,11 +55,48 @@ local function split(text)
   return vim.split(text, "\n", { plain = true })
 end
 
---- A quote's lines as written (the gate keeps indentation), without blank edges.
----@param quote string
+--- A quote's lines, without blank edges, dedented as a block. A quote starts at its first word,
+--- so its first line lost the indentation the others kept: `line_at(citation)` (the cited file's
+--- first line, when readable) gives it back before the common indentation is removed.
+---@param citation {quote: string}
+---@param line_at? fun(citation: table): string?
 ---@return string[]
-local function quote_lines(quote)
-  return split((quote:gsub("^\n+", ""):gsub("\n+$", "")))
+local function quote_lines(citation, line_at)
+  local lines = split((citation.quote:gsub("^\n+", ""):gsub("\n+$", "")))
+  local in_file = line_at and line_at(citation)
+  local first = vim.trim(lines[1])
+  if type(in_file) == "string" and first ~= "" and vim.endswith(vim.trim(in_file), first) then
+    lines[1] = in_file:match("^%s*") .. (lines[1]:gsub("^%s+", ""))
+  end
+  local common
+  for _, line in ipairs(lines) do
+    if line:find("%S") then
+      local indent = #line:match("^%s*")
+      common = common and math.min(common, indent) or indent
+    end
+  end
+  if common and common > 0 then
+    for i, line in ipairs(lines) do
+      lines[i] = line:sub(common + 1)
+    end
+  end
+  return lines
+end
+
+--- The cited file's first cited line: from its buffer when loaded (what the user sees), else
+--- from disk; nil when neither can be read.
+---@param root string
+---@return fun(citation: table): string?
+function M.file_lines(root)
+  return function(citation)
+    local path = vim.fs.joinpath(root, citation.path)
+    local buf = vim.fn.bufnr(path)
+    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then
+      return vim.api.nvim_buf_get_lines(buf, citation.start_line - 1, citation.start_line, false)[1]
+    end
+    local ok, lines = pcall(vim.fn.readfile, path, "", citation.start_line)
+    return ok and lines[citation.start_line] or nil
+  end
 end
 
 --- One rendered answer: its lines, highlights, and what each line opens.
@@ -72,8 +109,11 @@ end
 ---@param question string
 ---@param answer codecite.Answer
 ---@param wording? codecite.Wording the server's codecite/wording reply
+---@param opts? {line_at?: fun(citation: table): string?, debug?: boolean} line_at: the cited
+--- file's first cited line (quotes are indented as in the file); debug: show the trace id
 ---@return codecite.Rendered
-function M.render(question, answer, wording)
+function M.render(question, answer, wording, opts)
+  opts = opts or {}
   local out = { lines = {}, targets = {}, highlights = {} }
   local function add(line, group, target)
     table.insert(out.lines, line)
@@ -85,6 +125,9 @@ function M.render(question, answer, wording)
     end
   end
   add("Q: " .. split(question)[1], "Title")
+  if answer.continued == true then
+    add("(continues the conversation; :CodeciteNew starts a new one)", "Comment")
+  end
   add("")
   if answer.status == "refused" then
     local headline, closest = refusal_words(wording, answer.reason)
@@ -114,7 +157,7 @@ function M.render(question, answer, wording)
           local target = { kind = "citation", item = citation }
           local where = M.place(citation) .. resolution_note(citation.resolution)
           add("  " .. where, "Directory", target)
-          for _, line in ipairs(quote_lines(citation.quote)) do
+          for _, line in ipairs(quote_lines(citation, opts.line_at)) do
             add("      " .. line, "Comment", target)
           end
         end
@@ -129,9 +172,9 @@ function M.render(question, answer, wording)
       add("(note: " .. answer.note .. ")", "Comment")
     end
   end
-  if present(answer.trace_id) then
+  if opts.debug and present(answer.trace_id) and answer.trace_id ~= "" then
     add("")
-    add("trace " .. answer.trace_id, "NonText")
+    add("trace " .. answer.trace_id, "NonText") -- the server's trace.jsonl record of this answer
   end
   return out
 end
@@ -300,7 +343,7 @@ function M.quickfix_items(answer, root)
         lnum = citation.start_line,
         end_lnum = citation.end_line,
         col = 1,
-        text = vim.trim(quote_lines(citation.quote)[1]),
+        text = vim.trim(quote_lines(citation)[1]),
       })
     end
   end

@@ -9,6 +9,7 @@
 ---@field trace_id? string
 ---@field spans (codecite.ProseSpan|codecite.GapSpan|codecite.ClaimSpan)[]
 ---@field note? string
+---@field continued? boolean
 
 ---@class codecite.Citation
 ---@field path string
@@ -84,6 +85,7 @@
 ---@field reason "no_span_in_retrieval"|"unverified_citation"|"ambiguous"|"stale_index"|"model_error"
 ---@field detail string
 ---@field retrieved? codecite.RetrievedRef[]
+---@field continued? boolean
 
 ---@alias codecite.Resolution codecite.Exact|codecite.Moved|codecite.Stale|codecite.Gone
 
