@@ -425,10 +425,28 @@ class Retriever:
         windows: list[Result] = []
         for name in dict.fromkeys(n.rsplit(".", 1)[-1] for n in names if n.strip()):
             defining = self.store.naming([name], self.config.candidates)
-            for chunk in [*self._callers([name]), *sorted(defining, key=_test_last)]:
-                windows += _call_windows(chunk, name)
+            users = self._callers([name])
+            calls = [w for chunk in [*users, *sorted(defining, key=_test_last)]
+                     for w in _call_windows(chunk, name)]  # fmt: skip
+            # Never called: where it is used at all (an import, a re-export, a reference) is the
+            # answer, not unrelated code the question's other words happen to find.
+            windows += calls or [
+                w
+                for chunk in users or self._mentioning(name)
+                for w in _call_windows(chunk, name, False)
+            ]
         results = dedup_overlapping(windows)[:limit]
         return Retrieval(selected=results, candidates=results, cleared_floor=bool(results))
+
+    def _mentioning(self, name: str) -> list[Chunk]:
+        """The chunks of the files the keyword search finds for ``name`` that say it (imports
+        and references the ``uses`` column does not hold), code before tests."""
+        paths = dict.fromkeys(r.path for r in self.search(name, limit=self.config.candidates))
+        said = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+        found = [
+            c for path in paths for c in self.store.chunks_for_path(path) if said.search(c.text)
+        ]
+        return sorted(found, key=_test_last)
 
     def _callers(self, names: list[str]) -> list[Chunk]:
         found = self.store.naming(names, self.config.candidates, column="uses")
@@ -443,10 +461,12 @@ def _test_last(chunk: Chunk) -> bool:
     return is_test_path(chunk.path)
 
 
-def _call_windows(chunk: Chunk, name: str) -> list[Result]:
-    """The lines of ``chunk`` around each call of ``name`` (not its definition), as results
-    holding exactly those lines of the file, adjacent windows joined."""
-    call = re.compile(rf"(?<![\w$]){re.escape(name)}\s*\(")
+def _call_windows(chunk: Chunk, name: str, calls: bool = True) -> list[Result]:
+    """The lines of ``chunk`` around each call of ``name`` (with ``calls`` False: each mention of
+    it), never its definition, as results holding exactly those lines of the file, adjacent
+    windows joined."""
+    after = r"\s*\(" if calls else r"(?![\w$])"
+    call = re.compile(rf"(?<![\w$]){re.escape(name)}{after}")
     lines = chunk.text.splitlines(keepends=True)
     spans: list[list[int]] = []
     for i, line in enumerate(lines):

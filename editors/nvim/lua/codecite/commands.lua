@@ -71,6 +71,7 @@ end
 
 --- Selected code appended to a question at most (characters), as in the VS Code extension.
 local SELECTION_LIMIT = 4000
+local TEXT_LIMIT = 100000 -- the server's MAX_TEXT_CHARS
 
 --- The question sent for a selection: its text and place go along with what was asked.
 local function selection_params(lsp_client, question, range)
@@ -106,6 +107,9 @@ function M.ask(question, range)
   end
   local bufnr = vim.api.nvim_get_current_buf()
   local params = range and selection_params(lsp_client, question, range) or { question = question }
+  -- A pasted file is cut here, at the server's bound for free text (core/limits.py
+  -- MAX_TEXT_CHARS): the server cuts it further and says so, where beyond it it would refuse.
+  params.question = vim.fn.strcharpart(params.question, 0, TEXT_LIMIT)
   local root = client.root(lsp_client)
   M.conversation = conversation.turns(root)
   if #M.conversation > 0 then
