@@ -10,6 +10,8 @@ import {
   ResponseError,
   WorkDoneProgress,
 } from "vscode-languageclient/node";
+import { registerParticipant } from "./chatParticipant.js";
+import { registerModel } from "./languageModel.js";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chatView.js";
 import {
   type CancelToken,
@@ -156,6 +158,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     statusBar,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat),
     ...registerCommands(api, chat, statusBar),
+    registerParticipant(api, context.extensionUri),
     // Trust granted later lets the repository's own settings count (the server re-reads them).
     vscode.workspace.onDidGrantWorkspaceTrust(() => server.notifySettingsChanged()),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
@@ -169,6 +172,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
   );
+  const model = registerModel(api);
+  if (model) {
+    context.subscriptions.push(model);
+  }
   statusBar.startFailed(await server.start());
   statusBar.poll();
 }

@@ -45,6 +45,17 @@ export class Range {
   }
 }
 
+export class Location {
+  constructor(
+    readonly uri: Uri,
+    readonly range: Range,
+  ) {}
+}
+
+export class LanguageModelTextPart {
+  constructor(readonly value: string) {}
+}
+
 export class ThemeColor {
   constructor(readonly id: string) {}
 }
@@ -90,6 +101,12 @@ export const recorded = {
   viewProviders: new Map<string, unknown>(),
   configurationListeners: [] as Handler[],
   trustListeners: [] as Handler[],
+  /** Chat participants created (vscode.chat.createChatParticipant), by id. */
+  participants: new Map<string, Record<string, unknown>>(),
+  /** Language model providers registered (vscode.lm.registerLanguageModelChatProvider), by vendor. */
+  modelProviders: new Map<string, unknown>(),
+  /** What vscode.lm.selectChatModels() finds (the user's other models, e.g. Copilot's). */
+  chatModels: [] as Array<{ vendor: string; id: string }>,
 };
 
 export function reset(): void {
@@ -112,6 +129,9 @@ export function reset(): void {
   recorded.viewProviders = new Map();
   recorded.configurationListeners = [];
   recorded.trustListeners = [];
+  recorded.participants = new Map();
+  recorded.modelProviders = new Map();
+  recorded.chatModels = [];
 }
 
 function message(level: Message["level"]) {
@@ -205,13 +225,48 @@ export const commands = {
   },
 };
 
+export const chat = {
+  createChatParticipant(id: string, requestHandler: Handler) {
+    const participant: Record<string, unknown> = { id, requestHandler, dispose(): void {} };
+    recorded.participants.set(id, participant);
+    return participant;
+  },
+};
+
+export const lm = {
+  async selectChatModels() {
+    return [
+      ...recorded.chatModels,
+      ...[...recorded.modelProviders.keys()].map((vendor) => ({ vendor, id: vendor })),
+    ];
+  },
+  registerLanguageModelChatProvider(vendor: string, provider: unknown) {
+    recorded.modelProviders.set(vendor, provider);
+    return { dispose: () => recorded.modelProviders.delete(vendor) };
+  },
+};
+
 export const env = {
   get remoteName(): string | undefined {
     return recorded.remoteName;
   },
 };
 
-const stub = { Uri, Position, Range, ThemeColor, StatusBarAlignment, window, workspace, commands, env };
+const stub = {
+  Uri,
+  Position,
+  Range,
+  Location,
+  LanguageModelTextPart,
+  ThemeColor,
+  StatusBarAlignment,
+  window,
+  workspace,
+  commands,
+  chat,
+  lm,
+  env,
+};
 
 /** Modules replaced for the code under test: `vscode` always, others by the tests that need it. */
 export const replacedModules = new Map<string, unknown>([["vscode", stub]]);
