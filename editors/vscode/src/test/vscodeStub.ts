@@ -107,6 +107,10 @@ export const recorded = {
   modelProviders: new Map<string, unknown>(),
   /** What vscode.lm.selectChatModels() finds (the user's other models, e.g. Copilot's). */
   chatModels: [] as Array<{ vendor: string; id: string }>,
+  /** Installed extensions by id, as vscode.extensions.getExtension returns them. */
+  extensions: new Map<string, unknown>(),
+  /** Titles of the progress notifications shown (window.withProgress). */
+  progress: [] as string[],
 };
 
 export function reset(): void {
@@ -132,6 +136,8 @@ export function reset(): void {
   recorded.participants = new Map();
   recorded.modelProviders = new Map();
   recorded.chatModels = [];
+  recorded.extensions = new Map();
+  recorded.progress = [];
 }
 
 function message(level: Message["level"]) {
@@ -174,6 +180,13 @@ export const window = {
     recorded.statusItems.push(item);
     return item;
   },
+  async withProgress<T>(
+    options: { title?: string },
+    task: (progress: { report(): void }) => Promise<T>,
+  ): Promise<T> {
+    recorded.progress.push(options.title ?? "");
+    return task({ report(): void {} });
+  },
   registerWebviewViewProvider(id: string, provider: unknown) {
     recorded.viewProviders.set(id, provider);
     return disposable;
@@ -193,6 +206,7 @@ export const workspace = {
     return { lineCount: lines.length, lineAt: (line: number) => ({ text: lines[line] }) };
   },
   fs: {
+    async createDirectory(): Promise<void> {},
     async stat(uri: Uri): Promise<object> {
       if (!recorded.existingFiles.has(uri.path)) {
         throw new Error(`ENOENT ${uri.path}`);
@@ -246,6 +260,14 @@ export const lm = {
   },
 };
 
+export const extensions = {
+  getExtension(id: string): unknown {
+    return recorded.extensions.get(id);
+  },
+};
+
+export const ProgressLocation = { Notification: 15 };
+
 export const env = {
   get remoteName(): string | undefined {
     return recorded.remoteName;
@@ -265,6 +287,8 @@ const stub = {
   commands,
   chat,
   lm,
+  extensions,
+  ProgressLocation,
   env,
 };
 
