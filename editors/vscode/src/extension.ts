@@ -12,6 +12,7 @@ import {
 } from "vscode-languageclient/node";
 import { registerParticipant } from "./chatParticipant.js";
 import { registerModel } from "./languageModel.js";
+import { registerMcpServer } from "./mcpServer.js";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chatView.js";
 import {
   type CancelToken,
@@ -43,6 +44,8 @@ function currentSettings(): Settings {
 /** Owns the LanguageClient; a restart (launch settings changed) swaps it behind the same object. */
 class ServerConnection implements RequestSender {
   private client: LanguageClient | undefined;
+  /** The settings the running server was launched with (the MCP server runs the same install). */
+  launched: Settings | undefined;
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -62,6 +65,7 @@ class ServerConnection implements RequestSender {
       return located.reason;
     }
     this.output.info(`codecite-lsp from ${located.source}`);
+    this.launched = located.settings;
     const plan = launchPlan(located.settings, process.env);
     if (plan.warning) {
       void vscode.window.showWarningMessage(`Codecite: ${plan.warning}`);
@@ -223,9 +227,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
   );
-  const model = registerModel(api);
-  if (model) {
-    context.subscriptions.push(model);
+  for (const registered of [registerModel(api), registerMcpServer(() => server.launched)]) {
+    if (registered) {
+      context.subscriptions.push(registered);
+    }
   }
   statusBar.startFailed(await server.start());
   statusBar.poll();

@@ -56,6 +56,15 @@ export class LanguageModelTextPart {
   constructor(readonly value: string) {}
 }
 
+export class McpStdioServerDefinition {
+  cwd?: Uri;
+  constructor(
+    readonly label: string,
+    readonly command: string,
+    readonly args: string[],
+  ) {}
+}
+
 export class ThemeColor {
   constructor(readonly id: string) {}
 }
@@ -254,6 +263,10 @@ export const lm = {
       ...[...recorded.modelProviders.keys()].map((vendor) => ({ vendor, id: vendor })),
     ];
   },
+  registerMcpServerDefinitionProvider(id: string, provider: unknown) {
+    recorded.modelProviders.set(`mcp:${id}`, provider);
+    return disposable;
+  },
   registerLanguageModelChatProvider(vendor: string, provider: unknown) {
     recorded.modelProviders.set(vendor, provider);
     return { dispose: () => recorded.modelProviders.delete(vendor) };
@@ -280,6 +293,7 @@ const stub = {
   Range,
   Location,
   LanguageModelTextPart,
+  McpStdioServerDefinition,
   ThemeColor,
   StatusBarAlignment,
   window,

@@ -217,3 +217,19 @@ test("a configured interpreter that cannot import codecite_lsp is named, with it
     args: ["@ext:codecite.codecite"],
   });
 });
+
+test("the MCP server for agent mode runs `codecite mcp` from the server's installation", async () => {
+  recorded.workspaceFolders = [{ uri: Uri.file("/ws"), name: "ws", index: 0 }];
+  await activated({ pythonPath: "/venv/bin/python" });
+  const declared = MANIFEST.contributes.mcpServerDefinitionProviders.map((entry: { id: string }) => entry.id);
+  assert.deepEqual(declared, ["codecite.mcp"]);
+  const provider = recorded.modelProviders.get("mcp:codecite.mcp") as {
+    provideMcpServerDefinitions(): Array<{ command: string; args: string[]; cwd?: { path: string } }>;
+  };
+  const [definition] = provider.provideMcpServerDefinitions();
+  assert.deepEqual(
+    [definition.command, ...definition.args],
+    ["/venv/bin/python", "-m", "codecite_lsp", "mcp"],
+  );
+  assert.equal(definition.cwd?.path, "/ws");
+});
