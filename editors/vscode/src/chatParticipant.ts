@@ -8,7 +8,7 @@ import type { CodeciteApi } from "./codeciteApi.js";
 import { TURNS_SENT } from "./conversation.js";
 import { findFile, readLines } from "./open.js";
 import type { Answer, AskParams, Citation, Location, Turn, Wording } from "./protocol.js";
-import { dedent, isCodeQuote, languageOf, plainDocText } from "./webview/claims.js";
+import { dedent, isCodeQuote, languageOf, place, plainDocText } from "./webview/claims.js";
 
 export const PARTICIPANT_ID = "codecite.participant";
 /** A refusal lists this many of the closest retrieved places. */
@@ -24,11 +24,6 @@ export type ChatPart =
 export interface TurnMetadata {
   question: string;
   answer: Answer;
-}
-
-function place(location: Location): string {
-  const { path, start_line: start, end_line: end } = location;
-  return end > start ? `${path}:L${start}-${end}` : `${path}:L${start}`;
 }
 
 function locationOf(citation: Citation): Location {

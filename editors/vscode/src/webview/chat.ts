@@ -18,7 +18,7 @@ import type {
   Resolution,
   Wording,
 } from "../protocol.js";
-import { dedent, isCodeQuote, languageOf, plainDocText } from "./claims.js";
+import { dedent, isCodeQuote, languageOf, place, plainDocText } from "./claims.js";
 import { blocks, inline } from "./markdown.js";
 
 interface VsCodeApi {
@@ -40,13 +40,6 @@ interface Context {
 }
 
 /** `path:L10-14`, `path:L10` for one line: the same form as hover and Neovim. */
-function place(location: Location): string {
-  const lines =
-    location.start_line === location.end_line
-      ? `L${location.start_line}`
-      : `L${location.start_line}-${location.end_line}`;
-  return `${location.path}:${lines}`;
-}
 
 function refusalText(reason: string, wording: Wording | undefined): string {
   if (!wording) {

@@ -3,6 +3,12 @@
 // file's language; a quote that is prose (a docstring, a comment, Markdown) is already said by the
 // claim's text and is not repeated. Pure: no DOM and no `vscode`, so both builds compile it.
 
+/** A place as a user reads it on a chip or an anchor: `path:L9`, `path:L9-12`. */
+export function place(location: { path: string; start_line: number; end_line: number }): string {
+  const { path, start_line: start, end_line: end } = location;
+  return end > start ? `${path}:L${start}-${end}` : `${path}:L${start}`;
+}
+
 /** Markdown fence language by file extension; files not listed are not shown as code. */
 const LANGUAGES: Record<string, string> = {
   py: "python",
