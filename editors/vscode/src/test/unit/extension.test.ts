@@ -140,14 +140,19 @@ for (const [remoteName, command] of [
   });
 }
 
-test("the interpreter selected in the Python extension runs the server when it has codecite-lsp", async () => {
+/** The Python extension (ms-python.python) installed, with `python` as its selected interpreter. */
+function selectInPythonExtension(python: string): void {
   const api = {
     environments: {
-      getActiveEnvironmentPath: () => ({ path: "/home/u/proj/.venv" }),
-      resolveEnvironment: async () => ({ executable: { uri: Uri.file("/home/u/proj/.venv/bin/python") } }),
+      getActiveEnvironmentPath: () => ({ path: python }),
+      resolveEnvironment: async () => ({ executable: { uri: Uri.file(python) } }),
     },
   };
   recorded.extensions.set("ms-python.python", { isActive: true, exports: api });
+}
+
+test("the interpreter selected in the Python extension runs the server when it has codecite-lsp", async () => {
+  selectInPythonExtension("/home/u/proj/.venv/bin/python");
   machine.withCodecite.add("/home/u/proj/.venv/bin/python");
   await activated({});
   const run = FakeLanguageClient.instances[0].serverOptions.run;
@@ -158,25 +163,13 @@ test("the interpreter selected in the Python extension runs the server when it h
 });
 
 test("a selected interpreter without codecite-lsp is passed over for codecite-lsp on PATH", async () => {
-  const api = {
-    environments: {
-      getActiveEnvironmentPath: () => ({ path: "/usr/bin/python3" }),
-      resolveEnvironment: async () => ({ executable: { uri: Uri.file("/usr/bin/python3") } }),
-    },
-  };
-  recorded.extensions.set("ms-python.python", { isActive: true, exports: api });
+  selectInPythonExtension("/usr/bin/python3");
   await activated({});
   assert.equal(FakeLanguageClient.instances[0].serverOptions.run.command, ON_PATH);
 });
 
 test("with codecite-lsp nowhere, one message offers to install it; Install sets it up and starts it", async () => {
-  const api = {
-    environments: {
-      getActiveEnvironmentPath: () => ({ path: "/usr/bin/python3" }),
-      resolveEnvironment: async () => ({ executable: { uri: Uri.file("/usr/bin/python3") } }),
-    },
-  };
-  recorded.extensions.set("ms-python.python", { isActive: true, exports: api });
+  selectInPythonExtension("/usr/bin/python3");
   machine.executables.delete(ON_PATH);
   recorded.messageReplies = ["Install"];
   await activated({});
