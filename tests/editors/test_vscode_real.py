@@ -5,8 +5,8 @@ tests/editors/vscode_real/scenario.mjs drives as a user would, on a copy of the 
 code-server is installed once by scripts/install_code_server.sh (cached under
 ~/.cache/codecite-test; 3-5 minutes on a fresh machine). The scenario runs once per module and
 writes one result per step; each test case asserts one step, so a failure names what a user would
-have seen. Screenshots: tests/editors/vscode_real/artifacts/ (gitignored). CODECITE_TEST_VSIX
-runs the scenario against another build of the extension.
+have seen. Screenshots: tests/editors/vscode_real/artifacts/<scenario>/ (gitignored).
+CODECITE_TEST_VSIX runs the scenario against another build of the extension.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ SCENARIO_SECONDS = 480
 # After a reload the status bar must show the index's files and age within this many seconds of
 # the language server's process start, and the server's own reply within the second bound:
 # generous for a shared 2-core machine (at a load average of 19 the reply took 12.5 s); the target
-# (2 s) is a figure the run reports (artifacts/results.json, step reload_status_figures).
+# (2 s) is a figure the run reports (artifacts/scenario/results.json, step reload_status_figures).
 RELOAD_STATUS_SECONDS = 10
 RELOAD_CONFIRM_SECONDS = 30
 USER_SETTINGS = {
@@ -145,20 +145,23 @@ def _listening_url(log: Path, process: subprocess.Popen[Any]) -> str:
     pytest.fail(f"code-server did not start:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture(scope="module")
-def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[str, Any]]]:
+@contextlib.contextmanager
+def _session(
+    tmp: Path, script: str, user_settings: dict[str, Any], scenario: dict[str, Any]
+) -> Iterator[dict[str, dict[str, Any]]]:
+    """code-server on a copy of the sample repository with the packaged extension installed, and
+    `script` (in vscode_real/) driving it in headless Chromium; yields its results by step."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test.sh does)")
     code_server = _code_server()
     # Its native modules are built for the Node 24 that the installer cached beside it.
     node24 = code_server.parents[3] / "node" / "bin"
-    tmp = tmp_path_factory.mktemp("vscode_real")
     workspace = copy_repo(tmp)
     data = tmp / "code-server"
     machine = data / "ud" / "Machine" / "settings.json"
     for folder in ("ud/User", "ud/Machine", "exts", "xdg", "artifacts"):
         (data / folder).mkdir(parents=True)
-    (data / "ud" / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS))
+    (data / "ud" / "User" / "settings.json").write_text(json.dumps(user_settings))
     # A code-server window is a remote window: launch settings are read from Machine settings.
     machine.write_text(json.dumps({"codecite.pythonPath": sys.executable}))
     config = data / "config.yaml"
@@ -192,7 +195,7 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[s
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    scenario: subprocess.Popen[str] | None = None
+    driver: subprocess.Popen[str] | None = None
     results = data / "results.json"
     # A SIGTERM (a CI job's timeout) must still run the clean-up below, not orphan code-server.
     previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
@@ -207,51 +210,63 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[s
             "chromium": CHROMIUM,
             "machineSettings": str(machine),
             "badPython": str(tmp / "no-such-python"),
-            "expectedFiles": INDEXED_FILES,
-            "question": "how does the token bucket refill?",
-            # TokenBucket, the class the first answer is about, is defined there.
-            "followUp": {
-                "question": "where is that class defined?",
-                "path": "keyvault/ratelimit.py",
-                "line": 7,
-            },
-            # Asked after the reload: only the restored turns say what "it" is (TokenBucket).
-            "followUpAfterReload": {
-                "question": "what fields does it have?",
-                "path": "keyvault/ratelimit.py",
-            },
-            "unanswerable": "how are kubernetes pods rescheduled after a node failure?",
-            "hover": {"path": "keyvault/keys.py", "token": "GRACE_PERIOD_SECONDS"},
-            "reloadStatusSeconds": RELOAD_STATUS_SECONDS,
-            "reloadConfirmSeconds": RELOAD_CONFIRM_SECONDS,
+            **scenario,
         }
         (data / "scenario.json").write_text(json.dumps(settings))
         node = shutil.which("node") or str(node24 / "node")
-        scenario = subprocess.Popen(
-            [node, str(HERE / "scenario.mjs"), str(data / "scenario.json")],
+        driver = subprocess.Popen(
+            [node, str(HERE / script), str(data / "scenario.json")],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
         )
         try:
-            transcript, _ = scenario.communicate(timeout=SCENARIO_SECONDS)
+            transcript, _ = driver.communicate(timeout=SCENARIO_SECONDS)
         except subprocess.TimeoutExpired:
-            _stop(scenario)
+            _stop(driver)
             transcript = f"(the scenario passed its {SCENARIO_SECONDS} s limit and was stopped)"
         recorded = json.loads(results.read_text()) if results.exists() else []
         by_step = {entry["step"]: entry for entry in recorded}
         yield {"transcript": {"detail": transcript[-4000:]}, **by_step}
     finally:
-        if scenario is not None:
-            _stop(scenario)
+        if driver is not None:
+            _stop(driver)
         _stop(server)
         signal.signal(signal.SIGTERM, previous)
         if ARTIFACTS.parent.is_dir():
-            shutil.rmtree(ARTIFACTS, ignore_errors=True)
-            shutil.copytree(data / "artifacts", ARTIFACTS)
+            # Each scenario keeps its own screenshots and results (the folder is gitignored).
+            kept = ARTIFACTS / Path(script).stem
+            shutil.rmtree(kept, ignore_errors=True)
+            shutil.copytree(data / "artifacts", kept)
             if results.exists():
-                shutil.copy(results, ARTIFACTS / "results.json")
+                shutil.copy(results, kept / "results.json")
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[str, Any]]]:
+    scenario = {
+        "expectedFiles": INDEXED_FILES,
+        "question": "how does the token bucket refill?",
+        # TokenBucket, the class the first answer is about, is defined there.
+        "followUp": {
+            "question": "where is that class defined?",
+            "path": "keyvault/ratelimit.py",
+            "line": 7,
+        },
+        # Asked after the reload: only the restored turns say what "it" is (TokenBucket).
+        "followUpAfterReload": {
+            "question": "what fields does it have?",
+            "path": "keyvault/ratelimit.py",
+        },
+        "unanswerable": "how are kubernetes pods rescheduled after a node failure?",
+        "hover": {"path": "keyvault/keys.py", "token": "GRACE_PERIOD_SECONDS"},
+        "reloadStatusSeconds": RELOAD_STATUS_SECONDS,
+        "reloadConfirmSeconds": RELOAD_CONFIRM_SECONDS,
+    }
+    tmp = tmp_path_factory.mktemp("vscode_real")
+    with _session(tmp, "scenario.mjs", USER_SETTINGS, scenario) as found:
+        yield found
 
 
 # Each step of the scenario, in order, and what a user sees when it passes.
@@ -299,5 +314,58 @@ def test_in_real_vscode(steps: dict[str, dict[str, Any]], name: str) -> None:
     assert entry["ok"], (
         f"{name} ({STEPS[name]}): {entry['detail']}\nscreenshot: {entry.get('screenshot')}"
     )
-    # Shown by `pytest -rP` (and kept in artifacts/results.json): what the step measured.
+    # Shown by `pytest -rP` (and kept in artifacts/scenario/results.json): what the step measured.
+    print(f"{name}: {entry['detail']}")
+
+
+# VS Code's own Chat view: its AI features on (they are off for the scenario above), no Copilot.
+CHAT_USER_SETTINGS = {
+    **{
+        key: value
+        for key, value in USER_SETTINGS.items()
+        if not key.startswith(("chat.", "workbench.secondary"))
+    },
+    "chat.disableAIFeatures": False,
+}
+PARTICIPANT_STEPS = {
+    "participant_keybinding": "Ctrl+Alt+C opens VS Code's Chat view with `@codecite ` in its input",
+    "participant_answer": "@codecite answers in the Chat view: anchors on the cited lines, the "
+    "quoted code as a code block, the references list, follow-up suggestions",
+    "participant_anchor_opens_lines": "an anchor of the answer opens its file, the cited line "
+    "selected",
+    "participant_refusal": "an unanswerable question is refused with the reason and the closest "
+    "places as anchors",
+}
+
+
+@pytest.fixture(scope="module")
+def participant_steps(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, dict[str, Any]]]:
+    scenario = {
+        "question": "how does the token bucket refill?",
+        # The extractive answer's first claim quotes this line of TokenBucket (a code claim).
+        "codePath": "keyvault/ratelimit.py",
+        "codeLine": "refill_per_second: float",
+        "unanswerable": "how are kubernetes pods rescheduled after a node failure?",
+        "refusalSentence": "Nothing in the indexed code answers this question.",
+    }
+    tmp = tmp_path_factory.mktemp("vscode_participant")
+    with _session(tmp, "participant.mjs", CHAT_USER_SETTINGS, scenario) as found:
+        yield found
+
+
+@pytest.mark.parametrize("name", list(PARTICIPANT_STEPS))
+def test_participant_in_real_vscode(
+    participant_steps: dict[str, dict[str, Any]], name: str
+) -> None:
+    entry = participant_steps.get(name)
+    assert entry is not None, (
+        f"step {name!r} never ran; the scenario printed:\n"
+        f"{participant_steps['transcript']['detail']}"
+    )
+    assert entry["ok"], (
+        f"{name} ({PARTICIPANT_STEPS[name]}): {entry['detail']}\n"
+        f"screenshot: {entry.get('screenshot')}"
+    )
     print(f"{name}: {entry['detail']}")

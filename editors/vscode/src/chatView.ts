@@ -5,7 +5,7 @@
 import * as vscode from "vscode";
 import { AskCancel, type CodeciteApi } from "./codeciteApi.js";
 import { openLocation, readLines } from "./open.js";
-import { Conversation, type StateStore } from "./conversation.js";
+import { Conversation, type StateStore, TURNS_SENT } from "./conversation.js";
 import { resolvedAnswer } from "./history.js";
 import { age } from "./pastAnswers.js";
 import type {
@@ -23,8 +23,6 @@ export const CHAT_VIEW_ID = "codecite.chat";
 // codecite/history entries read to re-resolve a restored conversation's citations (the stored
 // turns are at most as many).
 const HISTORY_LIMIT = 50;
-// The server reads only the last few turns of a conversation; sending more costs bytes, not sense.
-const TURNS_SENT = 3;
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

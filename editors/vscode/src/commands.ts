@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import type { ChatViewProvider } from "./chatView.js";
 import type { CodeciteApi } from "./codeciteApi.js";
+import { MODEL_VENDOR } from "./languageModel.js";
 import { PastAnswers, type PastItem } from "./pastAnswers.js";
 import { SETTINGS_QUERY, settingsCommand } from "./settings.js";
 import { describeStatus } from "./statusBar.js";
@@ -16,7 +17,11 @@ export const COMMANDS = {
   status: "codecite.showIndexStatus",
   serverSettings: "codecite.openServerSettings",
   pastAnswers: "codecite.showPastAnswers",
+  openChat: "codecite.openChat",
 } as const;
+
+/** VS Code's Chat view, its input holding `@codecite ` (the participant, chatParticipant.ts). */
+export const CHAT_OPEN = { command: "workbench.action.chat.open", query: "@codecite " } as const;
 
 /** The last row of the picker while the server may hold older answers. */
 export const LOAD_MORE = "$(history) Load older answers…";
@@ -127,6 +132,24 @@ async function showPastAnswers(api: CodeciteApi, chat: ChatViewProvider): Promis
   }
 }
 
+/** VS Code's Chat view with `@codecite ` typed; where VS Code has no Chat (its AI features
+ * turned off), this extension's own chat panel. VS Code runs a participant only with a language
+ * model selected: when no other model is available (no Copilot), the Codecite model is selected
+ * (languageModel.ts); a model the user has is left as it is. */
+async function openChat(chat: ChatViewProvider): Promise<void> {
+  const models = await Promise.resolve(vscode.lm.selectChatModels()).catch(() => []);
+  const onlyOurs = models.every((model) => model.vendor === MODEL_VENDOR);
+  try {
+    await vscode.commands.executeCommand(CHAT_OPEN.command, {
+      query: CHAT_OPEN.query,
+      isPartialQuery: true,
+      ...(onlyOurs ? { modelSelector: { vendor: MODEL_VENDOR } } : {}),
+    });
+  } catch {
+    await chat.reveal();
+  }
+}
+
 /** The settings tab where the server settings take effect in this window (Remote or User). */
 export function openServerSettings(): Thenable<unknown> {
   return vscode.commands.executeCommand(settingsCommand(vscode.env.remoteName), SETTINGS_QUERY);
@@ -144,5 +167,6 @@ export function registerCommands(
     vscode.commands.registerCommand(COMMANDS.status, () => showStatus(api)),
     vscode.commands.registerCommand(COMMANDS.serverSettings, openServerSettings),
     vscode.commands.registerCommand(COMMANDS.pastAnswers, () => showPastAnswers(api, chat)),
+    vscode.commands.registerCommand(COMMANDS.openChat, () => openChat(chat)),
   ];
 }

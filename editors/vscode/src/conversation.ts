@@ -15,6 +15,8 @@ export interface StateStore {
 export const STATE_KEY = "codecite.conversation";
 /** The server accepts at most 50 turns of history (docs/contracts.md); older ones are dropped. */
 export const TURNS_KEPT = 50;
+/** The server reads only the last few turns of a conversation; sending more costs bytes, not sense. */
+export const TURNS_SENT = 3;
 
 /** One answered or refused question, as `codecite/ask` returned it, under its panel id. */
 export interface StoredTurn extends Turn {

@@ -10,6 +10,9 @@ import {
   ResponseError,
   WorkDoneProgress,
 } from "vscode-languageclient/node";
+import { registerParticipant } from "./chatParticipant.js";
+import { registerModel } from "./languageModel.js";
+import { registerMcpServer } from "./mcpServer.js";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chatView.js";
 import {
   type CancelToken,
@@ -28,7 +31,11 @@ import {
   type Settings,
   serverOptions,
 } from "./settings.js";
+import { locateServer, type ServerProbes } from "./serverLocation.js";
+import { installServer, PACKAGE, serverProbes } from "./serverProbes.js";
 import { IndexStatusBar } from "./statusBar.js";
+
+const INSTALL = "Install";
 
 function currentSettings(): Settings {
   return readSettings(vscode.workspace.getConfiguration(SECTION), vscode.workspace.isTrusted);
@@ -37,13 +44,29 @@ function currentSettings(): Settings {
 /** Owns the LanguageClient; a restart (launch settings changed) swaps it behind the same object. */
 class ServerConnection implements RequestSender {
   private client: LanguageClient | undefined;
+  /** The settings the running server was launched with (the MCP server runs the same install). */
+  launched: Settings | undefined;
 
-  constructor(private readonly output: vscode.LogOutputChannel) {}
+  constructor(
+    private readonly output: vscode.LogOutputChannel,
+    private readonly probes: ServerProbes,
+    private readonly storage: vscode.Uri,
+    /** Runs after codecite-lsp was installed: a restart that the status bar follows. */
+    private readonly installed: () => void,
+  ) {}
 
   /** Starts the server; on failure says why, offers the settings that fix it, and returns the
-   * reason (the status bar keeps showing it). */
+   * reason (the status bar keeps showing it). A server found nowhere is not started at all (no
+   * client failing with ENOENT): the user is offered to install it. */
   async start(): Promise<string | undefined> {
-    const plan = launchPlan(currentSettings(), process.env);
+    const located = await locateServer(currentSettings(), this.probes);
+    if (!located.found) {
+      this.offerInstall(located.reason, located.basePython);
+      return located.reason;
+    }
+    this.output.info(`codecite-lsp from ${located.source}`);
+    this.launched = located.settings;
+    const plan = launchPlan(located.settings, process.env);
     if (plan.warning) {
       void vscode.window.showWarningMessage(`Codecite: ${plan.warning}`);
     }
@@ -73,6 +96,36 @@ class ServerConnection implements RequestSender {
         .then((choice) => (choice ? openServerSettings() : undefined));
       return `${plan.command}: ${reason}`;
     }
+  }
+
+  /** One message: install codecite-lsp into an environment of the extension's own (when a Python
+   * to create it with was found and no setting names a server), or open the settings. */
+  private offerInstall(reason: string, basePython: string | undefined): void {
+    const configured = currentSettings();
+    const canInstall = basePython !== undefined && !configured.serverPath && !configured.pythonPath;
+    const where = vscode.env.remoteName ? " in the Remote settings of this window" : "";
+    const actions = canInstall ? [INSTALL, "Open Settings"] : ["Open Settings"];
+    const offer = canInstall ? ` Install ${PACKAGE} (pip, into an environment of Codecite's own)?` : "";
+    void vscode.window
+      .showErrorMessage(
+        `Codecite: ${reason}.${offer} Or set codecite.serverPath or codecite.pythonPath${where}.`,
+        ...actions,
+      )
+      .then(async (choice) => {
+        if (choice === INSTALL && basePython) {
+          try {
+            await installServer(this.storage, basePython);
+            this.installed();
+          } catch (error) {
+            const why = error instanceof Error ? error.message : String(error);
+            void vscode.window
+              .showErrorMessage(`Codecite: installing ${PACKAGE} failed: ${why}`, "Open Settings")
+              .then((again) => (again ? openServerSettings() : undefined));
+          }
+        } else if (choice) {
+          await openServerSettings();
+        }
+      });
   }
 
   async restart(): Promise<string | undefined> {
@@ -140,7 +193,13 @@ let connection: ServerConnection | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("Codecite", { log: true });
-  const server = new ServerConnection(output);
+  const restart = async (): Promise<void> => {
+    statusBar.starting();
+    statusBar.startFailed(await server.restart());
+    statusBar.poll();
+  };
+  const storage = context.globalStorageUri;
+  const server = new ServerConnection(output, serverProbes(storage), storage, () => void restart());
   connection = server;
   const api = new CodeciteApi(server);
   const chat = new ChatViewProvider(context.extensionUri, api, context.workspaceState);
@@ -156,19 +215,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     statusBar,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat),
     ...registerCommands(api, chat, statusBar),
+    registerParticipant(api, context.extensionUri),
     // Trust granted later lets the repository's own settings count (the server re-reads them).
     vscode.workspace.onDidGrantWorkspaceTrust(() => server.notifySettingsChanged()),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       const change = configurationChange((section) => event.affectsConfiguration(section));
       if (change === "restart") {
-        statusBar.starting();
-        statusBar.startFailed(await server.restart());
-        statusBar.poll();
+        await restart();
       } else if (change === "notify") {
         server.notifySettingsChanged();
       }
     }),
   );
+  for (const registered of [registerModel(api), registerMcpServer(() => server.launched)]) {
+    if (registered) {
+      context.subscriptions.push(registered);
+    }
+  }
   statusBar.startFailed(await server.start());
   statusBar.poll();
 }

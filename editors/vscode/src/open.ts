@@ -27,7 +27,7 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
 
 /** The file a repository-relative path names: in `root` when that is an open workspace folder
  * (history entries say which), else in the first folder that holds it. */
-async function findFile(path: string, root?: string): Promise<vscode.Uri | undefined> {
+export async function findFile(path: string, root?: string): Promise<vscode.Uri | undefined> {
   const segments = safeSegments(path);
   if (!segments) {
     return undefined;

@@ -8,46 +8,12 @@
 
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { basename, join } from "node:path";
+import { config, launchBrowser, record, shot, started, step } from "./session.mjs";
 import * as ui from "./ui.mjs";
-
-const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
-const { chromium } = createRequire(config.playwrightFrom)("playwright-core");
 
 // Generous: on 2 shared cores the extension host and the embedder can take a while to start.
 const WAIT = 90_000;
-const results = [];
-const started = Date.now();
-
-function record(step, ok, detail, extra = {}) {
-  const entry = { step, ok, detail, at_s: (Date.now() - started) / 1000, ...extra };
-  results.push(entry);
-  writeFileSync(config.results, JSON.stringify(results, null, 1));
-  console.log(JSON.stringify(entry));
-}
-
-async function shot(page, name) {
-  const path = join(config.artifacts, `${name}.png`);
-  await page.screenshot({ path }).catch(() => undefined);
-  return path;
-}
-
-/** Runs a step; a thrown error is that step's failure (with a screenshot), not the run's end. */
-async function step(page, name, body) {
-  const t0 = Date.now();
-  const seconds = () => (Date.now() - t0) / 1000;
-  try {
-    const detail = await body();
-    record(name, true, detail ?? "", { seconds: seconds(), screenshot: await shot(page, name) });
-    return true;
-  } catch (error) {
-    const message =
-      error instanceof Error ? error.message.split("\n").slice(0, 6).join("\n") : String(error);
-    record(name, false, message, { seconds: seconds(), screenshot: await shot(page, `${name}-failed`) });
-    return false;
-  }
-}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -163,22 +129,7 @@ async function reloadWindow(page) {
   await ui.waitForWorkbench(page, WAIT);
 }
 
-const browser = await chromium.launch({
-  executablePath: config.chromium,
-  headless: true,
-  args: [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    // Chromium's crash handler daemonizes out of the process tree and outlives a killed run.
-    "--disable-crash-reporter",
-    "--disable-breakpad",
-  ],
-});
+const browser = await launchBrowser();
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const expected = config.expectedFiles;

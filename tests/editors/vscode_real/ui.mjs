@@ -273,3 +273,78 @@ export async function settingsTarget(page) {
   const tab = page.locator(".settings-editor .settings-tabs-widget .action-label.checked");
   return ((await tab.count()) > 0 ? await tab.first().innerText() : "").trim();
 }
+
+// ---- VS Code's own Chat view (the @codecite participant) ------------------------------------
+
+/** The Chat view's input box, once it shows. */
+export async function chatInput(page, timeout) {
+  const input = page.locator(".interactive-input-part .monaco-editor .view-lines").first();
+  await input.waitFor({ state: "visible", timeout });
+  return input;
+}
+
+/** Types `question` after the `@codecite ` already in the input and sends it; returns the new
+ * response once its turn is complete (its footer shows the time it completed). */
+export async function askInChat(page, question, timeout) {
+  const responses = page.locator(".interactive-item-container.interactive-response");
+  const before = await responses.count();
+  await (await chatInput(page, timeout)).click();
+  await page.keyboard.press("Control+End");
+  const typed = await (await chatInput(page, timeout)).innerText();
+  if (!typed.includes("@codecite")) {
+    await page.keyboard.type("@codecite ");
+  }
+  await page.keyboard.type(question);
+  await page.keyboard.press("Enter");
+  const response = responses.nth(before);
+  await response.locator(".chat-response-completed-at").waitFor({ timeout });
+  return response;
+}
+
+/** An anchor's target as {path, start}: its href is the file's URI with `#line,column`. */
+export function anchorTarget(href, workspace) {
+  const [uri, fragment] = decodeURIComponent(href).split("#");
+  const at = uri.indexOf(workspace);
+  return { path: uri.slice(at + workspace.length + 1), start: Number(fragment.split(",")[0]) };
+}
+
+/** The inline anchors of a response: [{text, href, element}] ("ratelimit.py:9"). */
+export async function chatAnchors(response) {
+  const anchors = response.locator("a.chat-inline-anchor-widget");
+  const found = [];
+  for (let index = 0; index < (await anchors.count()); index++) {
+    const element = anchors.nth(index);
+    found.push({
+      text: (await element.innerText()).trim(),
+      href: (await element.getAttribute("data-href")) ?? "",
+      element,
+    });
+  }
+  return found;
+}
+
+/** The text of each code block of a response (the lines its editor shows; the editor renders
+ * spaces as no-break spaces). */
+export async function chatCodeBlocks(response) {
+  const texts = await response.locator(".interactive-result-code-block .view-lines").allInnerTexts();
+  return texts.map((text) => text.replace(/\u00a0/g, " "));
+}
+
+/** The references list ("Used N references"), expanded: the rows' texts. */
+export async function chatReferences(response) {
+  // VS Code folds the progress messages and the references into "Completed N steps in Xs".
+  const steps = response.locator(".completed-response-summary");
+  if (await steps.count()) {
+    await steps.first().click();
+  }
+  const toggle = response.getByRole("button", { name: /^Used \d+ references?$/ });
+  await toggle.click();
+  const rows = response.locator(".chat-used-context-list .monaco-list-row");
+  await rows.first().waitFor({ timeout: 10_000 });
+  return rows.allInnerTexts();
+}
+
+/** The follow-up suggestions shown above the input. */
+export async function chatFollowups(page) {
+  return page.locator(".interactive-session-followups .interactive-followup-reply").allInnerTexts();
+}

@@ -45,6 +45,26 @@ export class Range {
   }
 }
 
+export class Location {
+  constructor(
+    readonly uri: Uri,
+    readonly range: Range,
+  ) {}
+}
+
+export class LanguageModelTextPart {
+  constructor(readonly value: string) {}
+}
+
+export class McpStdioServerDefinition {
+  cwd?: Uri;
+  constructor(
+    readonly label: string,
+    readonly command: string,
+    readonly args: string[],
+  ) {}
+}
+
 export class ThemeColor {
   constructor(readonly id: string) {}
 }
@@ -90,6 +110,16 @@ export const recorded = {
   viewProviders: new Map<string, unknown>(),
   configurationListeners: [] as Handler[],
   trustListeners: [] as Handler[],
+  /** Chat participants created (vscode.chat.createChatParticipant), by id. */
+  participants: new Map<string, Record<string, unknown>>(),
+  /** Language model providers registered (vscode.lm.registerLanguageModelChatProvider), by vendor. */
+  modelProviders: new Map<string, unknown>(),
+  /** What vscode.lm.selectChatModels() finds (the user's other models, e.g. Copilot's). */
+  chatModels: [] as Array<{ vendor: string; id: string }>,
+  /** Installed extensions by id, as vscode.extensions.getExtension returns them. */
+  extensions: new Map<string, unknown>(),
+  /** Titles of the progress notifications shown (window.withProgress). */
+  progress: [] as string[],
 };
 
 export function reset(): void {
@@ -112,6 +142,11 @@ export function reset(): void {
   recorded.viewProviders = new Map();
   recorded.configurationListeners = [];
   recorded.trustListeners = [];
+  recorded.participants = new Map();
+  recorded.modelProviders = new Map();
+  recorded.chatModels = [];
+  recorded.extensions = new Map();
+  recorded.progress = [];
 }
 
 function message(level: Message["level"]) {
@@ -154,6 +189,13 @@ export const window = {
     recorded.statusItems.push(item);
     return item;
   },
+  async withProgress<T>(
+    options: { title?: string },
+    task: (progress: { report(): void }) => Promise<T>,
+  ): Promise<T> {
+    recorded.progress.push(options.title ?? "");
+    return task({ report(): void {} });
+  },
   registerWebviewViewProvider(id: string, provider: unknown) {
     recorded.viewProviders.set(id, provider);
     return disposable;
@@ -173,6 +215,7 @@ export const workspace = {
     return { lineCount: lines.length, lineAt: (line: number) => ({ text: lines[line] }) };
   },
   fs: {
+    async createDirectory(): Promise<void> {},
     async stat(uri: Uri): Promise<object> {
       if (!recorded.existingFiles.has(uri.path)) {
         throw new Error(`ENOENT ${uri.path}`);
@@ -205,13 +248,63 @@ export const commands = {
   },
 };
 
+export const chat = {
+  createChatParticipant(id: string, requestHandler: Handler) {
+    const participant: Record<string, unknown> = { id, requestHandler, dispose(): void {} };
+    recorded.participants.set(id, participant);
+    return participant;
+  },
+};
+
+export const lm = {
+  async selectChatModels() {
+    return [
+      ...recorded.chatModels,
+      ...[...recorded.modelProviders.keys()].map((vendor) => ({ vendor, id: vendor })),
+    ];
+  },
+  registerMcpServerDefinitionProvider(id: string, provider: unknown) {
+    recorded.modelProviders.set(`mcp:${id}`, provider);
+    return disposable;
+  },
+  registerLanguageModelChatProvider(vendor: string, provider: unknown) {
+    recorded.modelProviders.set(vendor, provider);
+    return { dispose: () => recorded.modelProviders.delete(vendor) };
+  },
+};
+
+export const extensions = {
+  getExtension(id: string): unknown {
+    return recorded.extensions.get(id);
+  },
+};
+
+export const ProgressLocation = { Notification: 15 };
+
 export const env = {
   get remoteName(): string | undefined {
     return recorded.remoteName;
   },
 };
 
-const stub = { Uri, Position, Range, ThemeColor, StatusBarAlignment, window, workspace, commands, env };
+const stub = {
+  Uri,
+  Position,
+  Range,
+  Location,
+  LanguageModelTextPart,
+  McpStdioServerDefinition,
+  ThemeColor,
+  StatusBarAlignment,
+  window,
+  workspace,
+  commands,
+  chat,
+  lm,
+  extensions,
+  ProgressLocation,
+  env,
+};
 
 /** Modules replaced for the code under test: `vscode` always, others by the tests that need it. */
 export const replacedModules = new Map<string, unknown>([["vscode", stub]]);

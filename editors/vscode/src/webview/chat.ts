@@ -18,6 +18,7 @@ import type {
   Resolution,
   Wording,
 } from "../protocol.js";
+import { dedent, isCodeQuote, languageOf, place, plainDocText } from "./claims.js";
 import { blocks, inline } from "./markdown.js";
 
 interface VsCodeApi {
@@ -34,18 +35,11 @@ interface Context {
   wording: Wording | undefined;
   /** Quoted lines read from the files, by citation key (absent: not read yet). */
   lines: Map<string, FileLines>;
-  /** Claims whose quoted lines the user opened (kept across re-renders). */
-  expanded: Set<string>;
+  /** Citation keys whose lines were asked of the host (a re-render does not ask again). */
+  requested: Set<string>;
 }
 
 /** `path:L10-14`, `path:L10` for one line: the same form as hover and Neovim. */
-function place(location: Location): string {
-  const lines =
-    location.start_line === location.end_line
-      ? `L${location.start_line}`
-      : `L${location.start_line}-${location.end_line}`;
-  return `${location.path}:${lines}`;
-}
 
 function refusalText(reason: string, wording: Wording | undefined): string {
   if (!wording) {
@@ -109,17 +103,16 @@ function citationChip(citation: Citation, post: Post): HTMLButtonElement {
   return chip;
 }
 
-/** One citation's quoted lines: read from the file (as it is now) once the user expands them;
+/** One code quote: the cited lines read from the file (as it is now), shown under the claim;
  * the verified quote stands in while reading, or when the file cannot be read. */
 function quoteBlock(citation: Citation, key: string, context: Context): HTMLElement {
-  const location = currentLocation(citation);
   const block = element("figure", "quote");
-  block.append(element("figcaption", "quote-head", place(location)));
   const read = context.lines.get(key);
   const pre = element("pre", "quote-lines");
+  pre.dataset.language = languageOf(citation.path) ?? "";
   if (read?.lines) {
     pre.dataset.source = "file";
-    read.lines.forEach((text, index) => {
+    dedent(read.lines).forEach((text, index) => {
       const row = element("span", "line");
       row.append(
         element("span", "line-number", String(read.start_line + index)),
@@ -138,41 +131,34 @@ function quoteBlock(citation: Citation, key: string, context: Context): HTMLElem
   return block;
 }
 
+/** A claim: its text (docstring markup as plain words), its chips, and, for each citation whose
+ * quote is code, the cited lines as a code block read from the file. A quote that is prose (a
+ * docstring, a comment, Markdown) is what the claim's text already says: it is not repeated. */
 function claim(span: ClaimSpan, key: string, context: Context): HTMLElement {
   const node = element("div", "claim");
   const text = element("div", "claim-text");
-  text.append(...inline(span.text));
+  text.append(...inline(plainDocText(span.text)));
   const chips = element("div", "chips");
   for (const citation of span.citations) {
     chips.append(citationChip(citation, context.post));
   }
-  const quotes = element("details", "quotes");
-  const summary = element("summary", undefined, "Quoted lines");
-  quotes.append(summary);
-  quotes.open = context.expanded.has(key);
-  const fill = (): void => {
-    quotes.replaceChildren(summary);
-    span.citations.forEach((citation, index) => {
+  node.append(text, chips);
+  const code = span.citations.flatMap((citation, index) =>
+    isCodeQuote(citation) ? [{ citation, index }] : [],
+  );
+  if (code.length > 0) {
+    const quotes = element("div", "quotes");
+    for (const { citation, index } of code) {
       const citationKey = `${key}.${index}`;
-      if (!context.lines.has(citationKey)) {
+      if (!context.lines.has(citationKey) && !context.requested.has(citationKey)) {
+        context.requested.add(citationKey);
         const root = citation.root ? { root: citation.root } : {};
         context.post({ type: "readLines", key: citationKey, ...root, location: currentLocation(citation) });
       }
       quotes.append(quoteBlock(citation, citationKey, context));
-    });
-  };
-  if (quotes.open) {
-    fill();
-  }
-  quotes.addEventListener("toggle", () => {
-    if (quotes.open) {
-      context.expanded.add(key);
-      fill();
-    } else {
-      context.expanded.delete(key);
     }
-  });
-  node.append(text, chips, quotes);
+    node.append(quotes);
+  }
   return node;
 }
 
@@ -272,7 +258,7 @@ class ChatPage {
     private readonly input: HTMLTextAreaElement,
     post: Post,
   ) {
-    this.context = { post, wording: undefined, lines: new Map(), expanded: new Set() };
+    this.context = { post, wording: undefined, lines: new Map(), requested: new Set() };
     document.getElementById("new-conversation")?.addEventListener("click", () => {
       post({ type: "newConversation" });
       input.focus();

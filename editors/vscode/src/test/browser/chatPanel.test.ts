@@ -101,7 +101,9 @@ beforeEach(async () => {
   await page.goto(`${ORIGIN}/panel.html`);
   await until("window.__posted.length > 0");
   // Counts messages after the panel's own listener (added before this one) has handled them.
-  await page.evaluate("window.__delivered = 0; addEventListener('message', () => { window.__delivered += 1; })");
+  await page.evaluate(
+    "window.__delivered = 0; addEventListener('message', () => { window.__delivered += 1; })",
+  );
   await fromHost({ type: "wording", wording: WORDING });
 });
 
@@ -168,10 +170,8 @@ test("an answer reads as blocks: prose, then each claim followed by its chips", 
   assert.deepEqual((await posted()).at(-1), { type: "openCitation", citation: CITATION });
 });
 
-test("expanding a claim shows the cited lines read from the file, with line numbers", async () => {
+test("a code claim shows the cited lines read from the file at once, with line numbers", async () => {
   await fromHost(exchange("a2", "How are API keys rotated?", ANSWERED));
-  await page.locator(".claim .quotes summary").click();
-  // <details> fires "toggle" in a task after the click: on a loaded machine it may not have run yet.
   await until("window.__posted.some((message) => message.type === 'readLines')");
   const request = (await posted()).at(-1);
   assert.deepEqual(request, {
@@ -184,14 +184,15 @@ test("expanding a claim shows the cited lines read from the file, with line numb
   const fileLines = ["def rotate_key(store, client, now=None):", '    """Rotate a client\'s API key."""'];
   await fromHost({ type: "lines", key: "a2.1.0", lines: { start_line: 47, lines: fileLines } });
   const quote = page.locator(".quote");
-  assert.equal(await quote.locator(".quote-head").textContent(), "keyvault/keys.py:L47-51");
   assert.equal(await quote.locator(".quote-lines").getAttribute("data-source"), "file");
   assert.deepEqual(await quote.locator(".line-number").allTextContents(), ["47", "48"]);
   assert.deepEqual(await quote.locator(".line-text").allTextContents(), fileLines);
-  assert.equal(
-    await page.locator(".claim .quotes").evaluate((node) => (node as { open?: boolean }).open),
-    true,
+  assert.equal(await quote.locator(".quote-lines").getAttribute("data-language"), "python");
+  // Full width of the claim, not a narrow box.
+  const [claimWidth, codeWidth] = await page.evaluate<number[]>(
+    "[document.querySelector('.claim-text').clientWidth, document.querySelector('.quote-lines').clientWidth]",
   );
+  assert.ok(codeWidth >= claimWidth - 2, `code ${codeWidth}px wide in a ${claimWidth}px claim`);
   // A file that cannot be read: the quote, and a word saying so.
   await fromHost({ type: "lines", key: "a2.1.0", lines: { start_line: 47, lines: null } });
   assert.equal(await page.locator(".quote-lines").textContent(), CITATION.quote);
@@ -332,8 +333,49 @@ const HOSTILE = [
   `<iframe srcdoc="<script>parent.__pwned='iframe'</script>"></iframe>`,
 ].join(" ");
 
+test("a prose claim does not repeat its quote; docstring markup reads as words; chips never wrap", async () => {
+  const docstring: Citation = {
+    ...CITATION,
+    path: "keyvault/a/rather/deep/package/path/that/is/long/keys.py",
+    start_line: 237,
+    end_line: 239,
+    quote: '"""Rotate a key.',
+  };
+  await fromHost(
+    exchange("d1", "rotate?", {
+      status: "answered",
+      spans: [
+        {
+          kind: "claim",
+          text: "Rotate a key. :param client: its owner. .. versionchanged:: 2.0",
+          citations: [docstring],
+        },
+      ],
+    }),
+  );
+  const claim = page.locator("article").last().locator(".claim");
+  assert.equal(await claim.locator(".quotes").count(), 0, "no quote under a prose claim");
+  assert.equal(
+    await claim.locator(".claim-text").textContent(),
+    "Rotate a key. client: its owner. Changed in version 2.0",
+  );
+  const chip = claim.locator(".chip");
+  assert.equal(
+    await page.evaluate<string>(
+      "getComputedStyle(document.querySelector('article:last-of-type .chip')).whiteSpace",
+    ),
+    "nowrap",
+  );
+  const box = await chip.boundingBox();
+  assert.ok(box && box.height < 30, `the chip is one line (${box?.height}px high)`);
+});
+
 test("hostile answer text stays inert text", async () => {
-  const evil: Citation = { ...CITATION, path: `<img src=y onerror="window.__pwned='path'">`, quote: HOSTILE };
+  const evil: Citation = {
+    ...CITATION,
+    path: `<img src=y onerror="window.__pwned='path'">.py`,
+    quote: HOSTILE,
+  };
   await fromHost(
     exchange("x1", HOSTILE, {
       status: "answered",
@@ -360,7 +402,6 @@ test("hostile answer text stays inert text", async () => {
   // Nothing even tried to run: a handler that reached the DOM would be a CSP violation.
   assert.deepEqual(await page.evaluate<string[]>("window.__violations"), []);
   assert.ok((await page.locator(".prose").textContent())?.includes(`<img src=x onerror=`));
-  await page.locator(".claim .quotes summary").click();
   assert.equal(await page.locator(".quote-lines").textContent(), HOSTILE);
   assert.equal(await page.locator("img").count(), 0);
   // An unknown reason is never echoed as the headline; the detail is shown as text.
@@ -471,7 +512,6 @@ test("screenshot of the panel (test-artifacts/chat-panel.png)", async () => {
   await fromHost(exchange("r1", "How is billing computed?", REFUSED));
   await fromHost(exchange("p1", "Where are rate limits configured?"));
   await page.locator("#question").fill("What happens when a key expires?");
-  await page.locator(".claim .quotes summary").first().click();
   await fromHost({
     type: "lines",
     key: "h1.1.0",

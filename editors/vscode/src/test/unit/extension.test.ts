@@ -1,8 +1,9 @@
 import { recorded, reset, Uri } from "../vscodeStub.js";
 import { FakeLanguageClient } from "../fakeLanguageClient.js";
+import { machine } from "../fakeProbes.js";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
 import type * as vscode from "vscode";
 import { activate } from "../../extension.js";
@@ -11,8 +12,15 @@ const MANIFEST = JSON.parse(readFileSync(join(__dirname, "..", "..", "..", "pack
 
 let context: vscode.ExtensionContext | undefined;
 
+/** `codecite-lsp` where the server search looks on PATH. */
+const ON_PATH = join((process.env.PATH ?? "/usr/bin").split(delimiter)[0], "codecite-lsp");
+
 beforeEach(() => {
   reset();
+  machine.reset();
+  machine.withCodecite.add("/venv/bin/python");
+  machine.executables.add("/opt/codecite/bin/codecite-lsp");
+  machine.executables.add(ON_PATH);
   FakeLanguageClient.instances = [];
   FakeLanguageClient.startError = undefined;
 });
@@ -26,7 +34,11 @@ afterEach(() => {
 
 async function activated(settings: Record<string, unknown>): Promise<void> {
   recorded.settings = settings;
-  context = { subscriptions: [], extensionUri: Uri.file("/ext") } as unknown as vscode.ExtensionContext;
+  context = {
+    subscriptions: [],
+    extensionUri: Uri.file("/ext"),
+    globalStorageUri: Uri.file("/storage"),
+  } as unknown as vscode.ExtensionContext;
   await activate(context);
 }
 
@@ -111,6 +123,7 @@ for (const [remoteName, command] of [
     recorded.remoteName = remoteName;
     recorded.messageReplies = ["Open Settings"];
     FakeLanguageClient.startError = new Error("spawn /nope/python ENOENT");
+    machine.withCodecite.add("/nope/python");
     await activated({ pythonPath: "/nope/python" });
     await settle();
     const error = recorded.messages.find((message) => message.level === "error");
@@ -126,3 +139,90 @@ for (const [remoteName, command] of [
     assert.deepEqual(recorded.executed, [{ command, args: ["@ext:codecite.codecite"] }]);
   });
 }
+
+/** The Python extension (ms-python.python) installed, with `python` as its selected interpreter. */
+function selectInPythonExtension(python: string): void {
+  const api = {
+    environments: {
+      getActiveEnvironmentPath: () => ({ path: python }),
+      resolveEnvironment: async () => ({ executable: { uri: Uri.file(python) } }),
+    },
+  };
+  recorded.extensions.set("ms-python.python", { isActive: true, exports: api });
+}
+
+test("the interpreter selected in the Python extension runs the server when it has codecite-lsp", async () => {
+  selectInPythonExtension("/home/u/proj/.venv/bin/python");
+  machine.withCodecite.add("/home/u/proj/.venv/bin/python");
+  await activated({});
+  const run = FakeLanguageClient.instances[0].serverOptions.run;
+  assert.deepEqual(
+    [run.command, ...(run.args ?? [])],
+    ["/home/u/proj/.venv/bin/python", "-m", "codecite_lsp", "serve"],
+  );
+});
+
+test("a selected interpreter without codecite-lsp is passed over for codecite-lsp on PATH", async () => {
+  selectInPythonExtension("/usr/bin/python3");
+  await activated({});
+  assert.equal(FakeLanguageClient.instances[0].serverOptions.run.command, ON_PATH);
+});
+
+test("with codecite-lsp nowhere, one message offers to install it; Install sets it up and starts it", async () => {
+  selectInPythonExtension("/usr/bin/python3");
+  machine.executables.delete(ON_PATH);
+  recorded.messageReplies = ["Install"];
+  await activated({});
+  assert.equal(FakeLanguageClient.instances.length, 0, "no client is started to fail with ENOENT");
+  const errors = recorded.messages.filter((message) => message.level === "error");
+  assert.equal(errors.length, 1);
+  assert.match(errors[0].text, /not installed .* Install codecite-lsp/);
+  assert.equal(recorded.statusItems[0].text, "$(error) Codecite: failed to start");
+  for (let tries = 0; tries < 50 && FakeLanguageClient.instances.length === 0; tries++) {
+    await settle();
+  }
+  assert.deepEqual(recorded.progress, ["Codecite: installing codecite-lsp"]);
+  assert.deepEqual(
+    machine.ran.filter((args) => !args.includes("-c")),
+    [
+      ["/usr/bin/python3", "-m", "venv", "/storage/venv"],
+      ["/storage/venv/bin/python", "-m", "pip", "install", "--quiet", "--upgrade", "codecite-lsp"],
+    ],
+  );
+  const run = FakeLanguageClient.instances[0]?.serverOptions.run;
+  assert.deepEqual(
+    [run?.command, ...(run?.args ?? [])],
+    ["/storage/venv/bin/python", "-m", "codecite_lsp", "serve"],
+  );
+});
+
+test("a configured interpreter that cannot import codecite_lsp is named, with its settings, no Install", async () => {
+  recorded.messageReplies = ["Open Settings"];
+  await activated({ pythonPath: "/usr/bin/python3" });
+  await settle();
+  assert.equal(FakeLanguageClient.instances.length, 0);
+  const errors = recorded.messages.filter((message) => message.level === "error");
+  assert.equal(errors.length, 1);
+  assert.match(errors[0].text, /codecite.pythonPath \(\/usr\/bin\/python3\) cannot import codecite_lsp/);
+  assert.ok(!errors[0].text.includes("Install"));
+  assert.deepEqual(recorded.executed.at(-1), {
+    command: "workbench.action.openSettings",
+    args: ["@ext:codecite.codecite"],
+  });
+});
+
+test("the MCP server for agent mode runs `codecite mcp` from the server's installation", async () => {
+  recorded.workspaceFolders = [{ uri: Uri.file("/ws"), name: "ws", index: 0 }];
+  await activated({ pythonPath: "/venv/bin/python" });
+  const declared = MANIFEST.contributes.mcpServerDefinitionProviders.map((entry: { id: string }) => entry.id);
+  assert.deepEqual(declared, ["codecite.mcp"]);
+  const provider = recorded.modelProviders.get("mcp:codecite.mcp") as {
+    provideMcpServerDefinitions(): Array<{ command: string; args: string[]; cwd?: { path: string } }>;
+  };
+  const [definition] = provider.provideMcpServerDefinitions();
+  assert.deepEqual(
+    [definition.command, ...definition.args],
+    ["/venv/bin/python", "-m", "codecite_lsp", "mcp"],
+  );
+  assert.equal(definition.cwd?.path, "/ws");
+});
