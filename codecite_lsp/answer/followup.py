@@ -165,15 +165,28 @@ def offline_standalone(question: str, turns: Sequence[Turn]) -> str:
     question that names enough of its own ("How are tokens verified?") is left as it is."""
     if not turns or len(key_terms(question)) >= STANDS_ALONE_TERMS:
         return question
-    last = turns[-1]
-    symbols, _ = cited(last.answer)
     have = {word.lower() for word in IDENTIFIER.findall(question)}
     added: list[str] = []
-    for word in [*key_terms(last.question), *symbols]:
-        if word.lower() not in have and len(added) < MAX_ADDED_WORDS:
-            have.add(word.lower())
-            added.append(word)
+    # Newest turn first; a turn that was itself a follow-up naming nothing ("where is that class
+    # defined?") has its subject in the turn before it, so that one is read too.
+    for turn in reversed(turns):
+        symbols, _ = cited(turn.answer)
+        for word in [*key_terms(turn.question), *symbols]:
+            if word.lower() not in have and len(added) < MAX_ADDED_WORDS:
+                have.add(word.lower())
+                added.append(word)
+        if _names_its_subject(turn.question):
+            break
     return " ".join([question, *added])
+
+
+def _names_its_subject(question: str) -> bool:
+    """Whether a question says what it is about: enough words of its own, or a name written as
+    code (`revoke_token`, `Session.send`, `TokenBucket`)."""
+    return len(key_terms(question)) >= STANDS_ALONE_TERMS or any(
+        "." in name or "_" in name.strip("_") or _INNER_CAPITAL.search(name)
+        for name in _CODE_NAME.findall(question)
+    )
 
 
 def rewrite_messages(question: str, turns: Sequence[Turn]) -> list[dict[str, str]]:

@@ -185,6 +185,36 @@ def _whole(window: _Window) -> _Window | None:
     return replace(window, first=first, last=last)
 
 
+def _named_definition_first(
+    picked: list[_Window], every: list[_Window], query: frozenset[str]
+) -> list[_Window]:
+    """For "what is it / where is it defined": the window holding the head of a definition
+    whose whole name the question says (`TokenBucket` for "the token bucket") leads, also when
+    lines saying more of the question's other words outscored it."""
+
+    def named(window: _Window) -> bool:
+        return any(
+            # the definition's header (decorators to the end of its signature) is in the window
+            d.head <= window.last
+            and window.first <= d.signature_end
+            and (parts := word_parts(d.name.rsplit(".", 1)[-1]))
+            and len(set(terms_said(parts, query))) >= len(parts)
+            for d in window.run.defined
+        )
+
+    heads = [w for w in picked if named(w)] or sorted(
+        (w for w in every if named(w)), key=lambda w: (-w.score, w.rank, w.first)
+    )[:1]
+    if not heads:
+        return picked
+    lead = heads[0]
+    return [lead, *(w for w in picked if w is not lead and not _overlaps(w, lead))]
+
+
+def _overlaps(one: _Window, other: _Window) -> bool:
+    return one.run is other.run and one.first <= other.last and other.first <= one.last
+
+
 def _definitions_first(windows: list[_Window]) -> list[_Window]:
     """A window defining a name another window uses is quoted before it; otherwise the order
     stays (best first)."""
@@ -322,6 +352,8 @@ def answer(question: str, sources: list[Source], evidence: Evidence | None = Non
         picked[0].run is each.run and picked[0].first in each.body for each in doers
     )
     picked = picked[:1] + _definitions_first(picked[1:]) if led else _definitions_first(picked)
+    if not asks_how:
+        picked = _named_definition_first(picked, every, query)
     claims = [_claim(_claim_text(w, query), w.run, w.first, w.last) for w in picked]
     return _reply("These lines of the indexed code best match the question:", claims)
 

@@ -344,9 +344,10 @@ def participant_steps(
 ) -> Iterator[dict[str, dict[str, Any]]]:
     scenario = {
         "question": "how does the token bucket refill?",
-        # The extractive answer's first claim quotes this line of TokenBucket (a code claim).
+        # The extractive answer's first claim quotes the statements of TokenBucket.allow that
+        # do the refill (a code claim).
         "codePath": "keyvault/ratelimit.py",
-        "codeLine": "refill_per_second: float",
+        "codeLine": "self.tokens = min(self.capacity, self.tokens + elapsed",
         "unanswerable": "how are kubernetes pods rescheduled after a node failure?",
         "refusalSentence": "Nothing in the indexed code answers this question.",
     }

@@ -60,8 +60,11 @@ try {
       const cited = ui.anchorTarget(anchor.href, config.workspace);
       await anchor.element.click();
       const tab = await ui.activeTab(page, cited.path.split("/").pop());
-      // The anchor's href names the first cited line only; the answer's first claim cites one.
-      const at = await ui.waitForSelectionIn(page, cited.start, cited.start);
+      // The anchor's href names the first cited line only; the claim's code block holds its
+      // lines, so the selection ends that many lines further down.
+      const [block] = await ui.chatCodeBlocks(response);
+      const end = cited.start + Math.max(0, (block ?? "").trimEnd().split("\n").length - 1);
+      const at = await ui.waitForSelectionIn(page, cited.start, end);
       return `${anchor.text} opened ${tab}: Ln ${at.line}, ${at.selected} characters selected`;
     });
   }

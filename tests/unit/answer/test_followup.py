@@ -246,3 +246,15 @@ def test_a_question_continues_only_what_it_refers_to(question: str, follows: boo
         )
     ]
     assert continues(question, turns) is follows
+
+
+def test_offline_rule_reads_past_a_follow_up_that_named_nothing() -> None:
+    # "what fields does it have?" after "where is that class defined?": the class is named only
+    # in the turn before, so its terms are what the question is about.
+    turns = [
+        Turn("how does the token bucket refill?", _answer(("ratelimit.py", "refill_per_second"))),
+        Turn("where is that class defined?", _answer(("ratelimit.py", "refill_per_second"))),
+    ]
+    assert offline_standalone("what fields does it have?", turns) == (
+        "what fields does it have? defined token bucket refill"
+    )

@@ -335,3 +335,11 @@ def test_code_is_quoted_before_a_test_restating_it_unless_tests_are_asked_about(
 
     assert first_path("how does the key store rotate the signing key?") == "keyvault/keys.py"
     assert first_path("how is the signing key rotation tested?") == "tests/test_keys.py"
+
+
+def test_where_a_class_is_defined_is_answered_by_its_header() -> None:
+    # A decorated class whose name the question says in words: its header leads, although a
+    # field and a docstring say more of the question's other words ("refill").
+    sources = repo_sources(80)
+    claims = claims_of(answer("where is that class defined? token bucket refill", sources))
+    assert lines_cited(sources, claims[0]) == ("keyvault/ratelimit.py", 7, 7)
