@@ -30,9 +30,17 @@ function locationOf(citation: Citation): Location {
   return { path: citation.path, start_line: citation.start_line, end_line: citation.end_line };
 }
 
-/** Answer text is Markdown, but no link from an answer is live (as in the chat page). */
+/** Answer text is Markdown, but no link from an answer is live (as in the chat page). Inside a
+ * code span nothing is live and an entity would show as written (`--model ollama/<model>`). */
 function inert(text: string): string {
-  return text.replace(/!?\[([^\]\n]*)\]\([^)\n]*\)/g, "$1").replace(/<(?=[a-zA-Z/!])/g, "&lt;");
+  return text
+    .split(/(`[^`\n]*`)/)
+    .map((part, index) =>
+      index % 2
+        ? part
+        : part.replace(/!?\[([^\]\n]*)\]\([^)\n]*\)/g, "$1").replace(/<(?=[a-zA-Z/!])/g, "&lt;"),
+    )
+    .join("");
 }
 
 /** A fence longer than any run of backticks inside, so quoted code cannot close it early. */

@@ -345,3 +345,14 @@ test("quotes: code vs prose, docstring markup, indentation", () => {
   );
   assert.deepEqual(dedent(["    a", "", "      b"]), ["a", "", "  b"]);
 });
+
+test("a note's code span reads as written, while a tag outside one stays inert", async () => {
+  workspaceWithKeys();
+  const note = "set the model: `codecite ask --model ollama/<model>`; <img src=x> is text";
+  const handler = participant(new Server(() => ({ ...ANSWERED, note })));
+  const { parts, stream: response } = stream();
+  await handler(ask("how are keys rotated?"), { history: [] }, response, token());
+  const text = markdown(parts);
+  assert.ok(text.includes("`codecite ask --model ollama/<model>`"), text);
+  assert.ok(text.includes("&lt;img src=x>"), text);
+});
