@@ -12,7 +12,9 @@ const WAIT = 90_000;
 
 const browser = await launchBrowser();
 try {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  // Tall enough that an answer with its note fits the Chat view whole: the references row at
+  // its top is then on screen (the chat list scrolls itself, out of Playwright's reach).
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1300 } });
   await page.goto(config.url);
   await ui.waitForWorkbench(page, WAIT);
   const deadline = Date.now() + WAIT;

@@ -335,8 +335,6 @@ export async function chatReferences(response) {
   // VS Code folds the progress messages and the references into "Completed N steps in Xs".
   const steps = response.locator(".completed-response-summary");
   if (await steps.count()) {
-    // A long answer scrolls its own summary out of the chat's list: bring it back first.
-    await steps.first().scrollIntoViewIfNeeded();
     await steps.first().click();
   }
   const toggle = response.getByRole("button", { name: /^Used \d+ references?$/ });
