@@ -106,3 +106,21 @@ class HistoryRecord(HistoryEntry):
 
 class HistoryPage(_Model):
     entries: list[HistoryRecord] = Field(description="Newest first.")
+
+
+# ---------------------------------------------------------------------------------------------
+# codecite.reindex, codecite/localModels
+
+
+class ReindexReply(_Model):
+    started: list[str] = Field(description="The workspace roots whose full index pass started.")
+
+
+class LocalModelsReply(_Model):
+    host: str | None = Field(
+        description="The local Ollama server asked; null when OLLAMA_HOST names another machine "
+        "(never asked: loopback only)."
+    )
+    models: list[str] = Field(
+        description="Its models as litellm model strings (`ollama/<name>`); empty when none runs."
+    )

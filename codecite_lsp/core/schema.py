@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, create_model
 
 from . import typegen
 from .answers import Answer, Resolution
-from .responses import HistoryPage, SearchReply, StatusReply
+from .responses import HistoryPage, LocalModelsReply, ReindexReply, SearchReply, StatusReply
 from .wording import Wording
 
 _DISCRIMINATORS = ("status", "kind", "state")
@@ -77,6 +77,8 @@ ROOTS: dict[str, Any] = {
     "StatusReply": StatusReply,  # codecite/status
     "HistoryPage": HistoryPage,  # codecite/history
     "Wording": _model_of(Wording),  # codecite/wording
+    "ReindexReply": ReindexReply,  # codecite.reindex
+    "LocalModelsReply": LocalModelsReply,  # codecite/localModels
 }
 
 

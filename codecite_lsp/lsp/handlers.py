@@ -253,8 +253,10 @@ async def on_wording(ls: CodeciteServer, params: Any) -> Wording:
 async def on_local_models(ls: CodeciteServer, params: Any) -> dict[str, Any]:
     """The models of a local Ollama server, so an editor can offer to configure one; asked off
     the event loop (at most a short timeout, once per process)."""
+    from ..core.responses import LocalModelsReply  # pydantic: off the start-up path
+
     found = await asyncio.to_thread(local_models)
-    return {"host": found.host, "models": list(found.models)}
+    return LocalModelsReply(host=found.host, models=list(found.models)).model_dump(mode="json")
 
 
 @server.command(CMD_OPEN)
@@ -268,7 +270,9 @@ async def open_citation(ls: CodeciteServer, *args: Any) -> dict[str, Any]:
 async def reindex(ls: CodeciteServer, *args: Any) -> dict[str, Any]:
     for session in list(ls.sessions.values()):
         ls.start_indexing(session)
-    return {"started": [str(root) for root in ls.sessions]}
+    from ..core.responses import ReindexReply  # pydantic: off the start-up path
+
+    return ReindexReply(started=[str(root) for root in ls.sessions]).model_dump(mode="json")
 
 
 @server.command(CMD_ASK)

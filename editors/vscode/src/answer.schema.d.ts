@@ -83,6 +83,13 @@ export interface HistoryRecord {
   citations: ResolvedCitation[];
 }
 
+export interface LocalModelsReply {
+  /** The local Ollama server asked; null when OLLAMA_HOST names another machine (never asked: loopback only). */
+  host: string | null;
+  /** Its models as litellm model strings (`ollama/<name>`); empty when none runs. */
+  models: string[];
+}
+
 export interface Moved {
   state: "moved";
   path: string;
@@ -106,6 +113,11 @@ export interface Refused {
   detail: string;
   retrieved?: RetrievedRef[];
   continued?: boolean;
+}
+
+export interface ReindexReply {
+  /** The workspace roots whose full index pass started. */
+  started: string[];
 }
 
 export type Resolution = Exact | Moved | Stale | Gone;

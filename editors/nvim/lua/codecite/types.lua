@@ -66,6 +66,10 @@
 ---@field root string
 ---@field citations codecite.ResolvedCitation[]
 
+---@class codecite.LocalModelsReply
+---@field host? string The local Ollama server asked; null when OLLAMA_HOST names another machine (never asked: loopback only).
+---@field models string[] Its models as litellm model strings (`ollama/<name>`); empty when none runs.
+
 ---@class codecite.Moved
 ---@field state "moved"
 ---@field path string
@@ -86,6 +90,9 @@
 ---@field detail string
 ---@field retrieved? codecite.RetrievedRef[]
 ---@field continued? boolean
+
+---@class codecite.ReindexReply
+---@field started string[] The workspace roots whose full index pass started.
 
 ---@alias codecite.Resolution codecite.Exact|codecite.Moved|codecite.Stale|codecite.Gone
 
