@@ -378,11 +378,16 @@ def _mention(run: Run, name: str, skip: range = range(0), *, code: bool = False)
     which beats an import."""
     word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
     call = re.compile(rf"(?<![\w$]){re.escape(name)}\s*\(")
+    # `NAME = 24 * 3600` (also `const NAME =`, `NAME: int =`) gives it its value: no use of it.
+    assigned = re.compile(
+        rf"^\s*(?:(?:export\s+)?(?:const|let|var|val)\s+)?{re.escape(name)}\s*(?::[^=]*)?=(?!=)"
+    )
     mentions = [
         i
         for i, line in enumerate(run.lines)
         if i not in skip
         and not run.is_def[i]
+        and not assigned.match(line)
         and not (code and run.is_doc[i])
         and word.search(line)
     ]

@@ -24,6 +24,8 @@ FILES = {
     "docs/options.md": "# Options\n\nUse `echo` to print a line.\n\nThe echo helper prints.\n",
     "web/app.ts": "export class App {\n  name = 'x';\n  run(): string {\n"
     "    return this.name;\n  }\n}\n",
+    "lib/limits.py": "GRACE_SECONDS = 24 * 3600\n\n\ndef expired(age):\n"
+    "    return age > GRACE_SECONDS\n",
 }
 
 
@@ -55,6 +57,15 @@ def test_used_in_lists_the_call_site_not_docs_or_docstrings(session: Session) ->
     assert 'echo("hello " + self.name)' in markdown  # the call, not the comment above it
     assert "docs/options.md" not in markdown and "lib/other.py" not in markdown
     assert "echo is the one printing" not in markdown
+
+
+def test_a_constant_is_used_where_it_is_read_not_where_it_is_set(session: Session) -> None:
+    # Hovering the use: "Used in" names the line reading it, never `GRACE_SECONDS = ...`.
+    markdown = hover_at(session, "lib/limits.py", "    return age > GRACE_SECONDS", "GRACE_SECONDS")
+    assert markdown is not None
+    used = [line for line in markdown.split("\n") if "Used in" in line]
+    assert used and "lib/limits.py:L5" in used[0], markdown
+    assert "lib/limits.py:L1" not in used[0], markdown
 
 
 @pytest.mark.parametrize(
