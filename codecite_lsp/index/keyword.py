@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from .tables import IndexDamaged, chunk_from_row, in_filters, said
 log = logging.getLogger(__name__)
 
 _FTS_INDEX = "search_text_idx"
+_CREATE_TRIES = 3  # two writers creating the index at once: lance fails one of them
 _FTS_MEMORY_MB = 64
 
 
@@ -68,11 +70,21 @@ class KeywordIndex:
                 max_token_length=None,
                 memory_limit=_FTS_MEMORY_MB,
             )
-            try:
-                chunks.create_index("search_text", config=config, replace=False, name=_FTS_INDEX)
-            except Exception:  # another process may have created it meanwhile
-                if not any(i.name == _FTS_INDEX for i in chunks.list_indices()):
-                    raise
+            for attempt in range(_CREATE_TRIES):
+                try:
+                    chunks.create_index(
+                        "search_text", config=config, replace=False, name=_FTS_INDEX
+                    )
+                    break
+                except Exception:
+                    # Another writer of this folder (the indexer building it at the end of its
+                    # pass, another process) may be creating it at the same moment; lance then
+                    # fails one of the two with an I/O error. Theirs counts; else try again.
+                    time.sleep(0.2 * (attempt + 1))
+                    if any(i.name == _FTS_INDEX for i in chunks.list_indices()):
+                        break
+                    if attempt == _CREATE_TRIES - 1:
+                        raise
             self._ready = True
 
     def search(
