@@ -38,6 +38,17 @@ def index_repo(repo: Path, index_dir: Path, **settings: Any) -> Config:
     return config
 
 
+def index_files(tmp_path: Path, files: dict[str, str], **settings: Any) -> Config:
+    """A repository of ``files`` under ``tmp_path``, indexed keyword only with a small budget."""
+    repo = tmp_path / "repo"
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    return index_repo(
+        repo, tmp_path / "idx", **{"embedding": "none", "chunk_budget": 600, **settings}
+    )
+
+
 def sources_for(answerer: Answerer, question: str) -> list[Source]:
     """The sources the pipeline shows the model for ``question`` (retrieval is deterministic)."""
     return sources_from_results(answerer.retriever.retrieve(question).selected)

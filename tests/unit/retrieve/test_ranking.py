@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from answer_helpers import index_files as _index
+
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Chunk, content_hash
 from codecite_lsp.retrieve.centrality import file_centrality
@@ -15,18 +17,6 @@ from codecite_lsp.retrieve.prior import CentralityPrior
 from codecite_lsp.retrieve.retriever import open_retriever
 
 FILLER = "".join(f"    step_{n} = prepare(step_{n - 1})\n" for n in range(1, 9))
-
-
-def _index(tmp_path: Path, files: dict[str, str]) -> Config:
-    from codecite_lsp.index.indexer import Indexer
-
-    repo = tmp_path / "repo"
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text)
-    config = Config(embedding="none", index_dir=str(tmp_path / "idx"), chunk_budget=600)
-    Indexer(repo, config).run()
-    return config
 
 
 def _chunk(path: str, start: int) -> Chunk:

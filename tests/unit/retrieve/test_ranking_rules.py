@@ -6,22 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codecite_lsp.core.config import Config
+from answer_helpers import index_files as _index
+
 from codecite_lsp.retrieve.legacy import legacy_files
 from codecite_lsp.retrieve.retriever import open_retriever
-
-
-def _index(tmp_path: Path, files: dict[str, str]) -> Config:
-    from codecite_lsp.index.indexer import Indexer
-
-    repo = tmp_path / "repo"
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text)
-    config = Config(embedding="none", index_dir=str(tmp_path / "idx"), chunk_budget=600)
-    Indexer(repo, config).run()
-    return config
-
 
 _BODY = "".join(f"    request = request.with_header({n})\n" for n in range(12))
 
