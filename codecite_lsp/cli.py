@@ -333,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command != "serve":  # the language server is given its roots by the editor
         refused = refusal(repo)
         if refused is not None:  # before anything is read or written there
-            print(f"codecite: not indexing {refused}", file=sys.stderr)
+            print(f"codecite: not indexing: {refused}", file=sys.stderr)
             return 2
     try:
         config = _config(args, repo)

@@ -99,7 +99,7 @@ class CodeciteServer(LanguageServer):
         refused = refusal(root)
         if refused is not None:
             log.warning("refused workspace root: %s", refused)
-            self.tell(f"codecite: not indexing {refused}")
+            self.tell(f"codecite: not indexing: {refused}")
             return None
         session = Session(root, self.settings)
         unwritable = roots.unwritable(session.index_dir)

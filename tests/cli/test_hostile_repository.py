@@ -127,7 +127,7 @@ def test_a_credential_folder_is_never_a_root(
     for command in (["index", "--quiet"], ["search", "registry"], ["mcp"]):
         code, out, err = run(capsys, *command, "--repo", str(root))
         assert code == 2 and not out
-        assert err.startswith(f"codecite: not indexing {root} ") and "credential" in err, err
+        assert err.startswith(f"codecite: not indexing: {root} ") and "credential" in err, err
         assert "open a project folder instead" in err
     assert _files_under(root) == before  # no .codecite, nothing written
 
