@@ -72,8 +72,16 @@ class Result:
     revision: str = ""
     # The chunk's own definitions (Chunk.defines): the question path weighs their names.
     defines: tuple[str, ...] = ()
+
     # What made the score, by rule (name -> contribution, adding up to it): ``--explain``.
     terms: tuple[tuple[str, float], ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        """The wire fields (the contract's Result), for scripts that take results in process
+        (the shared benchmark harnesses); the CLI and servers dump SearchResult the same way."""
+        from .responses import SearchResult  # pydantic: only when asked
+
+        return SearchResult.of(self).model_dump(mode="json")
 
 
 @dataclass(frozen=True)
