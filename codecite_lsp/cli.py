@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +18,11 @@ from . import __version__
 from .core.config import Config, ConfigError, load_config
 from .core.environment import apply_defaults
 from .core.limits import MAX_LIMIT, MAX_TEXT_CHARS
+from .ingest.injection import kinds
 from .service.forbidden_roots import refusal
 
 if TYPE_CHECKING:
-    from .core.records import Result
+    from .core.records import Finding, Result
     from .index.indexer import Indexer, IndexReport
 
 
@@ -163,12 +164,38 @@ def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .index.store import IndexDamaged
 
     try:
-        report = _run_index(Indexer(repo, config), args.quiet)
+        indexer = Indexer(repo, config)
+        report = _run_index(indexer, args.quiet)
     except (IndexBusy, IndexDamaged) as exc:  # locked too long; or unusable even rebuilt
         print(f"codecite: {exc}", file=sys.stderr)
         return 1
     print(report.summary() + said)
+    flagged = indexer.store.tables.untrusted_chunks()
+    if flagged:
+        print(_untrusted_summary(flagged))
     return 0
+
+
+UNTRUSTED_LISTED = 10  # files named in the index report's untrusted line
+
+
+def _untrusted_summary(flagged: Mapping[str, int]) -> str:
+    """The index report's line on the chunks holding text addressed to an AI model."""
+    files = sorted(flagged, key=lambda path: (-flagged[path], path))
+    named = ", ".join(f"{path} ({flagged[path]})" for path in files[:UNTRUSTED_LISTED])
+    more = f" and {len(files) - UNTRUSTED_LISTED} more" if len(files) > UNTRUSTED_LISTED else ""
+    return (
+        f"{sum(flagged.values())} chunks in {len(files)} files hold text addressed to an AI model"
+        f" (shown to a model as untrusted data; no claim rests on them alone): {named}{more}"
+    )
+
+
+def _untrusted_mark(found: tuple[Finding, ...]) -> str:
+    """A search result's line marking text addressed to an AI model."""
+    lines = ", ".join(str(line) for line in dict.fromkeys(f.line for f in found))
+    return (
+        f"    UNTRUSTED: text addressed to an AI model ({', '.join(kinds(found))}) at line {lines}"
+    )
 
 
 def _search_queries(args: argparse.Namespace) -> list[str] | str:
@@ -217,6 +244,8 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
             symbol = f"  {result.symbol}" if result.symbol else ""
             place = f"{result.path}:{result.start_line}-{result.end_line}"
             print(f"{place}{symbol}  ({result.score:.3f})")
+            if result.untrusted:
+                print(_untrusted_mark(result.untrusted))
             if args.explain:
                 print("    " + "  ".join(f"{name} {value:+.3f}" for name, value in result.terms))
     return 0

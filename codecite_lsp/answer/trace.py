@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.records import Source
-from ..ingest.injection import findings, kinds
+from ..ingest.injection import kinds, source_findings
 
 TRACE_FILE = "trace.jsonl"
 
@@ -35,14 +35,14 @@ def untrusted_sources(sources: list[Source]) -> list[dict[str, Any]]:
     file lines of the findings (never the text)."""
     record = []
     for source in sources:
-        found = findings(source.text)
+        found = source_findings(source)
         if found:
             record.append(
                 {
                     "label": source.label,
                     "content_hash": source.content_hash,
                     "kinds": kinds(found),
-                    "lines": sorted({source.start_line + f.line - 1 for f in found}),
+                    "lines": sorted({f.line for f in found}),
                 }
             )
     return record

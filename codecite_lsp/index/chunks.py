@@ -71,6 +71,12 @@ class ChunkTables:
         """Chunk rows per path (reads the path column only)."""
         return Counter(read_column(self.chunks, "path"))
 
+    def untrusted_chunks(self) -> Counter[str]:
+        """Per path, its chunks holding text addressed to an AI reader (two columns read)."""
+        table = self.chunks.search().select(["path", "untrusted"]).limit(None).to_arrow()
+        columns = table["path"].to_pylist(), table["untrusted"].to_pylist()
+        return Counter(path for path, found in zip(*columns, strict=True) if found)
+
     def content_hashes(self) -> list[str]:
         """Every chunk row's content hash (the column only)."""
         return read_column(self.chunks, "content_hash")

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from ..core.environment import apply_defaults
-from ..core.records import Chunk, Result, content_hash
+from ..core.records import Chunk, Result, content_hash, findings_within
 from ..core.terms import asked_roles, is_test_path, word_parts
 from ..index.embedder import Embedder, EmbeddingError
 from ..index.embedding import make_embedder
@@ -489,6 +489,9 @@ def _call_windows(chunk: Chunk, name: str, calls: bool = True) -> list[Result]:
                 text=text,
                 start_byte=start_byte,
                 end_byte=start_byte + len(text.encode("utf-8")),
+                untrusted=findings_within(
+                    chunk.untrusted, chunk.start_line + first, chunk.start_line + last
+                ),
             )
         )
     return found
