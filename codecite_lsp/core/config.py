@@ -100,6 +100,13 @@ class Config:
     model_retries: int = _setting(
         2, "retries of a model call on transient errors (rate limit, 5xx, connection)"
     )
+    support_check: str = _setting(
+        "off",
+        "`model`: with a model configured, one more (cheap) call asks it, per claim that passed"
+        " the citation checks, whether the quoted lines entail it; claims it judges unsupported"
+        " are removed (a failed or unreadable check removes nothing). `off`: the deterministic"
+        " checks alone",
+    )
     candidates: int = _setting(30, "hybrid candidates before reranking")
     context_chunks: int = _setting(8, "chunks shown to the model at most")
     context_tokens: int = _setting(6000, "token budget of the sources in a prompt")
@@ -162,7 +169,7 @@ _TRUST_KEYS = ("trusted", "trust_repository_settings")
 _OPTIONAL_STRINGS = {"index_dir", "api_key_env"}
 _POSITIVE_REALS = {"model_timeout", "hover_timeout"}
 _FRACTIONS = {"relevance_floor"}
-_CHOICES = {"rerank": frozenset({"minilm", "none"})}
+_CHOICES = {"rerank": frozenset({"minilm", "none"}), "support_check": frozenset({"model", "off"})}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
