@@ -102,10 +102,10 @@ class Config:
     )
     support_check: str = _setting(
         "off",
-        "`model`: with a model configured, one more (cheap) call asks it, per claim that passed"
-        " the citation checks, whether the quoted lines entail it; claims it judges unsupported"
-        " are removed (a failed or unreadable check removes nothing). `off`: the deterministic"
-        " checks alone",
+        "`model`: with a model configured, one more (cheap) call per answer (not hover) asks it,"
+        " per claim that passed the citation checks, whether the quoted lines entail it; claims"
+        " it judges unsupported are removed (a failed or unreadable check removes nothing)."
+        " `off`: the deterministic checks alone",
     )
     candidates: int = _setting(30, "hybrid candidates before reranking")
     context_chunks: int = _setting(8, "chunks shown to the model at most")
