@@ -265,10 +265,17 @@ def fetch(uri: str, manifest: BaseManifest, cache_root: Path) -> Path:
         local = import_lancedb().connect(temp / "lance")
         for name in TABLES:
             if f"{name}-{manifest.commit}" in names:
+                started = time.monotonic()
                 rows = remote.open_table(f"{name}-{manifest.commit}").to_arrow()
+                read = time.monotonic()
                 table = local.create_table(name, rows)
                 if name == "chunks" and rows.num_rows:
                     build_fts(table)
+                log.info(
+                    "base %s: %s copied, %d rows, %.1f MB: read %.2f s, written %.2f s",
+                    manifest.commit[:12], name, rows.num_rows, rows.nbytes / 1e6,
+                    read - started, time.monotonic() - read,
+                )  # fmt: skip
         if f"embedding-{manifest.commit}" in names:
             blob = remote.open_table(f"embedding-{manifest.commit}").to_arrow().to_pylist()[0]
             model = static_model_path(temp)
@@ -316,15 +323,51 @@ def adopt_embedder(base_folder: Path, index_dir: Path) -> None:
 # --- the base a process reads -------------------------------------------------------------------
 
 
-@dataclass
 class OpenedBase:
-    """The base in use for one index folder: its manifest, local copy and visibility mask."""
+    """The base in use for one index folder: its manifest, visibility mask and local copy.
 
-    uri: str
-    manifest: BaseManifest
-    folder: Path  # the local copy (an index folder)
-    overlay: Overlay
-    note: str | None = None  # said once: e.g. the store was unreachable, an earlier copy used
+    The copy is made in a thread of its own, started when the base is chosen: the overlay's
+    pass needs only the manifest's file list, so both go on at once; readers (and the overlay's
+    vector fill, which embeds with the base's model) wait for it in :meth:`folder`.
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        manifest: BaseManifest,
+        overlay: Overlay,
+        index_dir: Path,
+        copied: Path | None = None,
+        note: str | None = None,
+    ) -> None:
+        self.uri = uri
+        self.manifest = manifest
+        self.overlay = overlay
+        self.note = note  # said once: e.g. the store was unreachable, an earlier copy read
+        self._index_dir = index_dir
+        self._folder: Path | BaseError | None = copied
+        self._copier: threading.Thread | None = None
+        if copied is not None:
+            adopt_embedder(copied, index_dir)
+        else:
+            self._copier = threading.Thread(target=self._copy, name="base-copy", daemon=True)
+            self._copier.start()
+
+    def _copy(self) -> None:
+        try:
+            folder = fetch(self.uri, self.manifest, cache_root(self._index_dir))
+            adopt_embedder(folder, self._index_dir)
+            self._folder = folder
+        except (BaseError, OSError) as exc:
+            log.warning("base %s: %s; its files are missing from answers", self.uri, exc)
+            self._folder = exc if isinstance(exc, BaseError) else BaseError(str(exc))
+
+    def folder(self) -> Path | BaseError:
+        """The local copy (an index folder), once made; or why it could not be."""
+        if self._copier is not None:
+            self._copier.join()
+        assert self._folder is not None
+        return self._folder
 
 
 _OPENED: dict[tuple[str, Path], OpenedBase | BaseError] = {}
@@ -357,22 +400,21 @@ def _open(repo: Path, config: Config, index_dir: Path, uri: str) -> OpenedBase |
     from ..ingest.scan import scan
 
     note = None
+    folder: Path | None = None
     try:
-        try:
-            manifest = choose(uri, repo, config)
-            folder = fetch(uri, manifest, cache_root(index_dir))
-        except BaseError as exc:
-            earlier = _earlier_copy(repo, config, index_dir)
-            if earlier is None:
-                raise
-            manifest, folder = earlier
-            note = f"{exc}; reading the copy of the base of {manifest.commit[:12]} fetched earlier"
+        manifest = choose(uri, repo, config)
+        done = cache_root(index_dir) / manifest.commit
+        folder = done if (done / "base.json").is_file() else None
     except BaseError as exc:
-        return exc
-    adopt_embedder(folder, index_dir)
+        earlier = _earlier_copy(repo, config, index_dir)
+        if earlier is None:
+            return exc
+        manifest, folder = earlier
+        note = f"{exc}; reading the copy of the base of {manifest.commit[:12]} fetched earlier"
     overlay = Overlay(repo, manifest.files)
-    overlay.refresh(f.path for f in scan(repo, config).files)
-    return OpenedBase(uri, manifest, folder, overlay, note)
+    opened = OpenedBase(uri, manifest, overlay, index_dir, folder, note)  # the copy starts
+    overlay.refresh(scan(repo, config).files)
+    return opened
 
 
 def _earlier_copy(repo: Path, config: Config, index_dir: Path) -> tuple[BaseManifest, Path] | None:

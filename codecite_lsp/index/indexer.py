@@ -49,6 +49,7 @@ __all__ = ["IndexBusy", "IndexReport", "IndexStatus", "Indexer", "Progress"]
 if TYPE_CHECKING:
     from ..ingest.ignore import IgnoreRules
     from ..ingest.scan import WorkspaceFile
+    from .base import OpenedBase
     from .overlay import Overlay
     from .store import FileRecord, Meta, Store
 
@@ -250,6 +251,7 @@ class Indexer:
         # A search must work on what was written: damage is repaired here. An update's probe
         # reads one row of each table; its fill reads the vectors' hash column (a filter).
         store.probe(whole=written is None)
+        self._base_copied()  # the overlay embeds with the base's model, copied with it
         self._vectors.fill(store, progress, cancel, written)
 
     def optimize_if_due(self) -> bool:
@@ -314,11 +316,21 @@ class Indexer:
 
     # -- a shared base (index/base.py): only files that differ from it are indexed here -----
 
-    def _overlay(self) -> Overlay | None:
+    def _base(self) -> OpenedBase | None:
         from .base import OpenedBase, opened
 
         found = opened(self.repo, self.config, self.index_dir)
-        return found.overlay if isinstance(found, OpenedBase) else None
+        return found if isinstance(found, OpenedBase) else None
+
+    def _overlay(self) -> Overlay | None:
+        base = self._base()
+        return None if base is None else base.overlay
+
+    def _base_copied(self) -> None:
+        base = self._base()
+        self._vectors.keep_model = base is not None
+        if base is not None:
+            base.folder()
 
     def _beyond_base(self, files: list[WorkspaceFile]) -> list[WorkspaceFile]:
         """The scanned files this index must hold: all of them, or with a base in use only
@@ -326,7 +338,7 @@ class Indexer:
         overlay = self._overlay()
         if overlay is None:
             return files
-        overlay.refresh(f.path for f in files)
+        overlay.refresh(files)
         return [f for f in files if not overlay.same(f.path)]
 
     def _expand(self, paths: Iterable[str], known: dict[str, FileRecord]) -> tuple[set[str], bool]:

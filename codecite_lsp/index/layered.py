@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Collection, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,8 +21,6 @@ import numpy as np
 from ..core.records import Chunk
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from ..core.config import Config
     from .meta import Meta
     from .overlay import Overlay
@@ -137,6 +136,7 @@ def open_index(repo: Path, config: Config, in_memory: bool = False) -> Store | L
     index_dir = config.resolved_index_dir(repo)
     store = Store.open(index_dir, in_memory=in_memory)
     found = opened(repo, config, index_dir)
-    if not isinstance(found, OpenedBase):
-        return store
-    return LayeredStore(Store.open(found.folder, in_memory=in_memory), store, found.overlay)
+    folder = found.folder() if isinstance(found, OpenedBase) else None
+    if not isinstance(folder, Path) or not isinstance(found, OpenedBase):
+        return store  # no base, or its copy failed (said in the log)
+    return LayeredStore(Store.open(folder, in_memory=in_memory), store, found.overlay)

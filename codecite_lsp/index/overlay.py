@@ -11,11 +11,16 @@ process builds its own from the working tree when it opens the base (a hash of e
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.records import file_revision
+
+if TYPE_CHECKING:
+    from ..ingest.scan import WorkspaceFile
 
 
 class Overlay:
@@ -25,6 +30,9 @@ class Overlay:
         self.repo = repo
         self._base = dict(base_files)  # path -> content hash, as the base indexed it
         self._same: set[str] = set()
+        # path -> (size, mtime_ns) when it was last hashed and found the base's: a later pass
+        # over an unchanged file does not read it again (like the indexer's stat shortcut).
+        self._hashed: dict[str, tuple[int, int]] = {}
         self._lock = threading.Lock()
         self.generation = 0  # bumped whenever what is visible changes (caches keyed on it)
 
@@ -32,10 +40,11 @@ class Overlay:
         """Whether the base's rows of ``path`` are the working tree's (visible)."""
         return path in self._same
 
-    def refresh(self, listed: Iterable[str]) -> None:
+    def refresh(self, listed: Iterable[WorkspaceFile]) -> None:
         """Recompute from the files a scan listed (a file not listed is masked)."""
-        same = {path for path in listed if self._matches(path)}
+        same = {f.path for f in listed if self._unchanged(f) or self._matches(f.path)}
         with self._lock:
+            self._hashed = {p: s for p, s in self._hashed.items() if p in same}
             if same != self._same:
                 self._same = same
                 self.generation += 1
@@ -47,6 +56,7 @@ class Overlay:
         with self._lock:
             before = set(self._same)
             for path in paths:
+                self._hashed.pop(path, None)
                 if path in present and self._matches(path):
                     self._same.add(path)
                 else:
@@ -58,12 +68,20 @@ class Overlay:
         """How many of the base's files are hidden."""
         return len(self._base) - len(self._same)
 
+    def _unchanged(self, found: WorkspaceFile) -> bool:
+        return self._hashed.get(found.path) == (found.size, found.mtime_ns)
+
     def _matches(self, path: str) -> bool:
         expected = self._base.get(path)
         if expected is None:
             return False
         try:
-            data = (self.repo / path).read_bytes()
+            with (self.repo / path).open("rb") as handle:
+                stat = os.fstat(handle.fileno())
+                data = handle.read()
         except OSError:
             return False
-        return file_revision(data) == expected
+        if file_revision(data) != expected:
+            return False
+        self._hashed[path] = (stat.st_size, stat.st_mtime_ns)
+        return True
