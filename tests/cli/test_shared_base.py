@@ -148,3 +148,18 @@ def test_settings_that_carry_credentials_are_refused_with_where_keys_belong(
     assert "'aws_secret_access_key' refused: credentials are never read" in done.stderr
     assert "hunter2" not in done.stderr and "AKIAEXAMPLE" not in done.stderr
     assert not (mine / ".codecite").exists()
+
+
+def test_a_base_in_a_local_folder_serves_an_air_gapped_teammate(tmp_path: Path) -> None:
+    ci = committed(tmp_path / "ci", FILES)
+    shared = tmp_path / "shared-bases"
+    assert codecite(ci, {}, "index", "--publish", str(shared)).returncode == 0
+    mine = clone(ci, tmp_path / "mine")
+    (mine / "added.py").write_text("def added_function():\n    return 'ibisadded'\n")
+    env = {"CODECITE_BASE": str(shared)}
+    done = codecite(mine, env, "index")
+    assert done.stdout.startswith("indexed 1 files"), done.stdout + done.stderr
+    assert _paths(mine, env, "zebraquartz", "ibisadded") == {
+        "zebraquartz": ["kept.py"],
+        "ibisadded": ["added.py"],
+    }
