@@ -163,6 +163,13 @@ def _table_names(db: Any) -> set[str]:
 def publish(store: Store, config: Config, commit: str, uri: str) -> BaseManifest:
     """Write ``store``'s tables (a complete local index of ``commit``) as the base of that
     commit; the manifest row last, so a reader never finds a base whose tables are partial."""
+    try:
+        return _publish(store, config, commit, uri)
+    except Exception as exc:  # the store unreachable, refused, full: said in plain words
+        raise BaseError(f"the base store {uri} cannot be written ({said(exc)})") from None
+
+
+def _publish(store: Store, config: Config, commit: str, uri: str) -> BaseManifest:
     import pyarrow as pa
 
     db = connect(uri)
@@ -234,6 +241,8 @@ def choose(uri: str, repo: Path, config: Config) -> BaseManifest:
         header = BaseManifest.parse(published[nearest])
     except (ValueError, TypeError, KeyError) as exc:
         raise BaseError(f"the base of {nearest[:12]} in {uri} is unreadable ({exc})") from None
+    if header.commit != nearest:  # it names the local copy's folder: git's sha, nothing else
+        raise BaseError(f"the base of {nearest[:12]} in {uri} names another commit")
     refused = differences(header, config)
     if refused:
         raise BaseError(
@@ -256,11 +265,11 @@ def fetch(uri: str, manifest: BaseManifest, cache_root: Path) -> Path:
         return folder
     from .keyword import build_fts
 
+    temp = cache_root / f".{manifest.commit}.tmp{os.getpid()}.{threading.get_ident()}"
     try:
         remote = connect(uri)
         names = _table_names(remote)
         cache_root.mkdir(parents=True, exist_ok=True)
-        temp = cache_root / f".{manifest.commit}.tmp{os.getpid()}.{threading.get_ident()}"
         shutil.rmtree(temp, ignore_errors=True)
         local = import_lancedb().connect(temp / "lance")
         for name in TABLES:
@@ -282,6 +291,7 @@ def fetch(uri: str, manifest: BaseManifest, cache_root: Path) -> Path:
             model.parent.mkdir(parents=True, exist_ok=True)
             model.write_bytes(blob["data"])
     except Exception as exc:
+        shutil.rmtree(temp, ignore_errors=True)
         raise BaseError(
             f"the base of {manifest.commit[:12]} in {uri} cannot be copied ({said(exc)})"
         ) from None

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_helpers import init_params, request, server_config, wait_for, wait_indexed
+from lsp_helpers import (
+    init_params,
+    progress_ends,
+    request,
+    server_config,
+    wait_for,
+    wait_indexed,
+)
 from lsprotocol import types
 from object_store import (
     BUCKET,
@@ -64,6 +71,8 @@ async def test_the_server_searches_the_base_and_the_edits_over_it(
     client: LanguageClient, mine: Path
 ) -> None:
     await wait_indexed(client)
+    [end] = progress_ends(client)
+    assert end.message is not None and " - over the base of " in end.message
     status = await request(client, "codecite/status", {})
     assert status["roots"][0]["files_indexed"] == 1  # only the edited file is indexed locally
     assert await _paths(client, "zebraquartz") == ["kept.py"]
