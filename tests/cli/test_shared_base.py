@@ -163,3 +163,20 @@ def test_a_base_in_a_local_folder_serves_an_air_gapped_teammate(tmp_path: Path) 
         "zebraquartz": ["kept.py"],
         "ibisadded": ["added.py"],
     }
+
+
+def test_an_answer_over_the_base_cites_the_working_tree(
+    published: Path, tmp_path: Path, store_env: dict[str, str]
+) -> None:
+    mine = _teammate(published, tmp_path)
+    env = {**store_env, "CODECITE_BASE": f"s3://{BUCKET}/team", "CODECITE_MODEL": "extractive"}
+    done = codecite(mine, env, "ask", "What does kept_function return? zebraquartz", "--json")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["status"] == "answered", answer
+    cited = [c for span in answer["spans"] for c in span.get("citations", [])]
+    assert any(c["path"] == "kept.py" for c in cited), answer
+    for citation in cited:  # every quote is the file's text on disk, lines as they are now
+        lines = (mine / citation["path"]).read_text().splitlines()
+        quoted = "\n".join(lines[citation["start_line"] - 1 : citation["end_line"]])
+        assert citation["quote"].strip() in quoted
