@@ -61,6 +61,10 @@ class ChunkTables:
         rows = self._files.search().limit(None).to_arrow().to_pylist()
         return {row["path"]: FileRecord(**row) for row in rows}
 
+    def file_rows(self) -> Any:
+        """The files table as Arrow (a base is published from it)."""
+        return self._files.to_arrow()
+
     def file_count(self) -> int:
         return int(self._files.count_rows())
 
