@@ -50,7 +50,8 @@ _TEST_DISCOUNT = 0.7  # a window in a test file, for a question that is not abou
 # name says (none for `__repr__`); a window with none (docstring, signature, fields,
 # module-level lines) loses; a mixed window is in between.
 _DOING_NAMED, _DESCRIBING_ONLY = 1.5, 0.8
-_SUBJECTS = 3  # subjects whose statements may lead, in turn
+_SUBJECTS = 3  # the likeliest subjects, each of whose statements leads a claim...
+_RUNNER_UP = 0.5  # ... when it scores at least half the likeliest one's score
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class _Question:
     total: float
     needed: int  # distinct terms a window must cover: 2 once the sources hold two of them
     asks_how: bool  # "how does X do Y": the statements doing it answer, not what describes X
-    doer: Doer | None = None  # the definition the question is about (subject.py)
+    doers: tuple[Doer, ...] = ()  # the definitions the question is about, likeliest first
 
 
 def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Window]:
@@ -95,6 +96,10 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
     # Like the reranker: quote the code, not a test restating it, unless tests are asked about.
     discount = _TEST_DISCOUNT if "test" not in question.terms and is_test_path(run.path) else 1.0
     file_terms = set(terms_said(word_parts(run.path.rsplit("/", 1)[-1]), question.terms))
+    # The statements of a subject the question names, or a likelier subject calls, need not say
+    # two of its terms: that is the evidence (`after_this_request`'s body says only "request").
+    free = {i for doer in question.doers if doer.run is run and doer.vouched for i in doer.body}
+    doer = question.doers[0] if question.doers else None
     for first in range(len(run.lines)):
         if not said[first]:
             continue  # a window starts on a line saying a question term, never on padding
@@ -113,7 +118,7 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
             repeats += sum(idf[term] for term in hits if term in covered)
             covered |= set(hits)
             evidence = covered | context
-            if not covered or len(evidence) < question.needed:
+            if first not in free and (not covered or len(evidence) < question.needed):
                 continue  # a claim quotes question terms, and more than one shared word
             # The file's name adds weight (lines of gate.py are about the gate), never evidence:
             # every line of adapters.py would otherwise say "adapter".
@@ -128,7 +133,7 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
             boost += 0.3 if named else 0.0
             if question.asks_how and discount == 1.0:  # a test restating it does not do it
                 boost *= _how_factor(run, span, naming)
-                boost *= question.doer.factor(run, span) if question.doer else 1.0
+                boost *= doer.factor(run, span) if doer else 1.0
             # Repeated terms add a little: the code that is *about* the subject says it often.
             score = (weight + 0.1 * repeats) * boost * discount / (1 + 0.15 * (last - first))
             found.append(_Window(score, weight / question.total, run, first, last))
@@ -238,19 +243,20 @@ def _definitions_first(windows: list[_Window]) -> list[_Window]:
     return sorted(windows, key=lambda window: not used_elsewhere(window))
 
 
-def _pick(windows: list[_Window], leads: list[_Window]) -> list[_Window]:
+def _pick(windows: list[_Window], leads: list[list[_Window]]) -> list[_Window]:
     """The best non-overlapping windows: at most 2 per run, 4 in all, none far below the best;
-    the best of ``leads`` (the subject's statements) that is a whole statement first, whatever
-    its score."""
+    first, for each subject in ``leads`` (its statements' windows, best first), the best one
+    that is a whole statement, whatever its score."""
     # Ties go to the source retrieval ranked higher (sources come best first), then earlier lines.
     ordered = sorted(windows, key=lambda w: (-w.score, w.rank, w.first))
     top = ordered[0].score if ordered else 0.0
     picked: list[_Window] = []
-    for lead in leads:
-        whole = _whole(_to_sentence_end(lead))
-        if whole is not None:
-            picked.append(whole)
-            break
+    for each in leads:
+        for lead in each:
+            whole = _whole(_to_sentence_end(lead))
+            if whole is not None and not any(_overlaps(whole, p) for p in picked):
+                picked.append(whole)
+                break
     for best in ordered:
         if len(picked) == _MAX_CLAIMS or best.score < 0.35 * top:
             break
@@ -325,11 +331,11 @@ def answer(question: str, sources: list[Source], evidence: Evidence | None = Non
     # Any question but "what is it / where is it defined / its docs" is answered by what the
     # code does: an offline answer points at the working code.
     asks_how = not asks_what_it_is(question)
-    # The likeliest subjects, best first: when none of the first one's statements can be quoted
-    # whole, the next one's lead.
+    # The likeliest subjects, best first: each leads with one of its statements.
     doers = subjects(runs, said, idf, code_names(question), names)[:_SUBJECTS] if asks_how else []
-    doer = doers[0] if doers else None
-    asked = _Question(query, names, idf, sum(idf.values()), min(2, len(present)), asks_how, doer)
+    asked = _Question(
+        query, names, idf, sum(idf.values()), min(2, len(present)), asks_how, tuple(doers)
+    )
     every = [
         window
         for run in runs
@@ -339,12 +345,12 @@ def answer(question: str, sources: list[Source], evidence: Evidence | None = Non
     # The subject's statements lead even below the coverage floor: a body says the question's
     # things ("source = ParameterSource.ENVIRONMENT"), not its words ("decide", "came from").
     leads = [
-        window
-        for each in doers
-        for window in sorted(
+        sorted(
             (w for w in every if w.run is each.run and w.first in each.body),
             key=lambda w: (-w.score, w.first),
         )
+        for each in doers
+        if each.score >= _RUNNER_UP * doers[0].score
     ]
     picked = _pick([w for w in every if w.coverage >= _COVERAGE_FLOOR], leads)
     # The subject's statements stay first: they are what the question asks about.
