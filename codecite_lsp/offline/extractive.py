@@ -16,8 +16,12 @@ that do it: a window of lines in a function's body gains by the share of the que
 function's name says, and a docstring, signature or field declaration loses; so does every
 question that does not ask what something is or for its documentation. The statements of the
 question's subject (subject.py: the definition it names, else the one whose body says most of
-it) gain most: an offline answer cannot explain, so it points at the working code. What defines
-what comes from the chunker's tree-sitter queries (definitions.py), in every language it reads.
+it) gain most, and the statements of the likeliest subjects (up to three, each scoring at least
+half the first's) lead the answer, one claim each: an offline answer cannot explain, so
+it points at the working code. A claim's text says only what its quote shows (its own comment
+lines, never a docstring left out of the quote: the gate would remove that sentence). What
+defines what comes from the chunker's tree-sitter queries (definitions.py), in every language it
+reads.
 
 Sources are read as runs of lines (source_runs.py); a window spanning two chunks of one file is
 cited with one citation per chunk it touches. Windows are widened to whole statements
@@ -96,12 +100,19 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
     # Like the reranker: quote the code, not a test restating it, unless tests are asked about.
     discount = _TEST_DISCOUNT if "test" not in question.terms and is_test_path(run.path) else 1.0
     file_terms = set(terms_said(word_parts(run.path.rsplit("/", 1)[-1]), question.terms))
-    # The statements of a subject the question names, or a likelier subject calls, need not say
-    # two of its terms: that is the evidence (`after_this_request`'s body says only "request").
-    free = {i for doer in question.doers if doer.run is run and doer.vouched for i in doer.body}
+    # A subject's statements need not say two of the question's terms when the question names it,
+    # a likelier subject calls it, or the definition as a whole (name, docstring, statements)
+    # says two: the terms meet in one place, the definition (`after_this_request`'s body says
+    # only "request"; `do_truncate`'s only "truncate", its docstring "long strings").
+    free = {
+        i
+        for doer in question.doers
+        if doer.run is run and (doer.vouched or len(doer.said) >= question.needed)
+        for i in doer.body
+    }
     doer = question.doers[0] if question.doers else None
     for first in range(len(run.lines)):
-        if not said[first]:
+        if not said[first] and first not in free:
             continue  # a window starts on a line saying a question term, never on padding
         # Lines inside `LoopContext.cycle` are about the loop's cycle: its name's terms count.
         around = run.subject(first, first, question.terms)

@@ -32,6 +32,12 @@ _WORDED = 0.25  # the question says its name as a plain word
 _NAME_WEIGHT = 0.5  # a term its name says counts this much more than one its body says
 _PER_LINE = 0.2  # each body line saying a question term, up to _LINES_COUNTED
 _LINES_COUNTED = 8
+_SILENT_BODY = 6  # statement lines of a body saying none of the question, quoted whole...
+# ... unless it only declares: an abstract method's or a placeholder's body does no work.
+_STUB = re.compile(
+    r"\s*(?:pass|\.\.\.|raise\s+NotImplementedError\b.*|throw\s+new\s+\w*(?:NotImplemented|"
+    r"UnsupportedOperation)\w*\b.*|(?:todo|unimplemented)!\(.*\);?)\s*$"
+)
 # Each place lower in retrieval's order: the definition retrieval ranked best is the likelier
 # subject when bodies say the question about as well.
 _RANK_STEP = 0.3
@@ -58,11 +64,14 @@ class Doer:
 
     run: Run
     definition: Defined
-    body: frozenset[int]  # those that say a question term
+    body: frozenset[int]  # those that say a question term (all of a short silent body)
     score: float
     # The question types its name, or a likelier subject calls it: its statements need not say
     # more of the question than they do.
     vouched: bool = False
+    # The question terms it says itself: its own name, docstring, statements (not its class's
+    # name, which every method of the class shares).
+    said: frozenset[str] = frozenset()
 
     def factor(self, run: Run, span: range) -> float:
         """A window gains by the share of its lines that are the subject's statements."""
@@ -107,6 +116,11 @@ def doc_lines(run: Run, definition: Defined) -> list[int]:
         inside.append(above)
         above -= 1
     return inside
+
+
+def _ends_inside(run: Run, definition: Defined) -> bool:
+    """More lines of code follow ``definition`` in the run: its body was not cut short."""
+    return any(line.strip() for line in run.lines[definition.end + 1 :])
 
 
 def _loose(run: Run, index: int) -> bool:
@@ -171,13 +185,24 @@ def subjects(
             # `ChoiceLoader.get_source`: its class's name says what the method is about, its
             # own name more so.
             naming = set(terms_said(word_parts(run.qualified(definition)), query))
-            if not saying:
-                continue  # its statements say none of the question: nothing to point at
+            # Statements saying none of the question still do it when the name and docstring say
+            # two of its terms (`LoopContext.last`: "Whether this is the last iteration of the
+            # loop", `return self._peek_next() is missing`): a short body, seen to end (lines
+            # follow it; a body cut at the end of the retrieved lines may go on), is the answer.
             own = set(terms_said(word_parts(definition.name), query))
+            silent = (
+                len(naming | explained) >= 2
+                and bool(own | explained)  # not only its class's name (`HTTPAdapter.__getstate__`)
+                and len(body) <= _SILENT_BODY
+                and not all(_STUB.match(run.lines[i]) for i in body)
+            )
+            if not saying and not (silent and _ends_inside(run, definition)):
+                continue
             worded = definition.name.lower() in words  # "where does rotate ...": weaker
             # Its docstring says what it does (`Whether this is the last iteration`): evidence
             # for choosing it, though the answer quotes its statements, not the docstring.
-            covered = naming | explained | {term for i in saying for term in said[id(run)][i]}
+            stated = {term for i in saying for term in said[id(run)][i]}
+            covered = naming | explained | stated
             score = sum(idf[term] for term in covered) + _NAME_WEIGHT * sum(
                 idf[term] for term in own
             )
@@ -185,7 +210,16 @@ def subjects(
             score *= 1.0 if naming or named or reads else _UNNAMED
             score += _NAMED * named + _READS_NAME * reads + _WORDED * (worded and not named)
             score /= 1 + _RANK_STEP * run.ranks[definition.head]
-            found.append(Doer(run, definition, frozenset(saying), score, named))
+            found.append(
+                Doer(
+                    run,
+                    definition,
+                    frozenset(saying or body),
+                    score,
+                    named,
+                    frozenset(own | explained | stated),
+                )
+            )
     return sorted(_delegated(found), key=lambda doer: -doer.score)
 
 

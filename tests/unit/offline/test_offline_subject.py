@@ -366,3 +366,96 @@ def test_the_statements_of_the_likeliest_subjects_lead_best_ranked_first() -> No
     assert cited[0] == "S2", claims
     # The runner-up's statements are quoted too, not only the docs page.
     assert "S3" in cited, claims
+
+
+LOOP = '''class LoopContext:
+    def changed(self, *value):
+        if self._last_changed_value != value:
+            self._last_changed_value = value
+            return True
+        return False
+
+    @property
+    def last(self):
+        """Whether this is the last iteration of the loop."""
+        return self._peek_next() is missing
+
+    def cycle(self, *args):
+        return args[self.index0 % len(args)]
+'''
+LAST = "How does the loop know whether it is on the last iteration?"
+
+
+def test_a_short_body_saying_none_of_the_question_is_quoted_when_its_doc_says_it() -> None:
+    # `last`'s one statement says no word of the question; its name and docstring do.
+    sources = _sources(("jinja2/runtime.py", "LoopContext", LOOP))
+    first = _claims(answer(LAST, sources, STRONG), sources)[0]["citations"][0]
+    assert first["quote"].strip() == "return self._peek_next() is missing", first
+
+
+ABSTRACT = '''class BaseLoop:
+    def last(self):
+        """Whether this is the last iteration of the loop.
+
+        Subclasses say how they know it: a sequence by its length,
+        an iterator by peeking at the next item.
+        """
+        raise NotImplementedError
+
+    def reset(self):
+        self.index0 = 0
+'''
+
+
+def test_an_abstract_body_is_no_working_code() -> None:
+    sources = _sources(("loops.py", "BaseLoop", ABSTRACT))
+    quoted = [
+        c["quote"]
+        for claim in _claims(answer(LAST, sources, STRONG), sources)
+        for c in claim["citations"]
+    ]
+    assert quoted and all("NotImplementedError" not in quote for quote in quoted), quoted
+
+
+CUT_LAST = '''class BaseLoop:
+    def last(self):
+        """Whether this is the last iteration of the loop.
+
+        Asks the iterator for one more item, then keeps it for the next
+        round, so that nothing is lost.
+        """
+        iterator = self._iterator
+'''
+
+
+def test_a_body_cut_where_the_retrieved_lines_end_is_not_taken_for_the_whole() -> None:
+    # The chunk stops after the first statement: the rest, which does the work, is not here.
+    sources = _sources(("loops.py", "BaseLoop.last", CUT_LAST))
+    quoted = [
+        c["quote"]
+        for claim in _claims(answer(LAST, sources, STRONG), sources)
+        for c in claim["citations"]
+    ]
+    assert quoted and all("iterator = self._iterator" not in quote for quote in quoted), quoted
+
+
+TRUNCATE = '''def do_truncate(env, s, length=255, killwords=False, end="...", leeway=None):
+    """Return a truncated copy of the string. The length is specified
+    with the first parameter which defaults to ``255``.
+    """
+    if leeway is None:
+        leeway = env.policies["truncate.leeway"]
+    if len(s) <= length + leeway:
+        return s
+    result = s[: length - len(end)].rsplit(" ", 1)[0]
+    return result + end
+'''
+
+
+def test_statements_saying_one_word_answer_when_their_definition_says_more() -> None:
+    # The body says only "truncate"; the docstring says "string", the name "truncate": the
+    # question's words meet in one place, the definition, so its statements lead.
+    sources = _sources(("jinja2/filters.py", "do_truncate", TRUNCATE))
+    question = "How does the truncate filter cut long strings?"
+    first = _claims(answer(question, sources, STRONG), sources)[0]["citations"][0]
+    assert first["start_line"] >= sources[0].start_line + 4, first  # the body, not the docstring
