@@ -11,7 +11,7 @@ whose name says the words and whose body is one look-up. A method's class speaks
 (``ChoiceLoader.get_source`` for "the choice loader"), and so does its docstring or doc comment
 ("Whether this is the last iteration"): it says what the definition does, though the answer
 quotes the statements that do it. A candidate another candidate calls is handed part of the
-work (``_check`` calls ``quote_problem``, the one quote rule). A chunk cut from a long
+work (a ``send`` method calling the ``_frame`` that builds the bytes). A chunk cut from a long
 function's middle is read as that function's body, and retrieval's order weighs: the definition
 it ranked higher is the likelier subject when bodies say the question about as well.
 """
@@ -225,8 +225,7 @@ def subjects(
 
 def _delegated(found: list[Doer]) -> list[Doer]:
     """A subject calling another candidate hands it part of the work: the callee gains a share
-    of the caller's score (`_check` calling `quote_problem`, the one quote rule, for "how does
-    the gate check a quote")."""
+    of the caller's score (`send` calling `_frame`, which builds the bytes sent)."""
     gained: list[float | None] = [None] * len(found)
     for caller in found:
         run = caller.run
@@ -237,7 +236,7 @@ def _delegated(found: list[Doer]) -> list[Doer]:
             name = callee.definition.name
             inner = callee.run is run and caller.definition.encloses(callee.definition.head)
             if callee is caller or len(name) < 4 or inner:
-                continue  # its own helper (`_check.result`) builds, it does not do the work
+                continue  # its own nested helper (a `result` building the reply) does no work
             if re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", text):
                 gained[at] = max(gained[at] or 0.0, _DELEGATE * caller.score)
     return [
