@@ -368,13 +368,7 @@ def test_the_statements_of_the_likeliest_subjects_lead_best_ranked_first() -> No
     assert "S3" in cited, claims
 
 
-LOOP = '''class LoopContext:
-    def changed(self, *value):
-        if self._last_changed_value != value:
-            self._last_changed_value = value
-            return True
-        return False
-
+LOOP = CHANGED + '''
     @property
     def last(self):
         """Whether this is the last iteration of the loop."""
@@ -407,13 +401,13 @@ ABSTRACT = '''class BaseLoop:
 '''
 
 
+def _quoted(question: str, sources: list[Source]) -> list[str]:
+    claims = _claims(answer(question, sources, STRONG), sources)
+    return [citation["quote"] for claim in claims for citation in claim["citations"]]
+
+
 def test_an_abstract_body_is_no_working_code() -> None:
-    sources = _sources(("loops.py", "BaseLoop", ABSTRACT))
-    quoted = [
-        c["quote"]
-        for claim in _claims(answer(LAST, sources, STRONG), sources)
-        for c in claim["citations"]
-    ]
+    quoted = _quoted(LAST, _sources(("loops.py", "BaseLoop", ABSTRACT)))
     assert quoted and all("NotImplementedError" not in quote for quote in quoted), quoted
 
 
@@ -430,12 +424,7 @@ CUT_LAST = '''class BaseLoop:
 
 def test_a_body_cut_where_the_retrieved_lines_end_is_not_taken_for_the_whole() -> None:
     # The chunk stops after the first statement: the rest, which does the work, is not here.
-    sources = _sources(("loops.py", "BaseLoop.last", CUT_LAST))
-    quoted = [
-        c["quote"]
-        for claim in _claims(answer(LAST, sources, STRONG), sources)
-        for c in claim["citations"]
-    ]
+    quoted = _quoted(LAST, _sources(("loops.py", "BaseLoop.last", CUT_LAST)))
     assert quoted and all("iterator = self._iterator" not in quote for quote in quoted), quoted
 
 
