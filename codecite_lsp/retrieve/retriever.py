@@ -47,7 +47,8 @@ if TYPE_CHECKING:
 
 from .candidates import QuestionFiles, RetrievalContext, rerank_signals
 from .centrality import central_weight
-from .description import asks_what, bodies_first
+from .description import asks_what, bodies_first, bodies_first_reranked
+from .fields import field_ranking
 from .filenames import named_files
 from .ledger import Ledger
 from .legacy import asked_for, legacy_files
@@ -173,14 +174,22 @@ class Retriever:
         depth = search_depth(limit)
         keyword = self.store.keyword_search(query, depth)
         vector = self._vector_ranking(query, depth)
-        lists = [(keyword, 1.0), (vector, self.vector_weight)]
-        rankings = [([c.id for c, _ in ranked], w) for ranked, w in lists if ranked]
-        if not rankings:
-            return []
         chunks = {c.id: c for ranked in (keyword, vector) for c, _ in ranked}
+        if not chunks:
+            return []
+        # The candidates ranked again with their fields told apart (:mod:`.fields`).
+        by_fields = field_ranking(chunks, query, self._idf)
+        lists = [
+            ([c.id for c, _ in keyword], 1.0),
+            (by_fields, WEIGHTS.fields_fusion),
+            ([c.id for c, _ in vector], self.vector_weight),
+        ]
+        rankings = [(ranked, w) for ranked, w in lists if ranked]
         fused = rrf([r for r, _ in rankings], weights=[w for _, w in rankings])
-        # The keyword search always ran: when it found nothing, the vectors' first is no 1.0.
-        best = (1.0 + (self.vector_weight if vector else 0.0)) / (WEIGHTS.rrf_k + 1)
+        # Ranked first by the keyword search and by the fields: the lexical best (when they
+        # found nothing, the vectors' first is no 1.0).
+        lexical_best = (1.0 + WEIGHTS.fields_fusion) / (WEIGHTS.rrf_k + 1)
+        best = lexical_best + (self.vector_weight if vector else 0.0) / (WEIGHTS.rrf_k + 1)
         names = identifiers(query)
         asked = asked_roles(query)
         # A query of identifiers alone looks a name up: where it lives matters more than its role.
@@ -188,10 +197,13 @@ class Retriever:
         scores = {key: value / best for key, value in fused.items()}
         # Each rule below goes through the ledger: a result's terms add up to its score.
         ledger = Ledger()
-        by_keyword = rrf([rankings[0][0]]) if keyword else {}
-        ledger.step("keyword", {}, {key: by_keyword.get(key, 0.0) / best for key in scores})
-        ledger.step("vector", {key: by_keyword.get(key, 0.0) / best for key in scores}, scores)
-        floor = 1.0 / (WEIGHTS.rrf_k + 1) / best  # where the keyword search's first starts
+        by_keyword = {k: v / best for k, v in rrf([lists[0][0]]).items()}
+        by_field = {k: v / best for k, v in rrf([by_fields], weights=[lists[1][1]]).items()}
+        lexical = {key: by_keyword.get(key, 0.0) + by_field.get(key, 0.0) for key in scores}
+        ledger.step("keyword", {}, {key: by_keyword.get(key, 0.0) for key in scores})
+        ledger.step("fields", {key: by_keyword.get(key, 0.0) for key in scores}, lexical)
+        ledger.step("vector", lexical, scores)
+        floor = lexical_best / best  # where the keyword search's first starts
         lifted_scores, defined = self._named(query, scores, chunks, floor, depth, names_only)
         scores = ledger.step("named", scores, lifted_scores)
         scores = ledger.step("defines", scores, {**scores, **defined})
@@ -360,6 +372,8 @@ class Retriever:
                     terms=(*own.terms, ("callee", rerank - own.rerank)),
                 )
                 scored.append((result, inherited))
+        if not asks_what(question):
+            scored = bodies_first_reranked(scored)
         scored.sort(key=lambda pair: -pair[1].rerank)
         if self.semantic is not None:  # the question-time MiniLM rerank (:mod:`.semantic`)
             weighed = [(r, s.rerank, role_weight(r, asked)) for r, s in scored]

@@ -147,3 +147,46 @@ def test_the_body_that_does_the_work_comes_before_its_description(tmp_path: Path
     assert [(r.start_line, r.symbol) for r in found][:1] == [(9, "JobQueue.pop")]
     described = retriever.search("what is the JobQueue for", 4)
     assert described[0].start_line == 1  # asked what it is: the description answers
+
+
+def test_a_question_is_shown_the_body_before_its_description(tmp_path: Path) -> None:
+    # The question's rerank reads the words the docstring says in prose: without the unit, the
+    # description outranks the body that search put first.
+    config = _index(tmp_path, _DESCRIBED)
+    retriever = open_retriever(tmp_path / "repo", config)
+    found = retriever.retrieve("how is the next job picked by deadline").candidates
+    assert [(r.start_line, r.symbol) for r in found][:1] == [(9, "JobQueue.pop")]
+    assert "description" in dict(found[0].terms)
+    described = retriever.retrieve("what is the JobQueue for").candidates
+    assert described[0].start_line == 1
+
+
+def test_a_windows_copy_of_a_module_is_found_beside_its_portable_one() -> None:
+    paths = [
+        "src/unix/tcp.c",
+        "src/win/tcp.c",  # the same module written again for Windows
+        "src/win/winsock.c",  # Windows only: nothing portable to read instead
+        "src/win.c",
+    ]
+    assert legacy_files(paths) == {"src/win/tcp.c": "win"}
+
+
+# The portable TCP module, and its Windows copy that says the words more often.
+_PLATFORMS = {
+    "src/unix/tcp.c": "int uv_tcp_connect(uv_tcp_t* handle, const struct sockaddr* addr) {\n"
+    "  /* connect the tcp socket */\n  return connect(handle->fd, addr);\n}\n",
+    "src/win/tcp.c": "int uv_tcp_connect(uv_tcp_t* handle, const struct sockaddr* addr) {\n"
+    "  /* connect the tcp socket: a tcp connect through the tcp connect extension */\n"
+    "  return tcp_connect_ex(handle->socket, addr);  /* tcp connect */\n}\n",
+}
+
+
+def test_the_portable_module_ranks_before_its_windows_copy(tmp_path: Path) -> None:
+    config = _index(tmp_path, _PLATFORMS)
+    retriever = open_retriever(tmp_path / "repo", config)
+    assert [r.path for r in retriever.search("tcp connect", 2)] == [
+        "src/unix/tcp.c",
+        "src/win/tcp.c",
+    ]
+    # asked about Windows, its copy is what is asked for
+    assert retriever.search("tcp connect on windows", 2)[0].path == "src/win/tcp.c"
