@@ -99,6 +99,29 @@ def exact_share(names: set[str], text: str) -> float | None:
     return sum(whole_word(name, text) for name in names) / len(names)
 
 
+# Statements that make a name of another module this module's own: Rust's `pub use`, an
+# ECMAScript `export {...}` / `export * from`, CommonJS `module.exports = {...}`, and a Python
+# package's relative imports (in ``__init__.py`` only: elsewhere they are plain imports).
+_REEXPORT = re.compile(
+    r"\bpub(?:\([^)]*\))?\s+use\s[^;]*;"
+    r"|\bexport\s+(?:type\s+)?(?:\*|\{[^}]*\})[^;\n]*"
+    r"|\bmodule\.exports\s*=\s*\{[^}]*\}"
+)
+_PACKAGE_IMPORT = re.compile(r"^from\s+\.[\w.]*\s+import\s+(?:\([^)]*\)|[^\n]*)", re.MULTILINE)
+
+
+def reexported(names: Collection[str], path: str, text: str) -> set[str]:
+    """The ``names`` that ``text`` re-exports (:data:`_REEXPORT`): where a name the index does
+    not define (`FromRequest`, from a dependency) is made part of this module's API."""
+    if not names:
+        return set()
+    statements = [m.group() for m in _REEXPORT.finditer(text)]
+    if path.endswith("__init__.py"):
+        statements += [m.group() for m in _PACKAGE_IMPORT.finditer(text)]
+    said = " ".join(statements)
+    return {name for name in names if whole_word(name, said)} if said else set()
+
+
 @lru_cache(maxsize=16384)
 def words_of(text: str) -> frozenset[str]:
     """``word_parts`` of a chunk's text or a name, as a set, remembered: the same chunks come

@@ -60,6 +60,7 @@ from .names import (
     identifiers,
     named_in,
     qualifiers,
+    reexported,
     whole_word,
     words_of,
 )
@@ -289,6 +290,13 @@ class Retriever:
             lifted[chunk.id] = max(lifted.get(chunk.id, 0.0), floor if exact else 0.0) * word_lift
             if given.intersection(chunk.defines):
                 defined[chunk.id] = lifted[chunk.id] * lift
+        # A name the index does not define (a dependency's): the chunk re-exporting it is where
+        # the module makes it its own, and stands in for the definition.
+        undefined = given - {name for chunk in found for name in chunk.defines}
+        for key, chunk in chunks.items():
+            if undefined and is_code(chunk.path) and reexported(undefined, chunk.path, chunk.text):
+                lifted[key] = max(lifted.get(key, 0.0), floor)
+                defined[key] = lifted[key] * lift
         return lifted, defined
 
     def _centrality(self) -> dict[str, float]:

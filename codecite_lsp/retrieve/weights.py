@@ -52,8 +52,8 @@ class Weights:
     # ... how far each field's length is normalised against the pool's mean (0: not at all;
     # names and prose are short by nature, so only code is normalised in earnest) ...
     fields_b: Mapping[str, float] = field(default_factory=_fields_b)
-    # ... and where a term's weighed frequency saturates.
-    fields_k1: float = 1.2
+    # ... and where a term's weighed frequency saturates (2.0 over 1.2: +0.003 on semble-dev).
+    fields_k1: float = 2.0
     # Candidates taken from each ranking: this many times the results asked for, at least
     # ``depth_min`` (fusion and the code-first weights need a deep pool).
     depth_factor: int = 3

@@ -9,6 +9,7 @@ from pathlib import Path
 from answer_helpers import index_files as _index
 
 from codecite_lsp.retrieve.legacy import legacy_files
+from codecite_lsp.retrieve.names import reexported
 from codecite_lsp.retrieve.retriever import open_retriever
 
 _BODY = "".join(f"    request = request.with_header({n})\n" for n in range(12))
@@ -190,3 +191,37 @@ def test_the_portable_module_ranks_before_its_windows_copy(tmp_path: Path) -> No
     ]
     # asked about Windows, its copy is what is asked for
     assert retriever.search("tcp connect on windows", 2)[0].path == "src/win/tcp.c"
+
+
+def test_re_exports_are_read_in_rust_ecmascript_and_python_packages() -> None:
+    rust = "pub use axum_core::extract::{\n    FromRef, FromRequest,\n};\nuse other::Hidden;\n"
+    assert reexported({"FromRequest", "Hidden"}, "src/extract/mod.rs", rust) == {"FromRequest"}
+    ts = "export { initTRPC } from './initTRPC';\nimport { Router } from './router';\n"
+    assert reexported({"initTRPC", "Router"}, "src/index.ts", ts) == {"initTRPC"}
+    py = "from .fields import (\n    Field,\n)\n"
+    assert reexported({"Field"}, "pkg/__init__.py", py) == {"Field"}
+    assert reexported({"Field"}, "pkg/main.py", py) == set()  # a plain relative import
+
+
+# A name the repository takes from a dependency: one module re-exports it, five use it.
+_IMPLEMENTS = "".join(
+    f"impl<S> FromRequest<S> for Thing{n} {{\n    // a FromRequest for Thing{n}\n"
+    f"    fn from_request(req: Request) -> Self {{ Thing{n}::new(req) }}\n}}\n\n"
+    for n in range(3)
+)
+_REEXPORTS = {
+    "src/extract/mod.rs": "//! Types and traits for extracting data from requests.\n\n"
+    "pub use axum_core::extract::{\n    FromRef, FromRequest, FromRequestParts,\n};\n\n"
+    "pub mod path;\npub mod query;\n",
+    **{
+        f"src/handler/h{n}.rs": "use axum_core::extract::FromRequest;\n\n" + _IMPLEMENTS
+        for n in range(5)
+    },
+}
+
+
+def test_a_name_defined_elsewhere_is_looked_up_where_it_is_re_exported(tmp_path: Path) -> None:
+    config = _index(tmp_path, _REEXPORTS)
+    found = open_retriever(tmp_path / "repo", config).search("FromRequest", 6)
+    assert found[0].path == "src/extract/mod.rs"
+    assert "defines" in dict(found[0].terms)
