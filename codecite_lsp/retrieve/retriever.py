@@ -5,8 +5,9 @@ their files (:mod:`.candidates`), a cheap rerank, a relevance floor and the prom
 
 Scores (every weight is in :mod:`.weights`; each rule's share is kept in ``Result.terms``):
 - ``search``: ``Result.score`` starts as the fused RRF score divided by its best possible value
-  (1.0: ranked first by every retriever that ran; a chunk only the vectors found starts at most at
-  1/3): the ``keyword`` and ``vector`` terms. A chunk defining a name the query gives starts at
+  (1.0: ranked first by every ranking that ran: the keyword search, the same candidates ranked by
+  their fields (BM25F, :mod:`.fields`, for a query typing no identifier) and the vectors): the
+  ``keyword``, ``fields`` and ``vector`` terms. A chunk defining a name the query gives starts at
   least where the keyword search's first would (a plain word that names a definition lifts it by
   ``named_lift``: ``named``). When the query holds identifiers, the score is the mean of that and
   the share of them the chunk holds verbatim (``identifiers``); it is scaled by ``supporting``
@@ -178,20 +179,22 @@ class Retriever:
         chunks = {c.id: c for ranked in (keyword, vector) for c, _ in ranked}
         if not chunks:
             return []
-        # The candidates ranked again with their fields told apart (:mod:`.fields`).
-        by_fields = field_ranking(chunks, query, self._idf)
+        names = identifiers(query)
+        # The candidates ranked again with their fields told apart (:mod:`.fields`), for a
+        # query in words: one that types identifiers is decided by the chunks holding them.
+        fielded = 0.0 if names else WEIGHTS.fields_fusion
+        by_fields = field_ranking(chunks, query, self._idf) if fielded else []
         lists = [
             ([c.id for c, _ in keyword], 1.0),
-            (by_fields, WEIGHTS.fields_fusion),
+            (by_fields, fielded),
             ([c.id for c, _ in vector], self.vector_weight),
         ]
         rankings = [(ranked, w) for ranked, w in lists if ranked]
         fused = rrf([r for r, _ in rankings], weights=[w for _, w in rankings])
         # Ranked first by the keyword search and by the fields: the lexical best (when they
         # found nothing, the vectors' first is no 1.0).
-        lexical_best = (1.0 + WEIGHTS.fields_fusion) / (WEIGHTS.rrf_k + 1)
+        lexical_best = (1.0 + fielded) / (WEIGHTS.rrf_k + 1)
         best = lexical_best + (self.vector_weight if vector else 0.0) / (WEIGHTS.rrf_k + 1)
-        names = identifiers(query)
         asked = asked_roles(query)
         # A query of identifiers alone looks a name up: where it lives matters more than its role.
         names_only = bool(names) and all(identifiers(word) for word in query.split())
@@ -231,7 +234,10 @@ class Retriever:
                 for key, value in scores.items()
             },
         )
-        scores = ledger.step("file_name", scores, named_files(scores, chunks, query, asked))
+        # A look-up whose names are defined (or re-exported) here is answered by those
+        # chunks: a file named for the name's words (`map_request.rs` for `FromRequest`) is not.
+        if not (names_only and defined):
+            scores = ledger.step("file_name", scores, named_files(scores, chunks, query, asked))
         old = self._legacy_files(centrality)
         scores = ledger.step(
             "legacy",

@@ -9,7 +9,7 @@ from pathlib import Path
 from answer_helpers import index_files as _index
 
 from codecite_lsp.retrieve.legacy import legacy_files
-from codecite_lsp.retrieve.names import reexported
+from codecite_lsp.retrieve.names import named_in, reexported
 from codecite_lsp.retrieve.retriever import open_retriever
 
 _BODY = "".join(f"    request = request.with_header({n})\n" for n in range(12))
@@ -225,3 +225,43 @@ def test_a_name_defined_elsewhere_is_looked_up_where_it_is_re_exported(tmp_path:
     found = open_retriever(tmp_path / "repo", config).search("FromRequest", 6)
     assert found[0].path == "src/extract/mod.rs"
     assert "defines" in dict(found[0].terms)
+
+
+def test_a_look_up_defined_here_is_not_outranked_by_a_file_named_for_its_words(
+    tmp_path: Path,
+) -> None:
+    # `map_request.rs` says "request", a word of `FromRequest`, in its name; the look-up is
+    # answered where the name is made this module's own.
+    files = {
+        **_REEXPORTS,
+        "src/map_request.rs": "use axum_core::extract::FromRequest;\n\n" + _IMPLEMENTS,
+    }
+    config = _index(tmp_path, files)
+    found = open_retriever(tmp_path / "repo", config).search("FromRequest", 6)
+    assert found[0].path == "src/extract/mod.rs"
+    assert not any("file_name" in dict(r.terms) for r in found)
+
+
+def test_words_spelling_an_acronym_name_it_as_code_spells_it() -> None:
+    named, _ = named_in("JSON object with named fields")
+    assert {"JsonObject", "JSONObject", "json_object"} <= named
+
+
+def test_a_module_path_is_not_a_re_exported_name() -> None:
+    ts = "export { Ky } from './core/hooks.js';\nexport * from './types/options.js';\n"
+    assert reexported({"hooks", "js", "options", "Ky"}, "source/index.ts", ts) == {"Ky"}
+    rust = "pub use self::connect_info::ConnectInfo;\npub use crate::Json as Body;\n"
+    assert reexported({"connect_info", "ConnectInfo", "Json"}, "src/lib.rs", rust) == {
+        "ConnectInfo",
+        "Json",
+    }
+
+
+def test_fields_rank_a_query_in_words_not_one_typing_identifiers(tmp_path: Path) -> None:
+    config = _index(tmp_path, _CONCEPT)
+    retriever = open_retriever(tmp_path / "repo", config)
+    assert "fields" in dict(retriever.search("retry backoff", 3)[0].terms)
+    # an identifier typed: the chunks holding it decide, not where the other words are said
+    typed = retriever.search("delay_for backoff", 3)
+    assert typed[0].path == "net/backoff.py"
+    assert not any("fields" in dict(r.terms) for r in typed)
