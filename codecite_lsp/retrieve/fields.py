@@ -7,10 +7,11 @@ index found is split into fields: the file's name, its folders, the names the ch
 the identifiers its code uses, its comments and docstrings, and its string literals. A query
 term's frequency is weighed per field and normalised by that field's length against the pool's
 average, then saturated once (BM25F: Robertson, Zaragoza and Taylor, 2004), so that a word the
-name and the definition say is worth more than the same word repeated in a body. Only the code
-field is length-normalised in full (``fields_b``): names and prose are short by nature, and a
-small single-purpose chunk is never below average for it to be lifted or a long one punished
-beyond what its code repeats.
+name and the definition say is worth more than the same word repeated in a body. Names are not
+length-normalised at all and code most (``fields_b``): a file's or a definition's name is short
+by nature, so a small single-purpose file keeps the full weight of its name, and a long chunk
+loses only what its code's length says. Only a query in words is ranked by its fields: one
+that types identifiers is decided by the chunks that hold them (:mod:`.retriever`).
 
 Which text is comment or string is read by a lexer per family of languages (line and block
 comment markers, quote characters), not a parser: a rare misread moves one word to another
