@@ -11,8 +11,12 @@ its documentation.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Protocol, TypeVar
 
-from ..core.records import Chunk
+from ..core.records import Chunk, Result
+from .scoring import Signals
 from .weights import WEIGHTS
 
 _DOC_BLOCK = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|/\*[\s\S]*?\*/')
@@ -47,18 +51,34 @@ def asks_what(query: str) -> bool:
     return _ASKS_WHAT.search(query) is not None
 
 
-def body_of(description: Chunk, chunks: dict[str, Chunk]) -> str | None:
-    """The id of the chunk right after ``description`` in its file that continues the same
-    definition (its symbol, or one inside it), among ``chunks``."""
+class _Span(Protocol):
+    """A chunk or a result: where it is in its file and the symbol it belongs to."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def symbol(self) -> str | None: ...
+
+
+_K = TypeVar("_K")
+
+
+def body_of(description: _Span, spans: Mapping[_K, _Span]) -> _K | None:
+    """The key of the span right after ``description`` in its file that continues the same
+    definition (its symbol, or one inside it), among ``spans``."""
     symbol = description.symbol
     if not symbol:
         return None
-    for key, chunk in chunks.items():
+    for key, span in spans.items():
         if (
-            chunk.path == description.path
-            and chunk.start_line == description.end_line + 1
-            and chunk.symbol
-            and (chunk.symbol == symbol or chunk.symbol.startswith(symbol + "."))
+            span.path == description.path
+            and span.start_line == description.end_line + 1
+            and span.symbol
+            and (span.symbol == symbol or span.symbol.startswith(symbol + "."))
         ):
             return key
     return None
@@ -77,4 +97,30 @@ def bodies_first(scores: dict[str, float], chunks: dict[str, Chunk]) -> dict[str
         if body is not None and body in ranked:
             ranked[body] = max(ranked[body], scores[key])
             ranked[key] = scores[key] * WEIGHTS.description
+    return ranked
+
+
+def bodies_first_reranked(
+    scored: list[tuple[Result, Signals]],
+) -> list[tuple[Result, Signals]]:
+    """The question's rerank with the same unit (:func:`bodies_first`): the rerank reads the
+    question's words, which a docstring says in prose, so the description would win again over
+    the body search put first. Among the best ``neighbour_lenders``, a description whose body is
+    a candidate gives it its rerank score and relevance when better, and keeps ``description``
+    of its own (term ``description`` on both)."""
+    ranked = list(scored)
+    spans = {i: result for i, (result, _) in enumerate(scored)}
+    top = sorted(range(len(scored)), key=lambda i: -scored[i][1].rerank)
+    for i in top[: WEIGHTS.neighbour_lenders]:
+        result, own = scored[i]
+        if not is_description(result.text):
+            continue
+        body = body_of(result, spans)
+        if body is None:
+            continue
+        text, signals = ranked[body]
+        if own.rerank > signals.rerank:
+            gained = signals.plus("description", own.rerank - signals.rerank)
+            ranked[body] = (text, replace(gained, relevance=max(gained.relevance, own.relevance)))
+        ranked[i] = (result, own.plus("description", -own.rerank * (1.0 - WEIGHTS.description)))
     return ranked

@@ -52,7 +52,8 @@ def named_in(query: str) -> tuple[set[str], set[str]]:
     for word in words:
         if len(word) >= 3 and word.lower() not in STOP_WORDS and word not in named:
             worded.update({word, word.lower(), _capital(word)})
-    # Words that name a definition together: "choice loader" -> ChoiceLoader, choice_loader.
+    # Words that name a definition together: "choice loader" -> ChoiceLoader, choice_loader;
+    # "HTTP client" -> HTTPClient and HttpClient.
     for size in (2, 3):
         for start in range(len(words) - size + 1):
             run = words[start : start + size]
@@ -61,6 +62,8 @@ def named_in(query: str) -> tuple[set[str], set[str]]:
                 named.update(
                     {
                         "".join(map(_capital, run)),
+                        # an acronym is one word in a name: "JSON object" -> JsonObject
+                        "".join(map(_capital, lower)),
                         "_".join(lower),
                         "_" + "_".join(lower),  # a private helper: _keep_alive
                         lower[0] + "".join(map(_capital, lower[1:])),
@@ -97,6 +100,31 @@ def exact_share(names: set[str], text: str) -> float | None:
     if not names:
         return None
     return sum(whole_word(name, text) for name in names) / len(names)
+
+
+# Statements that make names of another module this module's own, the names captured (never
+# the module's path: `export {x} from './hooks.js'` does not re-export `hooks` or `js`): Rust's
+# `pub use` (its last segment or braces), an ECMAScript `export {...}`, CommonJS
+# `module.exports = {...}`, and a Python package's relative imports (in ``__init__.py`` only:
+# elsewhere they are plain imports).
+_REEXPORT = re.compile(
+    r"\bpub(?:\([^)]*\))?\s+use\s+(?:[\w:]*::)?(\{[^;]*\}|\w+)\s*(?:as\s+\w+\s*)?;"
+    r"|\bexport\s+(?:type\s+)?\{([^}]*)\}"
+    r"|\bmodule\.exports\s*=\s*\{([^}]*)\}"
+)
+_PACKAGE_IMPORT = re.compile(r"^from\s+\.[\w.]*\s+import\s+(\([^)]*\)|[^\n]*)", re.MULTILINE)
+
+
+def reexported(names: Collection[str], path: str, text: str) -> set[str]:
+    """The ``names`` that ``text`` re-exports (:data:`_REEXPORT`): where a name the index does
+    not define (`FromRequest`, from a dependency) is made part of this module's API."""
+    if not names:
+        return set()
+    lists = [next(filter(None, m.groups()), "") for m in _REEXPORT.finditer(text)]
+    if path.endswith("__init__.py"):
+        lists += [m.group(1) for m in _PACKAGE_IMPORT.finditer(text)]
+    said = " ".join(lists)
+    return {name for name in names if whole_word(name, said)} if said else set()
 
 
 @lru_cache(maxsize=16384)

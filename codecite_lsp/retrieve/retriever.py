@@ -5,8 +5,9 @@ their files (:mod:`.candidates`), a cheap rerank, a relevance floor and the prom
 
 Scores (every weight is in :mod:`.weights`; each rule's share is kept in ``Result.terms``):
 - ``search``: ``Result.score`` starts as the fused RRF score divided by its best possible value
-  (1.0: ranked first by every retriever that ran; a chunk only the vectors found starts at most at
-  1/3): the ``keyword`` and ``vector`` terms. A chunk defining a name the query gives starts at
+  (1.0: ranked first by every ranking that ran: the keyword search, the same candidates ranked by
+  their fields (BM25F, :mod:`.fields`, for a query typing no identifier) and the vectors): the
+  ``keyword``, ``fields`` and ``vector`` terms. A chunk defining a name the query gives starts at
   least where the keyword search's first would (a plain word that names a definition lifts it by
   ``named_lift``: ``named``). When the query holds identifiers, the score is the mean of that and
   the share of them the chunk holds verbatim (``identifiers``); it is scaled by ``supporting``
@@ -48,7 +49,8 @@ if TYPE_CHECKING:
 
 from .candidates import QuestionFiles, RetrievalContext, rerank_signals
 from .centrality import central_weight
-from .description import asks_what, bodies_first
+from .description import asks_what, bodies_first, bodies_first_reranked
+from .fields import field_ranking
 from .filenames import named_files
 from .ledger import Ledger
 from .legacy import asked_for, legacy_files
@@ -60,6 +62,7 @@ from .names import (
     identifiers,
     named_in,
     qualifiers,
+    reexported,
     whole_word,
     words_of,
 )
@@ -174,25 +177,38 @@ class Retriever:
         depth = search_depth(limit)
         keyword = self.store.keyword_search(query, depth)
         vector = self._vector_ranking(query, depth)
-        lists = [(keyword, 1.0), (vector, self.vector_weight)]
-        rankings = [([c.id for c, _ in ranked], w) for ranked, w in lists if ranked]
-        if not rankings:
-            return []
         chunks = {c.id: c for ranked in (keyword, vector) for c, _ in ranked}
-        fused = rrf([r for r, _ in rankings], weights=[w for _, w in rankings])
-        # The keyword search always ran: when it found nothing, the vectors' first is no 1.0.
-        best = (1.0 + (self.vector_weight if vector else 0.0)) / (WEIGHTS.rrf_k + 1)
+        if not chunks:
+            return []
         names = identifiers(query)
+        # The candidates ranked again with their fields told apart (:mod:`.fields`), for a
+        # query in words: one that types identifiers is decided by the chunks holding them.
+        fielded = 0.0 if names else WEIGHTS.fields_fusion
+        by_fields = field_ranking(chunks, query, self._idf) if fielded else []
+        lists = [
+            ([c.id for c, _ in keyword], 1.0),
+            (by_fields, fielded),
+            ([c.id for c, _ in vector], self.vector_weight),
+        ]
+        rankings = [(ranked, w) for ranked, w in lists if ranked]
+        fused = rrf([r for r, _ in rankings], weights=[w for _, w in rankings])
+        # Ranked first by the keyword search and by the fields: the lexical best (when they
+        # found nothing, the vectors' first is no 1.0).
+        lexical_best = (1.0 + fielded) / (WEIGHTS.rrf_k + 1)
+        best = lexical_best + (self.vector_weight if vector else 0.0) / (WEIGHTS.rrf_k + 1)
         asked = asked_roles(query)
         # A query of identifiers alone looks a name up: where it lives matters more than its role.
         names_only = bool(names) and all(identifiers(word) for word in query.split())
         scores = {key: value / best for key, value in fused.items()}
         # Each rule below goes through the ledger: a result's terms add up to its score.
         ledger = Ledger()
-        by_keyword = rrf([rankings[0][0]]) if keyword else {}
-        ledger.step("keyword", {}, {key: by_keyword.get(key, 0.0) / best for key in scores})
-        ledger.step("vector", {key: by_keyword.get(key, 0.0) / best for key in scores}, scores)
-        floor = 1.0 / (WEIGHTS.rrf_k + 1) / best  # where the keyword search's first starts
+        by_keyword = {k: v / best for k, v in rrf([lists[0][0]]).items()}
+        by_field = {k: v / best for k, v in rrf([by_fields], weights=[lists[1][1]]).items()}
+        lexical = {key: by_keyword.get(key, 0.0) + by_field.get(key, 0.0) for key in scores}
+        ledger.step("keyword", {}, {key: by_keyword.get(key, 0.0) for key in scores})
+        ledger.step("fields", {key: by_keyword.get(key, 0.0) for key in scores}, lexical)
+        ledger.step("vector", lexical, scores)
+        floor = lexical_best / best  # where the keyword search's first starts
         lifted_scores, defined = self._named(query, scores, chunks, floor, depth, names_only)
         scores = ledger.step("named", scores, lifted_scores)
         scores = ledger.step("defines", scores, {**scores, **defined})
@@ -219,7 +235,10 @@ class Retriever:
                 for key, value in scores.items()
             },
         )
-        scores = ledger.step("file_name", scores, named_files(scores, chunks, query, asked))
+        # A look-up whose names are defined (or re-exported) here is answered by those
+        # chunks: a file named for the name's words (`map_request.rs` for `FromRequest`) is not.
+        if not (names_only and defined):
+            scores = ledger.step("file_name", scores, named_files(scores, chunks, query, asked))
         old = self._legacy_files(centrality)
         scores = ledger.step(
             "legacy",
@@ -278,6 +297,13 @@ class Retriever:
             lifted[chunk.id] = max(lifted.get(chunk.id, 0.0), floor if exact else 0.0) * word_lift
             if given.intersection(chunk.defines):
                 defined[chunk.id] = lifted[chunk.id] * lift
+        # A name the index does not define (a dependency's): the chunk re-exporting it is where
+        # the module makes it its own, and stands in for the definition.
+        undefined = given - {name for chunk in found for name in chunk.defines}
+        for key, chunk in chunks.items():
+            if undefined and is_code(chunk.path) and reexported(undefined, chunk.path, chunk.text):
+                lifted[key] = max(lifted.get(key, 0.0), floor)
+                defined[key] = lifted[key] * lift
         return lifted, defined
 
     def _centrality(self) -> dict[str, float]:
@@ -361,6 +387,8 @@ class Retriever:
                     terms=(*own.terms, ("callee", rerank - own.rerank)),
                 )
                 scored.append((result, inherited))
+        if not asks_what(question):
+            scored = bodies_first_reranked(scored)
         scored.sort(key=lambda pair: -pair[1].rerank)
         if self.semantic is not None:  # the question-time MiniLM rerank (:mod:`.semantic`)
             weighed = [(r, s.rerank, role_weight(r, asked)) for r, s in scored]

@@ -9,6 +9,7 @@ from pathlib import Path
 from answer_helpers import index_files as _index
 
 from codecite_lsp.retrieve.legacy import legacy_files
+from codecite_lsp.retrieve.names import named_in, reexported
 from codecite_lsp.retrieve.retriever import open_retriever
 
 _BODY = "".join(f"    request = request.with_header({n})\n" for n in range(12))
@@ -147,3 +148,120 @@ def test_the_body_that_does_the_work_comes_before_its_description(tmp_path: Path
     assert [(r.start_line, r.symbol) for r in found][:1] == [(9, "JobQueue.pop")]
     described = retriever.search("what is the JobQueue for", 4)
     assert described[0].start_line == 1  # asked what it is: the description answers
+
+
+def test_a_question_is_shown_the_body_before_its_description(tmp_path: Path) -> None:
+    # The question's rerank reads the words the docstring says in prose: without the unit, the
+    # description outranks the body that search put first.
+    config = _index(tmp_path, _DESCRIBED)
+    retriever = open_retriever(tmp_path / "repo", config)
+    found = retriever.retrieve("how is the next job picked by deadline").candidates
+    assert [(r.start_line, r.symbol) for r in found][:1] == [(9, "JobQueue.pop")]
+    assert "description" in dict(found[0].terms)
+    described = retriever.retrieve("what is the JobQueue for").candidates
+    assert described[0].start_line == 1
+
+
+def test_a_windows_copy_of_a_module_is_found_beside_its_portable_one() -> None:
+    paths = [
+        "src/unix/tcp.c",
+        "src/win/tcp.c",  # the same module written again for Windows
+        "src/win/winsock.c",  # Windows only: nothing portable to read instead
+        "src/win.c",
+    ]
+    assert legacy_files(paths) == {"src/win/tcp.c": "win"}
+
+
+# The portable TCP module, and its Windows copy that says the words more often.
+_PLATFORMS = {
+    "src/unix/tcp.c": "int uv_tcp_connect(uv_tcp_t* handle, const struct sockaddr* addr) {\n"
+    "  /* connect the tcp socket */\n  return connect(handle->fd, addr);\n}\n",
+    "src/win/tcp.c": "int uv_tcp_connect(uv_tcp_t* handle, const struct sockaddr* addr) {\n"
+    "  /* connect the tcp socket: a tcp connect through the tcp connect extension */\n"
+    "  return tcp_connect_ex(handle->socket, addr);  /* tcp connect */\n}\n",
+}
+
+
+def test_the_portable_module_ranks_before_its_windows_copy(tmp_path: Path) -> None:
+    config = _index(tmp_path, _PLATFORMS)
+    retriever = open_retriever(tmp_path / "repo", config)
+    assert [r.path for r in retriever.search("tcp connect", 2)] == [
+        "src/unix/tcp.c",
+        "src/win/tcp.c",
+    ]
+    # asked about Windows, its copy is what is asked for
+    assert retriever.search("tcp connect on windows", 2)[0].path == "src/win/tcp.c"
+
+
+def test_re_exports_are_read_in_rust_ecmascript_and_python_packages() -> None:
+    rust = "pub use axum_core::extract::{\n    FromRef, FromRequest,\n};\nuse other::Hidden;\n"
+    assert reexported({"FromRequest", "Hidden"}, "src/extract/mod.rs", rust) == {"FromRequest"}
+    ts = "export { initTRPC } from './initTRPC';\nimport { Router } from './router';\n"
+    assert reexported({"initTRPC", "Router"}, "src/index.ts", ts) == {"initTRPC"}
+    py = "from .fields import (\n    Field,\n)\n"
+    assert reexported({"Field"}, "pkg/__init__.py", py) == {"Field"}
+    assert reexported({"Field"}, "pkg/main.py", py) == set()  # a plain relative import
+
+
+# A name the repository takes from a dependency: one module re-exports it, five use it.
+_IMPLEMENTS = "".join(
+    f"impl<S> FromRequest<S> for Thing{n} {{\n    // a FromRequest for Thing{n}\n"
+    f"    fn from_request(req: Request) -> Self {{ Thing{n}::new(req) }}\n}}\n\n"
+    for n in range(3)
+)
+_REEXPORTS = {
+    "src/extract/mod.rs": "//! Types and traits for extracting data from requests.\n\n"
+    "pub use axum_core::extract::{\n    FromRef, FromRequest, FromRequestParts,\n};\n\n"
+    "pub mod path;\npub mod query;\n",
+    **{
+        f"src/handler/h{n}.rs": "use axum_core::extract::FromRequest;\n\n" + _IMPLEMENTS
+        for n in range(5)
+    },
+}
+
+
+def test_a_name_defined_elsewhere_is_looked_up_where_it_is_re_exported(tmp_path: Path) -> None:
+    config = _index(tmp_path, _REEXPORTS)
+    found = open_retriever(tmp_path / "repo", config).search("FromRequest", 6)
+    assert found[0].path == "src/extract/mod.rs"
+    assert "defines" in dict(found[0].terms)
+
+
+def test_a_look_up_defined_here_is_not_outranked_by_a_file_named_for_its_words(
+    tmp_path: Path,
+) -> None:
+    # `map_request.rs` says "request", a word of `FromRequest`, in its name; the look-up is
+    # answered where the name is made this module's own.
+    files = {
+        **_REEXPORTS,
+        "src/map_request.rs": "use axum_core::extract::FromRequest;\n\n" + _IMPLEMENTS,
+    }
+    config = _index(tmp_path, files)
+    found = open_retriever(tmp_path / "repo", config).search("FromRequest", 6)
+    assert found[0].path == "src/extract/mod.rs"
+    assert not any("file_name" in dict(r.terms) for r in found)
+
+
+def test_words_spelling_an_acronym_name_it_as_code_spells_it() -> None:
+    named, _ = named_in("JSON object with named fields")
+    assert {"JsonObject", "JSONObject", "json_object"} <= named
+
+
+def test_a_module_path_is_not_a_re_exported_name() -> None:
+    ts = "export { Ky } from './core/hooks.js';\nexport * from './types/options.js';\n"
+    assert reexported({"hooks", "js", "options", "Ky"}, "source/index.ts", ts) == {"Ky"}
+    rust = "pub use self::connect_info::ConnectInfo;\npub use crate::Json as Body;\n"
+    assert reexported({"connect_info", "ConnectInfo", "Json"}, "src/lib.rs", rust) == {
+        "ConnectInfo",
+        "Json",
+    }
+
+
+def test_fields_rank_a_query_in_words_not_one_typing_identifiers(tmp_path: Path) -> None:
+    config = _index(tmp_path, _CONCEPT)
+    retriever = open_retriever(tmp_path / "repo", config)
+    assert "fields" in dict(retriever.search("retry backoff", 3)[0].terms)
+    # an identifier typed: the chunks holding it decide, not where the other words are said
+    typed = retriever.search("delay_for backoff", 3)
+    assert typed[0].path == "net/backoff.py"
+    assert not any("fields" in dict(r.terms) for r in typed)
