@@ -108,9 +108,6 @@ export async function answerParts(answer: Answer, read: LineReader, wording?: Wo
   if (answer.note) {
     parts.push({ kind: "markdown", text: `*${inert(answer.note)}*\n\n` });
   }
-  if (isOffline(answer, wording)) {
-    parts.push(CONFIGURE_BUTTON);
-  }
   for (const span of answer.spans) {
     if (span.kind !== "claim" || !Array.isArray(span.citations)) {
       // Prose, a gap, or a kind this version does not know: its text (docs/contracts.md).
@@ -130,6 +127,11 @@ export async function answerParts(answer: Answer, read: LineReader, wording?: Wo
       parts.push({ kind: "markdown", text: fenced(dedent(lines), languageOf(citation.path) ?? "") });
     }
     parts.push({ kind: "markdown", text: "\n\n" });
+  }
+  // After the answer: right under the note, VS Code 1.139 folds the note and the button into the
+  // collapsed "Completed N steps" group with the progress messages, out of sight.
+  if (isOffline(answer, wording)) {
+    parts.push(CONFIGURE_BUTTON);
   }
   for (const location of references.values()) {
     parts.push({ kind: "reference", location });

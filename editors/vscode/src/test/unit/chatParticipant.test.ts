@@ -380,7 +380,10 @@ test("an answer written without a model offers 'Configure a model'; a model's an
     buttons.map((part) => part.value),
     [{ command: "codecite.configureModel", title: "Configure a model" }],
   );
-  assert.ok(parts.indexOf(buttons[0]) < parts.findIndex((part) => part.kind === "anchor"), "under the note");
+  assert.ok(
+    parts.indexOf(buttons[0]) > parts.map((part) => part.kind).lastIndexOf("anchor"),
+    "after the answer",
+  );
   assert.ok(
     MANIFEST.contributes.commands.some(
       (entry: { command: string }) => entry.command === "codecite.configureModel",
