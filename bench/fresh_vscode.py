@@ -9,8 +9,9 @@
 4. ``code-server --install-extension codecite.vsix`` (code-server 4.139 = VS Code 1.139, from
    scripts/install_code_server.sh, standing in for the user's VS Code);
 5. a window on a copy of tests/fixtures/sample_repo (or ``--repo``) with the venv's ``bin`` on
-   ``PATH`` (an activated venv, as after ``pip install``), driven in headless Chromium: Ctrl+Alt+C,
-   the question typed, until the answer shows in VS Code's Chat view.
+   ``PATH`` (an activated venv, as after ``pip install``), driven in headless Chromium: once the
+   status item shows the index, Ctrl+Alt+C, the question typed, until the answer shows in VS
+   Code's Chat view.
 
 The user's time is steps 2 (install), 4 and 5; downloads are step 2's download. Wall times depend
 on what else the machine runs and on the network. Not a timed test: run it by hand.
@@ -52,6 +53,7 @@ def timed(label: str, args: list[str], figures: dict[str, float], **kwargs: Any)
     started = time.monotonic()
     result = subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
     figures[label] = time.monotonic() - started
+    print(f"  {figures[label]:.1f} s", flush=True)
     if result.returncode != 0:
         output = f"{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
         sys.exit(f"{label} failed ({result.returncode}):\n{output}")

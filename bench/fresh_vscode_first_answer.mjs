@@ -18,11 +18,17 @@ try {
   await ui.waitForWorkbench(page, WAIT);
   const workbench = (Date.now() - opened) / 1000;
   await step(page, "first_answer", async () => {
-    // Ctrl+Alt+C once the extension has activated (its status item shows).
     while (!(await ui.codeciteStatus(page))) {
       await page.waitForTimeout(200);
     }
     const activated = (Date.now() - opened) / 1000;
+    // Ctrl+Alt+C once the status item shows the index, as the real-VS-Code tier does: pressed as
+    // soon as the item appears, the Chat view had no model selected ("Language model
+    // unavailable", 2026-12-01) on a fresh profile.
+    while (!ui.STATUS.indexed((await ui.codeciteStatus(page)) ?? "")) {
+      await page.waitForTimeout(200);
+    }
+    const indexed = (Date.now() - opened) / 1000;
     await ui.focusWorkbench(page);
     await page.keyboard.press("Control+Alt+c");
     const response = await ui.askInChat(page, config.question, WAIT);
@@ -33,7 +39,7 @@ try {
     }
     const status = await ui.codeciteStatus(page);
     record("window", true, "", { window_to_answer_s: seconds });
-    return `workbench ${workbench.toFixed(1)} s, extension active ${activated.toFixed(1)} s, answer ${seconds.toFixed(1)} s after opening the window; cites ${anchors.map((a) => a.text).join(", ")}; status "${status}"`;
+    return `workbench ${workbench.toFixed(1)} s, extension active ${activated.toFixed(1)} s, indexed ${indexed.toFixed(1)} s, answer ${seconds.toFixed(1)} s after opening the window; cites ${anchors.map((a) => a.text).join(", ")}; status "${status}"`;
   });
 } finally {
   await browser.close();
