@@ -12,7 +12,6 @@ CODECITE_TEST_VSIX runs the scenario against another build of the extension.
 from __future__ import annotations
 
 import contextlib
-import http.server
 import json
 import os
 import re
@@ -20,14 +19,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_helpers import copy_repo
+from lsp_helpers import copy_repo, fake_ollama
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "editors" / "vscode"
@@ -381,33 +379,6 @@ MODEL_REPLY = {
 }
 
 
-class _FakeOllama(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        found = self.path == "/api/tags"
-        body = json.dumps({"models": [{"name": LOCAL_MODEL}]} if found else {}).encode()
-        self.send_response(200 if found else 404)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # no request lines on stderr
-        return
-
-
-@contextlib.contextmanager
-def _fake_ollama() -> Iterator[str]:
-    """An Ollama look-alike on 127.0.0.1 (its host:port)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeOllama)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture(scope="module")
 def participant_steps(
     tmp_path_factory: pytest.TempPathFactory,
@@ -426,7 +397,7 @@ def participant_steps(
     tmp = tmp_path_factory.mktemp("vscode_participant")
     reply = tmp / "model-reply.json"
     reply.write_text(json.dumps(MODEL_REPLY))
-    with _fake_ollama() as host:
+    with fake_ollama({"models": [{"name": LOCAL_MODEL}]}) as host:
         env = {"OLLAMA_HOST": host, "CODECITE_MOCK_RESPONSE": f"@{reply}"}
         with _session(tmp, "participant.mjs", CHAT_USER_SETTINGS, scenario, env) as found:
             yield found
