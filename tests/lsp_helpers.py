@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import http.server
 import itertools
 import json
 import os
@@ -13,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote
@@ -256,3 +258,33 @@ class RawServer:
         code = self.proc.wait(timeout=10)
         self._stderr.close()
         return code
+
+
+@contextlib.contextmanager
+def fake_ollama(tags: dict[str, Any], asked: list[str] | None = None) -> Iterator[str]:
+    """An Ollama look-alike on 127.0.0.1: ``GET /api/tags`` answers ``tags``, any other path 404.
+    Yields its ``host:port`` (for ``OLLAMA_HOST``); each path asked is appended to ``asked``."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if asked is not None:
+                asked.append(self.path)
+            found = self.path == "/api/tags"
+            body = json.dumps(tags if found else {}).encode()
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # no request lines on stderr
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

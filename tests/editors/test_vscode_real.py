@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_helpers import copy_repo
+from lsp_helpers import copy_repo, fake_ollama
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "editors" / "vscode"
@@ -147,7 +147,11 @@ def _listening_url(log: Path, process: subprocess.Popen[Any]) -> str:
 
 @contextlib.contextmanager
 def _session(
-    tmp: Path, script: str, user_settings: dict[str, Any], scenario: dict[str, Any]
+    tmp: Path,
+    script: str,
+    user_settings: dict[str, Any],
+    scenario: dict[str, Any],
+    server_env: dict[str, str] | None = None,
 ) -> Iterator[dict[str, dict[str, Any]]]:
     """code-server on a copy of the sample repository with the packaged extension installed, and
     `script` (in vscode_real/) driving it in headless Chromium; yields its results by step."""
@@ -171,6 +175,8 @@ def _session(
         "PATH": f"{node24}{os.pathsep}{os.environ.get('PATH', '')}",
         # code-server keeps logs and a heartbeat under XDG_DATA_HOME: not in the user's home.
         "XDG_DATA_HOME": str(data / "xdg"),
+        # The language server inherits the extension host's environment.
+        **(server_env or {}),
     }
     dirs = ["--config", str(config), "--user-data-dir", str(data / "ud")]
     dirs += ["--extensions-dir", str(data / "exts")]
@@ -209,6 +215,7 @@ def _session(
             "playwrightFrom": str(EXTENSION / "package.json"),
             "chromium": CHROMIUM,
             "machineSettings": str(machine),
+            "userSettings": str(data / "ud" / "User" / "settings.json"),
             "badPython": str(tmp / "no-such-python"),
             **scenario,
         }
@@ -333,8 +340,42 @@ PARTICIPANT_STEPS = {
     "quoted code as a code block, the references list, follow-up suggestions",
     "participant_anchor_opens_lines": "an anchor of the answer opens its file, the cited line "
     "selected",
+    "status_one_item_first_build": "through the first build of the index one status item names "
+    "codecite (the server's progress folded into it), saying indexing or embedding, never "
+    '"checking"',
+    "status_view_not_modal": "Codecite: Show index status is a quick pick with the figures and "
+    "the actions, not a modal dialog",
+    "mcp_lists_codecite": "MCP: List Servers lists the extension's Codecite MCP server",
+    "configure_model_from_offline_answer": "the offline answer's Configure a model button offers "
+    "the running local Ollama's model; picking it writes codecite.model to the User settings",
+    "next_answer_uses_the_model": "the next answer is written by that model (no offline note)",
     "participant_refusal": "an unanswerable question is refused with the reason and the closest "
     "places as anchors",
+}
+
+# The local model server the offline answer's "Configure a model" finds: answers Ollama's model
+# list (GET /api/tags) on loopback. The model's reply itself comes from litellm's mock
+# (CODECITE_MOCK_RESPONSE): one claim quoting the refill line of TokenBucket.allow, the first
+# source retrieved for the question.
+LOCAL_MODEL = "fake-coder:latest"
+MODEL_CLAIM = "The bucket refills by the elapsed time times refill_per_second, up to capacity."
+MODEL_REPLY = {
+    "spans": [
+        {
+            "kind": "claim",
+            "text": MODEL_CLAIM,
+            "citations": [
+                {
+                    "source": "S1",
+                    "start_line": 16,
+                    "end_line": 16,
+                    "quote": "self.tokens = min(self.capacity, self.tokens + elapsed * "
+                    "self.refill_per_second)",
+                }
+            ],
+        }
+    ],
+    "refuse": None,
 }
 
 
@@ -350,10 +391,16 @@ def participant_steps(
         "codeLine": "self.tokens = min(self.capacity, self.tokens + elapsed",
         "unanswerable": "how are kubernetes pods rescheduled after a node failure?",
         "refusalSentence": "Nothing in the indexed code answers this question.",
+        "localModel": f"ollama/{LOCAL_MODEL}",
+        "modelClaim": MODEL_CLAIM,
     }
     tmp = tmp_path_factory.mktemp("vscode_participant")
-    with _session(tmp, "participant.mjs", CHAT_USER_SETTINGS, scenario) as found:
-        yield found
+    reply = tmp / "model-reply.json"
+    reply.write_text(json.dumps(MODEL_REPLY))
+    with fake_ollama({"models": [{"name": LOCAL_MODEL}]}) as host:
+        env = {"OLLAMA_HOST": host, "CODECITE_MOCK_RESPONSE": f"@{reply}"}
+        with _session(tmp, "participant.mjs", CHAT_USER_SETTINGS, scenario, env) as found:
+            yield found
 
 
 @pytest.mark.parametrize("name", list(PARTICIPANT_STEPS))

@@ -8,7 +8,16 @@ import type { CodeciteApi } from "./codeciteApi.js";
 import { TURNS_SENT } from "./conversation.js";
 import { findFile, readLines } from "./open.js";
 import type { Answer, AskParams, Citation, Location, Turn, Wording } from "./protocol.js";
-import { dedent, isCodeQuote, languageOf, place, plainDocText } from "./webview/claims.js";
+import { CONFIGURE_MODEL_COMMAND } from "./configureModel.js";
+import {
+  CONFIGURE_MODEL_TITLE,
+  dedent,
+  isCodeQuote,
+  isOffline,
+  languageOf,
+  place,
+  plainDocText,
+} from "./webview/claims.js";
 
 export const PARTICIPANT_ID = "codecite.participant";
 /** A refusal lists this many of the closest retrieved places. */
@@ -18,7 +27,15 @@ const CLOSEST_SHOWN = 5;
 export type ChatPart =
   | { kind: "markdown"; text: string }
   | { kind: "anchor"; location: Location; title: string }
-  | { kind: "reference"; location: Location };
+  | { kind: "reference"; location: Location }
+  | { kind: "button"; command: string; title: string };
+
+/** Under an answer written without a model: one click to configure one (configureModel.ts). */
+const CONFIGURE_BUTTON: ChatPart = {
+  kind: "button",
+  command: CONFIGURE_MODEL_COMMAND,
+  title: CONFIGURE_MODEL_TITLE,
+};
 
 /** What a turn keeps in `ChatResult.metadata`: the next question's history is rebuilt from it. */
 export interface TurnMetadata {
@@ -62,6 +79,9 @@ export type LineReader = (citation: Citation) => Promise<string[] | undefined>;
 function refusalParts(answer: Extract<Answer, { status: "refused" }>, wording?: Wording): ChatPart[] {
   const reason = wording?.reasons[answer.reason] ?? wording?.labels.unknown_reason ?? "No answer.";
   const parts: ChatPart[] = [{ kind: "markdown", text: `**${reason}**\n\n${inert(answer.detail)}\n` }];
+  if (isOffline(answer, wording)) {
+    parts.push(CONFIGURE_BUTTON);
+  }
   const closest = (answer.retrieved ?? []).slice(0, CLOSEST_SHOWN);
   if (closest.length > 0) {
     parts.push({
@@ -107,6 +127,11 @@ export async function answerParts(answer: Answer, read: LineReader, wording?: Wo
       parts.push({ kind: "markdown", text: fenced(dedent(lines), languageOf(citation.path) ?? "") });
     }
     parts.push({ kind: "markdown", text: "\n\n" });
+  }
+  // After the answer: right under the note, VS Code 1.139 folds the note and the button into the
+  // collapsed "Completed N steps" group with the progress messages, out of sight.
+  if (isOffline(answer, wording)) {
+    parts.push(CONFIGURE_BUTTON);
   }
   for (const location of references.values()) {
     parts.push({ kind: "reference", location });
@@ -175,6 +200,10 @@ async function emit(parts: ChatPart[], stream: vscode.ChatResponseStream): Promi
   for (const part of parts) {
     if (part.kind === "markdown") {
       stream.markdown(part.text);
+      continue;
+    }
+    if (part.kind === "button") {
+      stream.button({ command: part.command, title: part.title });
       continue;
     }
     const location = await rangeLocation(part.location);

@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 import { AskCancel, type CodeciteApi } from "./codeciteApi.js";
+import { CONFIGURE_MODEL_COMMAND } from "./configureModel.js";
 import { openLocation, readLines } from "./open.js";
 import { Conversation, type StateStore, TURNS_SENT } from "./conversation.js";
 import { resolvedAnswer } from "./history.js";
@@ -45,6 +46,7 @@ function isPageMessage(value: unknown): value is PageMessage {
     case "cancel":
       return typeof (message as { id?: unknown }).id === "string";
     case "newConversation":
+    case "configureModel":
       return true;
     case "openCitation":
       return typeof message.citation?.path === "string";
@@ -144,6 +146,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         return;
       case "openLocation":
         await openLocation(message.location);
+        return;
+      case "configureModel":
+        await vscode.commands.executeCommand(CONFIGURE_MODEL_COMMAND);
         return;
       case "readLines":
         this.post({

@@ -1,7 +1,15 @@
 // Commands and panels speak in these calls; each maps to exactly one LSP message
 // (docs/contracts.md). The transport is an interface so tests can record what is sent.
 
-import type { Answer, AskParams, Citation, HistoryEntry, IndexStatus, Wording } from "./protocol.js";
+import type {
+  Answer,
+  AskParams,
+  Citation,
+  HistoryEntry,
+  IndexStatus,
+  LocalModels,
+  Wording,
+} from "./protocol.js";
 
 export interface Disposable {
   dispose(): void;
@@ -57,6 +65,7 @@ export const METHODS = {
   history: "codecite/history",
   status: "codecite/status",
   wording: "codecite/wording",
+  localModels: "codecite/localModels",
   executeCommand: "workspace/executeCommand",
 } as const;
 
@@ -112,6 +121,11 @@ export class CodeciteApi {
   /** The refusal wording (codecite_lsp/core/wording.json), the same words the CLI and hover use. */
   wording(): Promise<Wording> {
     return this.transport.sendRequest<Wording>(METHODS.wording, {});
+  }
+
+  /** The models a local Ollama server lists, ready for the `model` setting. */
+  localModels(): Promise<LocalModels> {
+    return this.transport.sendRequest<LocalModels>(METHODS.localModels, {});
   }
 
   openCitation(citation: Citation): Promise<unknown> {

@@ -8,7 +8,9 @@ import type { CodeciteApi } from "./codeciteApi.js";
 import { MODEL_VENDOR } from "./languageModel.js";
 import { PastAnswers, type PastItem } from "./pastAnswers.js";
 import { SETTINGS_QUERY, settingsCommand } from "./settings.js";
-import { describeStatus } from "./statusBar.js";
+import { CONFIGURE_MODEL_COMMAND, configureModel } from "./configureModel.js";
+import type { IndexStatus } from "./protocol.js";
+import { describeRootRow, describeStatus } from "./statusBar.js";
 
 export const COMMANDS = {
   ask: "codecite.askQuestion",
@@ -18,6 +20,7 @@ export const COMMANDS = {
   serverSettings: "codecite.openServerSettings",
   pastAnswers: "codecite.showPastAnswers",
   openChat: "codecite.openChat",
+  configureModel: CONFIGURE_MODEL_COMMAND,
 } as const;
 
 /** VS Code's Chat view, its input holding `@codecite ` (the participant, chatParticipant.ts). */
@@ -31,7 +34,20 @@ const SELECTION_LIMIT = 4_000;
 
 export interface StatusRefresher {
   poll(): void;
+  /** The token of the server-started work the item shows (indexing), if any. */
+  activeProgress(): string | undefined;
 }
+
+/** Stops server-started work (`window/workDoneProgress/cancel` on its token). */
+export type ProgressCanceller = (token: string) => void;
+
+/** The actions of the status picker, by label. */
+export const STATUS_ACTIONS = {
+  reindex: "$(refresh) Reindex",
+  cancel: "$(debug-stop) Cancel indexing",
+  model: "$(sparkle) Configure a model…",
+  settings: "$(gear) Open server settings",
+} as const;
 
 function failure(action: string, error: unknown): void {
   const reason = error instanceof Error ? error.message : String(error);
@@ -86,16 +102,55 @@ async function reindex(api: CodeciteApi, status: StatusRefresher): Promise<void>
   }
 }
 
-async function showStatus(api: CodeciteApi): Promise<void> {
+/** The index status as a quick pick (not a modal dialog): a row of figures per folder, then the
+ * actions; "Cancel indexing" while the server's indexing runs. */
+async function showStatus(
+  api: CodeciteApi,
+  status: StatusRefresher,
+  cancelProgress: ProgressCanceller,
+): Promise<void> {
+  let reply: IndexStatus;
   try {
-    const view = describeStatus(await api.status(), Date.now());
-    const [summary, ...details] = view.tooltip.split("\n");
-    await vscode.window.showInformationMessage(`Codecite: ${summary}`, {
-      modal: true,
-      detail: details.join("\n"),
-    });
+    reply = await api.status();
   } catch (error) {
     failure("reading the index status", error);
+    return;
+  }
+  const now = Date.now();
+  const [summary] = describeStatus(reply, now).tooltip.split("\n");
+  const running = status.activeProgress();
+  const actions = [
+    STATUS_ACTIONS.reindex,
+    ...(running ? [STATUS_ACTIONS.cancel] : []),
+    STATUS_ACTIONS.model,
+    STATUS_ACTIONS.settings,
+  ];
+  const items: vscode.QuickPickItem[] = [
+    ...(reply.roots ?? []).map((root) => describeRootRow(root, now)),
+    { label: "", kind: vscode.QuickPickItemKind.Separator },
+    ...actions.map((label) => ({ label })),
+  ];
+  const picked = await vscode.window.showQuickPick(items, {
+    title: `Codecite: ${summary}`,
+    placeHolder: "The index of each folder; pick an action",
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
+  switch (picked?.label) {
+    case STATUS_ACTIONS.reindex:
+      await reindex(api, status);
+      return;
+    case STATUS_ACTIONS.cancel:
+      if (running) {
+        cancelProgress(running);
+      }
+      return;
+    case STATUS_ACTIONS.model:
+      await vscode.commands.executeCommand(COMMANDS.configureModel);
+      return;
+    case STATUS_ACTIONS.settings:
+      await openServerSettings();
+      return;
   }
 }
 
@@ -159,14 +214,16 @@ export function registerCommands(
   api: CodeciteApi,
   chat: ChatViewProvider,
   status: StatusRefresher,
+  cancelProgress: ProgressCanceller,
 ): vscode.Disposable[] {
   return [
     vscode.commands.registerCommand(COMMANDS.ask, () => ask(chat)),
     vscode.commands.registerCommand(COMMANDS.askSelection, () => askAboutSelection(chat)),
     vscode.commands.registerCommand(COMMANDS.reindex, () => reindex(api, status)),
-    vscode.commands.registerCommand(COMMANDS.status, () => showStatus(api)),
+    vscode.commands.registerCommand(COMMANDS.status, () => showStatus(api, status, cancelProgress)),
     vscode.commands.registerCommand(COMMANDS.serverSettings, openServerSettings),
     vscode.commands.registerCommand(COMMANDS.pastAnswers, () => showPastAnswers(api, chat)),
     vscode.commands.registerCommand(COMMANDS.openChat, () => openChat(chat)),
+    vscode.commands.registerCommand(COMMANDS.configureModel, () => configureModel(() => api.localModels())),
   ];
 }

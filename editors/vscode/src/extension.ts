@@ -9,6 +9,7 @@ import {
   type LanguageClientOptions,
   ResponseError,
   WorkDoneProgress,
+  WorkDoneProgressCancelNotification,
 } from "vscode-languageclient/node";
 import { registerParticipant } from "./chatParticipant.js";
 import { registerModel } from "./languageModel.js";
@@ -33,7 +34,7 @@ import {
 } from "./settings.js";
 import { locateServer, type ServerProbes } from "./serverLocation.js";
 import { installServer, PACKAGE, serverProbes } from "./serverProbes.js";
-import { IndexStatusBar } from "./statusBar.js";
+import { IndexStatusBar, type ProgressEvent } from "./statusBar.js";
 
 const INSTALL = "Install";
 
@@ -46,6 +47,10 @@ class ServerConnection implements RequestSender {
   private client: LanguageClient | undefined;
   /** The settings the running server was launched with (the MCP server runs the same install). */
   launched: Settings | undefined;
+  /** Fires when `launched` changed: a server was found, or started from another installation. */
+  readonly launchChanged = new vscode.EventEmitter<void>();
+  /** Progress tokens this extension created (an ask's stages): the panels show those. */
+  private readonly ownTokens = new Set<string>();
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -53,6 +58,8 @@ class ServerConnection implements RequestSender {
     private readonly storage: vscode.Uri,
     /** Runs after codecite-lsp was installed: a restart that the status bar follows. */
     private readonly installed: () => void,
+    /** Hears the progress of work the server started itself (indexing): the status item. */
+    private readonly serverProgress: (token: string, value: ProgressEvent) => void,
   ) {}
 
   /** Starts the server; on failure says why, offers the settings that fix it, and returns the
@@ -66,6 +73,7 @@ class ServerConnection implements RequestSender {
     }
     this.output.info(`codecite-lsp from ${located.source}`);
     this.launched = located.settings;
+    this.launchChanged.fire();
     const plan = launchPlan(located.settings, process.env);
     if (plan.warning) {
       void vscode.window.showWarningMessage(`Codecite: ${plan.warning}`);
@@ -153,7 +161,22 @@ class ServerConnection implements RequestSender {
   }
 
   listenProgress(token: string, listener: (value: ProgressValue) => void): Disposable {
-    return this.client?.onProgress(WorkDoneProgress.type, token, listener) ?? { dispose(): void {} };
+    const listening = this.client?.onProgress(WorkDoneProgress.type, token, listener);
+    if (!listening) {
+      return { dispose(): void {} };
+    }
+    this.ownTokens.add(token);
+    return {
+      dispose: () => {
+        this.ownTokens.delete(token);
+        listening.dispose();
+      },
+    };
+  }
+
+  /** Stops work the server started (its indexing), as the progress' cancel button would. */
+  cancelProgress(token: string): void {
+    void this.client?.sendNotification(WorkDoneProgressCancelNotification.type, { token });
   }
 
   notifySettingsChanged(): void {
@@ -170,6 +193,19 @@ class ServerConnection implements RequestSender {
       // Hover citations are command links that open the cited lines; nothing else is trusted.
       markdown: { isTrusted: { enabledCommands: [SERVER_COMMANDS.openCitation] }, supportHtml: false },
       middleware: {
+        // The server's own progress (indexing) is shown by the extension's status item, not as
+        // the language client's second item: its begin and reports stop here; the end goes on,
+        // so the client's (never shown) progress part is cleaned up.
+        handleWorkDoneProgress: (token, params, next) => {
+          if (this.ownTokens.has(String(token))) {
+            next(token, params);
+            return;
+          }
+          this.serverProgress(String(token), params);
+          if (params.kind === "end") {
+            next(token, params);
+          }
+        },
         provideHover: (document, position, token, next) =>
           currentSettings().hoverEnabled ? next(document, position, token) : undefined,
         workspace: {
@@ -199,7 +235,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     statusBar.poll();
   };
   const storage = context.globalStorageUri;
-  const server = new ServerConnection(output, serverProbes(storage), storage, () => void restart());
+  const server = new ServerConnection(
+    output,
+    serverProbes(storage),
+    storage,
+    () => void restart(),
+    (token, value) => statusBar.serverProgress(token, value),
+  );
   connection = server;
   const api = new CodeciteApi(server);
   const chat = new ChatViewProvider(context.extensionUri, api, context.workspaceState);
@@ -214,7 +256,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     statusBar,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat),
-    ...registerCommands(api, chat, statusBar),
+    server.launchChanged,
+    ...registerCommands(api, chat, statusBar, (token) => server.cancelProgress(token)),
     registerParticipant(api, context.extensionUri),
     // Trust granted later lets the repository's own settings count (the server re-reads them).
     vscode.workspace.onDidGrantWorkspaceTrust(() => server.notifySettingsChanged()),
@@ -227,7 +270,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
   );
-  for (const registered of [registerModel(api), registerMcpServer(() => server.launched)]) {
+  for (const registered of [
+    registerModel(api),
+    registerMcpServer(() => server.launched, server.launchChanged.event),
+  ]) {
     if (registered) {
       context.subscriptions.push(registered);
     }

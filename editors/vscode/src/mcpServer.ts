@@ -2,7 +2,10 @@
 // `vscode.lm.registerMcpServerDefinitionProvider` (VS Code 1.101+; looked up at run time because
 // the engine this extension targets is older). It runs the same installation the language server
 // was found in (serverLocation.ts), on the first workspace folder. Elsewhere `.vscode/mcp.json`
-// does the same (README).
+// does the same (README). VS Code asks a provider for its definitions once, right after it is
+// registered, which is before the server search has finished: the provider says when its
+// definition changes (the server found, or restarted from another installation), else VS Code
+// keeps the empty list and "MCP: List Servers" never shows Codecite.
 
 import { dirname, join } from "node:path";
 import * as vscode from "vscode";
@@ -10,11 +13,13 @@ import type { Settings } from "./settings.js";
 
 export const MCP_PROVIDER_ID = "codecite.mcp";
 
+interface McpProvider {
+  onDidChangeMcpServerDefinitions: vscode.Event<void>;
+  provideMcpServerDefinitions(): unknown[];
+}
+
 interface McpApi {
-  registerMcpServerDefinitionProvider?(
-    id: string,
-    provider: { provideMcpServerDefinitions(): unknown[] },
-  ): vscode.Disposable;
+  registerMcpServerDefinitionProvider?(id: string, provider: McpProvider): vscode.Disposable;
 }
 
 type StdioDefinition = new (label: string, command: string, args: string[]) => { cwd?: vscode.Uri };
@@ -31,8 +36,12 @@ export function mcpCommand(settings: Settings): { command: string; args: string[
   return { command: "codecite", args: ["mcp"] };
 }
 
-/** Registers the definition where VS Code has the API; `launch` says which installation to run. */
-export function registerMcpServer(launch: () => Settings | undefined): vscode.Disposable | undefined {
+/** Registers the definition where VS Code has the API; `launch` says which installation to run
+ * (undefined until the server is found), `changed` fires whenever that may have changed. */
+export function registerMcpServer(
+  launch: () => Settings | undefined,
+  changed: vscode.Event<void>,
+): vscode.Disposable | undefined {
   const lm = vscode.lm as unknown as McpApi;
   const Definition = (vscode as unknown as { McpStdioServerDefinition?: StdioDefinition })
     .McpStdioServerDefinition;
@@ -40,6 +49,7 @@ export function registerMcpServer(launch: () => Settings | undefined): vscode.Di
     return undefined;
   }
   return lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, {
+    onDidChangeMcpServerDefinitions: changed,
     provideMcpServerDefinitions() {
       const settings = launch();
       const folder = vscode.workspace.workspaceFolders?.[0]?.uri;

@@ -38,6 +38,9 @@ export interface Answered extends Omit<Wire.Answered, "spans"> {
 
 export type Answer = Answered | Refused;
 
+/** codecite/localModels: a running local Ollama's models, as litellm model strings. */
+export type LocalModels = Wire.LocalModelsReply;
+
 /** codecite/wording (codecite_lsp/core/wording.json): the words every client shows. */
 export type Wording = Wire.Wording;
 
@@ -97,7 +100,8 @@ export type PageMessage =
   | { type: "newConversation" }
   | { type: "openCitation"; citation: Citation }
   | { type: "openLocation"; location: Location }
-  | { type: "readLines"; key: string; root?: string; location: Location };
+  | { type: "readLines"; key: string; root?: string; location: Location }
+  | { type: "configureModel" };
 
 /** One exchange shown in the panel. */
 export interface Exchange {

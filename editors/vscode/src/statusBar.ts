@@ -1,6 +1,7 @@
-// The status-bar item: indexing progress while files are pending, freshness once idle. It polls
-// codecite/status (fast while indexing, slow when idle) rather than tapping the client's $/progress
-// handling, which vscode-languageclient already shows as a progress notification.
+// The one status-bar item: what the server is doing (indexing N%, embedding N%, ready) and how
+// fresh the index is. It polls codecite/status (fast while indexing, slow when idle) and folds in
+// the server's own work-done progress ($/progress on tokens the server created), which
+// vscode-languageclient would otherwise show as a second item ("codecite: indexing: …").
 
 import * as vscode from "vscode";
 import type { StateStore } from "./conversation.js";
@@ -51,15 +52,20 @@ function freshness(roots: RootStatus[], now: number): string {
     : "";
 }
 
+function vectorsOf(root: RootStatus): number {
+  const embedder = root.embedder;
+  return typeof embedder === "object" && embedder !== null && "vectors" in embedder ? embedder.vectors : 0;
+}
+
 function embedderName(root: RootStatus): string | undefined {
   const embedder = root.embedder;
   return typeof embedder === "string" ? embedder : (embedder?.name ?? undefined);
 }
 
-/** One folder in the tooltip: counts, then the state of its index in words. */
-function describeRoot(root: RootStatus, now: number): string {
+/** The state of a folder's index in words. */
+function rootState(root: RootStatus, now: number): string {
   const when = timestamp(root.last_update);
-  const state = root.error
+  return root.error
     ? `failed: ${root.error}`
     : root.indexing
       ? "indexing"
@@ -68,9 +74,40 @@ function describeRoot(root: RootStatus, now: number): string {
         : root.files_indexed > 0
           ? "indexed (this server does not say when)"
           : "never indexed";
+}
+
+/** One folder in the tooltip: counts, then the state of its index in words. */
+function describeRoot(root: RootStatus, now: number): string {
   const waiting = root.pending ? `, ${root.pending} pending` : "";
   const embedder = embedderName(root);
-  return `${root.root}: ${root.files_indexed} files${waiting}, ${state}${embedder ? `, embedder ${embedder}` : ""}`;
+  return `${root.root}: ${root.files_indexed} files${waiting}, ${rootState(root, now)}${embedder ? `, embedder ${embedder}` : ""}`;
+}
+
+/** One folder as a row of the status picker (commands.ts): its name, its figures, its state. */
+export function describeRootRow(
+  root: RootStatus,
+  now: number,
+): { label: string; description: string; detail: string } {
+  const figures = [
+    `${root.files_indexed} files`,
+    root.chunks !== undefined ? `${root.chunks} chunks` : "",
+    root.pending ? `${root.pending} pending` : "",
+    root.skipped_count ? `${root.skipped_count} skipped` : "",
+  ];
+  const embedder = root.embedder;
+  const vectors =
+    typeof embedder === "object" && embedder !== null
+      ? `embedder ${embedder.name} ${embedder.state}${"vectors" in embedder ? ` (${embedder.vectors} vectors)` : ""}`
+      : embedder
+        ? `embedder ${embedder}`
+        : "";
+  return {
+    label: `$(folder) ${root.root.split(/[\\/]/).filter(Boolean).pop() ?? root.root}`,
+    description: figures.filter(Boolean).join(" · "),
+    detail: [rootState(root, now), vectors, root.index_dir ? `index in ${root.index_dir}` : ""]
+      .filter(Boolean)
+      .join(" · "),
+  };
 }
 
 /** The item for a codecite/status reply. `indexing` asks for the fast poll: the state is about
@@ -96,11 +133,28 @@ export function describeStatus(status: IndexStatus, now: number): StatusView {
     };
   }
   const running = roots.some((root) => root.indexing);
+  const embedding = roots.filter(
+    (root) => typeof root.embedder === "object" && root.embedder?.state === "embedding",
+  );
   if (running && pending > 0) {
     const percent = Math.floor((100 * indexed) / (indexed + pending));
     return {
       text: `$(sync~spin) Codecite: indexing ${percent}%`,
       tooltip: [`Indexing: ${pending} files to go`, ...lines].join("\n"),
+      indexing: true,
+    };
+  }
+  if (running && embedding.length > 0) {
+    // A first build past its files: the chunks are searchable by keyword, vectors being written.
+    const chunks = embedding.reduce((sum, root) => sum + (root.chunks ?? 0), 0);
+    const vectors = embedding.reduce((sum, root) => sum + vectorsOf(root), 0);
+    const share = chunks > 0 ? ` ${Math.min(100, Math.floor((100 * vectors) / chunks))}%` : "";
+    return {
+      text: `$(sync~spin) Codecite: embedding${share}`,
+      tooltip: [
+        `Embedding: ${vectors} of ${chunks} chunks have a vector; keyword search works meanwhile`,
+        ...lines,
+      ].join("\n"),
       indexing: true,
     };
   }
@@ -146,6 +200,51 @@ export function describeStatus(status: IndexStatus, now: number): StatusView {
   };
 }
 
+/** One `$/progress` value (begin, report, end) of work the server started itself. */
+export interface ProgressEvent {
+  kind: string;
+  title?: string;
+  message?: string;
+  percentage?: number;
+}
+
+/** A server-started progress as it stands: its title and its latest message and share. */
+export interface ServerProgress {
+  title?: string;
+  message?: string;
+  percentage?: number;
+  /** A report came after the begin: the message says what the work is doing now. */
+  reported: boolean;
+}
+
+/** What a server-started progress is doing, in the item's words. The indexer reports each file's
+ * path with the share of files done, then "embedding chunks" with the share of chunks embedded
+ * (in parentheses, as LSP percentages may not fall), "building the search index", "training the
+ * default embedding" or "waiting for another indexer (pid N)". */
+export function describeProgress(progress: ServerProgress): StatusView {
+  const message = progress.message ?? "";
+  const own = /\s*\((\d+)%\)$/.exec(message);
+  const phase = own ? message.slice(0, own.index) : message;
+  const percent = own ? Number(own[1]) : progress.percentage;
+  const task = (progress.title ?? "").replace(/^codecite:\s*/i, "") || "working";
+  let words: string;
+  if (/^embedding\b/i.test(phase)) {
+    words = percent === undefined ? "embedding" : `embedding ${percent}%`;
+  } else if (/^(building|training|waiting)\b/i.test(phase)) {
+    words = phase;
+  } else if (task === "indexing") {
+    // The message is the file being indexed (or, at the begin, the folder's name).
+    words = progress.reported && percent !== undefined ? `indexing ${percent}%` : "indexing";
+  } else {
+    words = phase ? `${task}: ${phase}` : task;
+  }
+  return {
+    text: `$(sync~spin) Codecite: ${words}`,
+    tooltip: `${progress.title ?? "Codecite"}${message ? `: ${message}` : ""}`,
+    indexing: true,
+  };
+}
+
 const STARTING: StatusView = {
   text: "$(sync~spin) Codecite: starting",
   tooltip: "Starting the Codecite server",
@@ -175,6 +274,10 @@ export class IndexStatusBar implements vscode.Disposable {
   private disposed = false;
 
   private failure: string | undefined;
+  /** What the last codecite/status reply (or the start) said. */
+  private view: StatusView = STARTING;
+  /** Server-started progress by token, oldest first: while one has reported, it is shown. */
+  private readonly progress = new Map<string, ServerProgress>();
 
   constructor(
     private readonly item: vscode.StatusBarItem,
@@ -192,11 +295,51 @@ export class IndexStatusBar implements vscode.Disposable {
   /** A (re)start is under way: say so until the server answers or fails. */
   starting(): void {
     this.failure = undefined;
+    this.progress.clear(); // the previous server's progress ends with it
     this.item.command = this.command;
-    const view = describeStarting(this.memory?.get<IndexStatus>(LAST_STATUS_KEY), Date.now());
-    this.item.text = view.text;
-    this.item.tooltip = view.tooltip;
+    this.view = describeStarting(this.memory?.get<IndexStatus>(LAST_STATUS_KEY), Date.now());
     this.item.backgroundColor = undefined;
+    this.render();
+  }
+
+  /** A `$/progress` value on a token the server created (indexing): shown by this item, so
+   * there is one item, not a second one from the language client. */
+  serverProgress(token: string, value: ProgressEvent): void {
+    if (value.kind === "end") {
+      this.progress.delete(token);
+      this.poll(); // the index the work left, at once
+      return;
+    }
+    const before = this.progress.get(token);
+    this.progress.set(token, {
+      title: value.title ?? before?.title,
+      message: value.message ?? before?.message,
+      percentage: value.percentage ?? before?.percentage,
+      reported: value.kind === "report" || (before?.reported ?? false),
+    });
+    this.render();
+  }
+
+  /** The token of the server-started work shown now (for its Cancel action), if any. */
+  activeProgress(): string | undefined {
+    return [...this.progress.keys()][0];
+  }
+
+  /** The status reply's view, or the running work's own words once it has reported (a begin
+   * alone says nothing the status reply does not: on a restart the pass only checks). */
+  private render(): void {
+    if (this.failure !== undefined) {
+      return;
+    }
+    const running = [...this.progress.values()].find((progress) => progress.reported);
+    if (running) {
+      const view = describeProgress(running);
+      this.item.text = view.text;
+      this.item.tooltip = [view.tooltip, ...this.view.tooltip.split("\n").slice(1)].join("\n");
+    } else {
+      this.item.text = this.view.text;
+      this.item.tooltip = this.view.tooltip;
+    }
   }
 
   /** The server did not start (`reason`; undefined: it did). The item says so until the next
@@ -220,16 +363,20 @@ export class IndexStatusBar implements vscode.Disposable {
     try {
       const status = await this.fetchStatus();
       void this.memory?.update(LAST_STATUS_KEY, status).then(undefined, () => undefined);
-      const view = describeStatus(status, Date.now());
-      this.item.text = view.text;
-      this.item.tooltip = view.tooltip;
+      this.view = describeStatus(status, Date.now());
       this.item.command = this.command;
       this.item.backgroundColor = undefined;
-      return view.indexing;
+      this.render();
+      return this.view.indexing || this.progress.size > 0;
     } catch (error) {
-      this.item.text = "$(warning) Codecite: server not running";
-      this.item.tooltip = error instanceof Error ? error.message : String(error);
+      this.progress.clear();
+      this.view = {
+        text: "$(warning) Codecite: server not running",
+        tooltip: error instanceof Error ? error.message : String(error),
+        indexing: false,
+      };
       this.item.backgroundColor = new vscode.ThemeColor("statusBarItem.warningBackground");
+      this.render();
       return false;
     }
   }

@@ -109,12 +109,25 @@ export async function waitForSelectionIn(page, start, end, timeout = 15_000) {
 
 // ---- the extension's status-bar item --------------------------------------------------------
 
-/** The Codecite item's visible text ("Codecite: 8 files · just now"), or undefined if absent. The
- * language client's own progress item ("codecite: indexing: ws") is another item, not this one. */
+/** The Codecite item's visible text ("Codecite: 8 files · just now"), or undefined if absent (the
+ * extension shows the server's indexing progress on this item: no language-client item). */
 export async function codeciteStatus(page) {
   const texts = await page.locator(".statusbar-item").allInnerTexts();
   const text = texts.map((t) => t.trim()).find((t) => /^Codecite\b/.test(t));
   return text;
+}
+
+/** Every status-bar item whose text names codecite (the extension's, or a language client's). */
+export async function codeciteItems(page) {
+  const texts = await page.locator(".statusbar-item").allInnerTexts();
+  return texts.map((t) => t.trim()).filter((t) => /codecite/i.test(t));
+}
+
+/** The rows of the quick pick that is open (labels with their descriptions). */
+export async function quickPickRows(page, timeout = 15_000) {
+  const rows = page.locator(".quick-input-widget .monaco-list-row");
+  await rows.first().waitFor({ state: "visible", timeout });
+  return (await rows.allInnerTexts()).map((text) => text.replace(/\s+/g, " ").trim());
 }
 
 export const STATUS = {

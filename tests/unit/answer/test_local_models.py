@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
 
 import pytest
+from lsp_helpers import fake_ollama
 
 from codecite_lsp.answer import local_models as lm
 from codecite_lsp.answer.pipeline import offline_note
@@ -23,32 +22,13 @@ TAGS = {
 }
 
 
-class _Ollama(BaseHTTPRequestHandler):
-    asked: ClassVar[list[str]] = []
-
-    def do_GET(self) -> None:
-        type(self).asked.append(self.path)
-        body = json.dumps(TAGS if self.path == "/api/tags" else {}).encode()
-        self.send_response(200 if self.path == "/api/tags" else 404)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+ASKED: list[str] = []  # the paths the fake server was asked
 
 
 @pytest.fixture
 def ollama() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Ollama)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with fake_ollama(TAGS, ASKED) as host:
+        yield host
 
 
 @pytest.fixture(autouse=True)
@@ -72,7 +52,7 @@ def test_a_running_local_server_offers_its_models_as_litellm_names(
     assert found == lm.LocalModels(
         f"http://{ollama}", ("ollama/qwen2.5-coder:1.5b", "ollama/llama3.2:latest")
     )
-    assert "/api/tags" in _Ollama.asked
+    assert "/api/tags" in ASKED
     # The offline answer's note names them and the one command that uses one.
     note = offline_note()
     assert note.startswith("No model is configured")
@@ -82,11 +62,11 @@ def test_a_running_local_server_offers_its_models_as_litellm_names(
 
 def test_the_answer_is_asked_once_per_process(ollama: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OLLAMA_HOST", ollama)
-    _Ollama.asked.clear()
+    ASKED.clear()
     first = lm.local_models()
     second = lm.local_models()
     assert first == second and first.models
-    assert _Ollama.asked == ["/api/tags"]
+    assert ASKED == ["/api/tags"]
 
 
 def test_nothing_listening_offers_no_model(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -62,4 +62,5 @@ replacedModules.set("vscode-languageclient/node", {
   DidChangeConfigurationNotification: { type: { method: "workspace/didChangeConfiguration" } },
   ResponseError,
   WorkDoneProgress: { type: { method: "$/progress" } },
+  WorkDoneProgressCancelNotification: { type: { method: "window/workDoneProgress/cancel" } },
 });

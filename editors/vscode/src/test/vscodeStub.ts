@@ -65,6 +65,21 @@ export class McpStdioServerDefinition {
   ) {}
 }
 
+/** vscode.EventEmitter: listeners called in order on fire. */
+export class EventEmitter<T> {
+  private listeners: Array<(value: T) => unknown> = [];
+  readonly event = (listener: (value: T) => unknown) => {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((other) => other !== listener)) };
+  };
+  fire(value: T): void {
+    this.listeners.forEach((listener) => listener(value));
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
 export class ThemeColor {
   constructor(readonly id: string) {}
 }
@@ -106,6 +121,10 @@ export const recorded = {
   workspaceFolders: [] as Array<{ uri: Uri; name: string; index: number }>,
   activeTextEditor: undefined as FakeEditor | undefined,
   settings: {} as Record<string, unknown>,
+  /** What configuration.inspect(key) says of each key: the scopes that set it. */
+  inspected: {} as Record<string, { workspaceValue?: unknown; workspaceFolderValue?: unknown }>,
+  /** Settings the code wrote (configuration.update), with their ConfigurationTarget. */
+  written: [] as Array<{ key: string; value: unknown; target: number }>,
   handlers: new Map<string, Handler>(),
   viewProviders: new Map<string, unknown>(),
   configurationListeners: [] as Handler[],
@@ -138,6 +157,8 @@ export function reset(): void {
   recorded.workspaceFolders = [];
   recorded.activeTextEditor = undefined;
   recorded.settings = {};
+  recorded.inspected = {};
+  recorded.written = [];
   recorded.handlers = new Map();
   recorded.viewProviders = new Map();
   recorded.configurationListeners = [];
@@ -168,9 +189,10 @@ export const window = {
     return recorded.inputReplies.shift();
   },
   async showQuickPick<T extends Record<string, unknown>>(
-    items: T[],
+    rows: T[] | Promise<T[]>,
     options?: Record<string, unknown>,
   ): Promise<T | undefined> {
+    const items = await rows;
     recorded.quickPicks.push({ items, options });
     const index = recorded.quickPickReplies.shift();
     return index === undefined ? undefined : items[index];
@@ -224,7 +246,14 @@ export const workspace = {
     },
   },
   getConfiguration() {
-    return { get: <T>(key: string): T | undefined => recorded.settings[key] as T | undefined };
+    return {
+      get: <T>(key: string): T | undefined => recorded.settings[key] as T | undefined,
+      inspect: (key: string) => recorded.inspected[key],
+      async update(key: string, value: unknown, target: number): Promise<void> {
+        recorded.written.push({ key, value, target });
+        recorded.settings[key] = value;
+      },
+    };
   },
   onDidChangeConfiguration(listener: Handler) {
     recorded.configurationListeners.push(listener);
@@ -281,6 +310,10 @@ export const extensions = {
 
 export const ProgressLocation = { Notification: 15 };
 
+export const QuickPickItemKind = { Separator: -1, Default: 0 };
+
+export const ConfigurationTarget = { Global: 1, Workspace: 2, WorkspaceFolder: 3 };
+
 export const env = {
   get remoteName(): string | undefined {
     return recorded.remoteName;
@@ -294,6 +327,7 @@ const stub = {
   Location,
   LanguageModelTextPart,
   McpStdioServerDefinition,
+  EventEmitter,
   ThemeColor,
   StatusBarAlignment,
   window,
@@ -303,6 +337,8 @@ const stub = {
   lm,
   extensions,
   ProgressLocation,
+  QuickPickItemKind,
+  ConfigurationTarget,
   env,
 };
 

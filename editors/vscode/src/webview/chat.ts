@@ -18,7 +18,15 @@ import type {
   Resolution,
   Wording,
 } from "../protocol.js";
-import { dedent, isCodeQuote, languageOf, place, plainDocText } from "./claims.js";
+import {
+  CONFIGURE_MODEL_TITLE,
+  dedent,
+  isCodeQuote,
+  isOffline,
+  languageOf,
+  place,
+  plainDocText,
+} from "./claims.js";
 import { blocks, inline } from "./markdown.js";
 
 interface VsCodeApi {
@@ -167,10 +175,20 @@ function worthShowing(text: string): boolean {
   return /[\p{L}\p{N}]/u.test(text);
 }
 
+/** Under an answer written without a model: the one click to configure one. */
+function configureButton(context: Context): HTMLElement {
+  const button = element("button", "configure-model", CONFIGURE_MODEL_TITLE);
+  button.addEventListener("click", () => context.post({ type: "configureModel" }));
+  return button;
+}
+
 function answered(answer: Answered, id: string, context: Context): HTMLElement {
   const body = element("div", "answer");
   if (answer.note) {
     body.append(element("p", "note", answer.note));
+  }
+  if (isOffline(answer, context.wording)) {
+    body.append(configureButton(context));
   }
   answer.spans.forEach((span, index) => {
     if (span.kind === "claim" && Array.isArray(span.citations)) {
@@ -190,6 +208,9 @@ function refused(answer: Refused, context: Context): HTMLElement {
   body.append(element("p", "refusal-title", refusalText(answer.reason, context.wording)));
   if (answer.detail) {
     body.append(element("p", "refusal-detail", answer.detail));
+  }
+  if (isOffline(answer, context.wording)) {
+    body.append(configureButton(context));
   }
   const retrieved = answer.retrieved ?? [];
   if (retrieved.length > 0) {

@@ -134,3 +134,21 @@ export function dedent(lines: string[]): string[] {
   const common = indents.length > 0 ? Math.min(...indents) : 0;
   return lines.map((line) => line.slice(Math.min(common, /^[ \t]*/.exec(line)?.[0].length ?? 0)));
 }
+
+/** The button under an offline answer (chat page and Chat view): runs codecite.configureModel. */
+export const CONFIGURE_MODEL_TITLE = "Configure a model";
+
+/** Whether an answer was written without a model (the server's offline answerer): an answer whose
+ * note opens with the wording file's offline note, or a refusal whose detail carries the offline
+ * answerer's mark. The words are the server's (codecite/wording), so they are not repeated here. */
+export function isOffline(
+  answer: { status: string; note?: string | null; detail?: string },
+  wording: { notes: Record<string, string>; details: Record<string, string> } | undefined,
+): boolean {
+  const note = wording?.notes.offline;
+  if (answer.status === "answered") {
+    return note !== undefined && (answer.note ?? "").startsWith(note);
+  }
+  const mark = /\([^()]*\)\s*$/.exec(wording?.details.offline_found_nothing ?? "")?.[0].trim();
+  return mark !== undefined && (answer.detail ?? "").includes(mark);
+}

@@ -255,6 +255,27 @@ test("a refused reply explains the reason in plain words and lists the closest p
   });
 });
 
+test("an answer written without a model says so and offers one click to configure one", async () => {
+  await fromHost(
+    exchange("o1", "How are keys rotated?", { ...ANSWERED, note: WORDING.notes.offline } as Answer),
+  );
+  assert.equal(await page.locator(".answer .note").textContent(), WORDING.notes.offline);
+  const button = page.getByRole("button", { name: "Configure a model" });
+  await button.click();
+  assert.deepEqual((await posted()).at(-1), { type: "configureModel" });
+  // A model's answer (no offline note) and a model's refusal have no such button.
+  await fromHost(exchange("m1", "And retired keys?", { ...ANSWERED, note: null } as Answer));
+  await fromHost(exchange("m2", "How is billing computed?", REFUSED));
+  assert.equal(await page.locator(".configure-model").count(), 1);
+  await fromHost(
+    exchange("o2", "How is billing done?", {
+      ...REFUSED,
+      detail: WORDING.details.offline_found_nothing,
+    } as Answer),
+  );
+  assert.equal(await page.locator(".refusal .configure-model").count(), 1);
+});
+
 test("the question box posts the question; Enter asks, an empty box does not", async () => {
   await page.locator("#question").fill("   ");
   await page.locator("#question").press("Enter");

@@ -36,11 +36,14 @@ const KEYS_PY = [
 /** The server as the participant reaches it: replies per method, and what each ask carried. */
 class Server implements RequestSender {
   readonly asked: Array<{ params: AskParams; token?: CancelToken }> = [];
-  constructor(private readonly answer: (params: AskParams) => Answer | Promise<Answer>) {}
+  constructor(
+    private readonly answer: (params: AskParams) => Answer | Promise<Answer>,
+    private readonly wording: Wording = WORDING,
+  ) {}
 
   async sendRequest<R>(method: string, params: unknown, token?: CancelToken): Promise<R> {
     if (method === "codecite/wording") {
-      return WORDING as R;
+      return this.wording as R;
     }
     this.asked.push({ params: params as AskParams, token });
     return (await this.answer(params as AskParams)) as R;
@@ -59,6 +62,7 @@ function stream(): { parts: Part[]; stream: vscode.ChatResponseStream } {
       anchor: push("anchor"),
       reference: push("reference"),
       progress: push("progress"),
+      button: push("button"),
     } as unknown as vscode.ChatResponseStream,
   };
 }
@@ -266,9 +270,12 @@ test("follow-ups after an answer ask where the symbol it names is called; none a
 
 function openChatCommand(): () => Promise<void> {
   const chat = { reveal: async () => recorded.executed.push({ command: "panel", args: [] }) };
-  registerCommands(new CodeciteApi(new Server(() => ANSWERED)), chat as unknown as ChatViewProvider, {
-    poll(): void {},
-  });
+  registerCommands(
+    new CodeciteApi(new Server(() => ANSWERED)),
+    chat as unknown as ChatViewProvider,
+    { poll(): void {}, activeProgress: () => undefined },
+    () => undefined,
+  );
   return recorded.handlers.get(COMMANDS.openChat) as () => Promise<void>;
 }
 
@@ -355,4 +362,53 @@ test("a note's code span reads as written, while a tag outside one stays inert",
   const text = markdown(parts);
   assert.ok(text.includes("`codecite ask --model ollama/<model>`"), text);
   assert.ok(text.includes("&lt;img src=x>"), text);
+});
+
+/** The server's own wording file: what an offline answer's note and refusal detail are made of. */
+const SERVER_WORDING: Wording = JSON.parse(
+  readFileSync(join(__dirname, "..", "..", "..", "..", "..", "codecite_lsp", "core", "wording.json"), "utf8"),
+);
+
+test("an answer written without a model offers 'Configure a model'; a model's answer does not", async () => {
+  workspaceWithKeys();
+  const offline = { ...ANSWERED, note: SERVER_WORDING.notes.offline };
+  const handler = participant(new Server(() => offline, SERVER_WORDING));
+  const { parts, stream: response } = stream();
+  await handler(ask("how are keys rotated?"), { history: [] }, response, token());
+  const buttons = parts.filter((part) => part.kind === "button");
+  assert.deepEqual(
+    buttons.map((part) => part.value),
+    [{ command: "codecite.configureModel", title: "Configure a model" }],
+  );
+  assert.ok(
+    parts.indexOf(buttons[0]) > parts.map((part) => part.kind).lastIndexOf("anchor"),
+    "after the answer",
+  );
+  assert.ok(
+    MANIFEST.contributes.commands.some(
+      (entry: { command: string }) => entry.command === "codecite.configureModel",
+    ),
+  );
+
+  reset();
+  workspaceWithKeys();
+  const modelAnswer = participant(new Server(() => ({ ...ANSWERED, note: null }), SERVER_WORDING));
+  const written = stream();
+  await modelAnswer(ask("how are keys rotated?"), { history: [] }, written.stream, token());
+  assert.deepEqual(
+    written.parts.filter((part) => part.kind === "button"),
+    [],
+  );
+});
+
+test("an offline refusal offers 'Configure a model' too", async () => {
+  const detail = SERVER_WORDING.details.offline_found_nothing;
+  const handler = participant(new Server(() => ({ ...REFUSED, detail }), SERVER_WORDING));
+  const { parts, stream: response } = stream();
+  await handler(ask("how is billing done?"), { history: [] }, response, token());
+  assert.equal(parts.filter((part) => part.kind === "button").length, 1);
+  const other = participant(new Server(() => REFUSED, SERVER_WORDING));
+  const plain = stream();
+  await other(ask("how is billing done?"), { history: [] }, plain.stream, token());
+  assert.equal(plain.parts.filter((part) => part.kind === "button").length, 0);
 });

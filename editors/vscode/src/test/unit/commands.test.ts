@@ -4,7 +4,7 @@ import { beforeEach, test } from "node:test";
 import * as vscode from "vscode";
 import { ChatViewProvider } from "../../chatView.js";
 import { CodeciteApi } from "../../codeciteApi.js";
-import { COMMANDS, registerCommands } from "../../commands.js";
+import { COMMANDS, registerCommands, STATUS_ACTIONS } from "../../commands.js";
 import { FakeTransport } from "../fakes.js";
 import { ANSWERED } from "../fixtures.js";
 
@@ -15,8 +15,10 @@ function setUp(replies: ConstructorParameters<typeof FakeTransport>[0] = {}) {
   const api = new CodeciteApi(transport);
   const chat = new ChatViewProvider(Uri.file("/ext") as unknown as vscode.Uri, api);
   let polls = 0;
-  registerCommands(api, chat, { poll: () => polls++ });
-  return { transport, polls: () => polls };
+  const cancelled: string[] = [];
+  const status = { poll: () => void polls++, activeProgress: (): string | undefined => undefined };
+  registerCommands(api, chat, status, (token) => cancelled.push(token));
+  return { transport, polls: () => polls, status, cancelled };
 }
 
 function editorWithSelection(text: string, selection: Range): FakeEditor {
@@ -86,23 +88,54 @@ test("Reindex failure is shown to the user", async () => {
   ]);
 });
 
-test("Show index status summarises codecite/status", async () => {
-  const { transport } = setUp({
-    "codecite/status": () => ({
-      roots: [
-        {
-          root: "/repo",
-          files_indexed: 12,
-          pending: 0,
-          last_update: new Date().toISOString(),
-          embedder: "minilm",
-        },
-      ],
-    }),
-  });
+const STATUS_REPLY = {
+  roots: [
+    {
+      root: "/home/me/repo",
+      index_dir: "/home/me/repo/.codecite",
+      files_indexed: 12,
+      chunks: 80,
+      pending: 0,
+      indexing: false,
+      last_update: Date.now() / 1000,
+      embedder: { name: "default", state: "ready", vectors: 80, error: "" },
+      skipped_count: 2,
+    },
+  ],
+};
+
+test("Show index status is a quick pick of each folder's figures and the actions, not a modal", async () => {
+  const { transport } = setUp({ "codecite/status": () => STATUS_REPLY });
   await vscode.commands.executeCommand(COMMANDS.status);
   assert.deepEqual(transport.sent, [{ method: "codecite/status", params: {} }]);
-  assert.equal(recorded.messages.length, 1);
-  assert.equal(recorded.messages[0].text, "Codecite: Index up to date");
-  assert.equal(recorded.messages[0].detail, "/repo: 12 files, updated just now, embedder minilm");
+  assert.deepEqual(recorded.messages, [], "no dialog");
+  const [{ items, options }] = recorded.quickPicks;
+  assert.equal(options?.title, "Codecite: Index up to date");
+  assert.deepEqual(items[0], {
+    label: "$(folder) repo",
+    description: "12 files · 80 chunks · 2 skipped",
+    detail: "updated just now · embedder default ready (80 vectors) · index in /home/me/repo/.codecite",
+  });
+  assert.deepEqual(
+    items.slice(2).map((item) => item.label),
+    [STATUS_ACTIONS.reindex, STATUS_ACTIONS.model, STATUS_ACTIONS.settings],
+  );
+});
+
+test("the status picker's actions reindex, and cancel the indexing that runs", async () => {
+  const { transport, status, cancelled } = setUp({
+    "codecite/status": () => STATUS_REPLY,
+    "workspace/executeCommand": () => null,
+  });
+  recorded.quickPickReplies = [2]; // Reindex
+  await vscode.commands.executeCommand(COMMANDS.status);
+  assert.deepEqual(transport.sent.at(-1), {
+    method: "workspace/executeCommand",
+    params: { command: "codecite.reindex", arguments: [] },
+  });
+  status.activeProgress = () => "codecite-index-1a2b";
+  recorded.quickPickReplies = [3];
+  await vscode.commands.executeCommand(COMMANDS.status);
+  assert.equal(recorded.quickPicks[1].items[3].label, STATUS_ACTIONS.cancel);
+  assert.deepEqual(cancelled, ["codecite-index-1a2b"]);
 });

@@ -1,4 +1,4 @@
-import { recorded, reset, Uri } from "../vscodeStub.js";
+import { lm, recorded, reset, Uri } from "../vscodeStub.js";
 import { FakeLanguageClient } from "../fakeLanguageClient.js";
 import { machine } from "../fakeProbes.js";
 import assert from "node:assert/strict";
@@ -225,4 +225,48 @@ test("the MCP server for agent mode runs `codecite mcp` from the server's instal
     ["/venv/bin/python", "-m", "codecite_lsp", "mcp"],
   );
   assert.equal(definition.cwd?.path, "/ws");
+});
+
+test("the MCP definition asked for before the server was found is announced again once it is", async () => {
+  // VS Code asks a provider once, right after registration: before the server search finished.
+  recorded.workspaceFolders = [{ uri: Uri.file("/ws"), name: "ws", index: 0 }];
+  const asked: number[] = [];
+  let changes = 0;
+  const register = lm.registerMcpServerDefinitionProvider;
+  lm.registerMcpServerDefinitionProvider = (id: string, provider: unknown) => {
+    const mcp = provider as {
+      provideMcpServerDefinitions(): unknown[];
+      onDidChangeMcpServerDefinitions?: (listener: () => void) => unknown;
+    };
+    asked.push(mcp.provideMcpServerDefinitions().length);
+    mcp.onDidChangeMcpServerDefinitions?.(() => {
+      changes++;
+      asked.push(mcp.provideMcpServerDefinitions().length);
+    });
+    return register(id, provider);
+  };
+  try {
+    await activated({ pythonPath: "/venv/bin/python" });
+  } finally {
+    lm.registerMcpServerDefinitionProvider = register;
+  }
+  assert.equal(changes, 1, "the provider said its definitions changed when the server was found");
+  assert.deepEqual(asked, [0, 1]);
+});
+
+test("one status item: the server's indexing progress is the extension's item, not the client's", async () => {
+  await activated({ pythonPath: "/venv/bin/python" });
+  const middleware = FakeLanguageClient.instances[0].clientOptions.middleware as {
+    handleWorkDoneProgress(token: string, params: Record<string, unknown>, next: () => void): void;
+  };
+  const [item] = recorded.statusItems;
+  const forwarded: string[] = [];
+  const send = (token: string, params: Record<string, unknown>) =>
+    middleware.handleWorkDoneProgress(token, params, () => forwarded.push(`${token} ${params.kind}`));
+  send("codecite-index-9", { kind: "begin", title: "codecite: indexing", message: "ws", percentage: 0 });
+  send("codecite-index-9", { kind: "report", message: "keyvault/keys.py", percentage: 30 });
+  assert.equal(item.text, "$(sync~spin) Codecite: indexing 30%");
+  assert.deepEqual(forwarded, [], "the language client shows no progress item of its own");
+  send("codecite-index-9", { kind: "end", message: "8 files" });
+  assert.deepEqual(forwarded, ["codecite-index-9 end"], "its end still reaches the client, which cleans up");
 });

@@ -13,6 +13,7 @@ import { ANSWERED, CITATION, REFUSED } from "../fixtures.js";
 beforeEach(reset);
 
 const HOUR = 3_600_000;
+const IDLE_STATUS = { poll: () => undefined, activeProgress: () => undefined };
 
 /** `count` entries, newest first, one hour apart; the newest answered, then alternating. */
 function entries(count: number, from = 0): HistoryEntry[] {
@@ -49,7 +50,7 @@ function setUp(total: number) {
   const chat = new ChatViewProvider(Uri.file("/ext") as unknown as vscode.Uri, new CodeciteApi(transport));
   const view = new FakeWebviewView();
   chat.resolveWebviewView(view as unknown as vscode.WebviewView);
-  registerCommands(new CodeciteApi(transport), chat, { poll: () => undefined });
+  registerCommands(new CodeciteApi(transport), chat, IDLE_STATUS, () => undefined);
   return { transport, view };
 }
 
@@ -134,7 +135,7 @@ test("dismissing the picker shows nothing; an empty history says so", async () =
 test("a server that cannot answer history is reported, not thrown", async () => {
   const transport = new FakeTransport({});
   const chat = new ChatViewProvider(Uri.file("/ext") as unknown as vscode.Uri, new CodeciteApi(transport));
-  registerCommands(new CodeciteApi(transport), chat, { poll: () => undefined });
+  registerCommands(new CodeciteApi(transport), chat, IDLE_STATUS, () => undefined);
   await vscode.commands.executeCommand(COMMANDS.pastAnswers);
   assert.equal(recorded.messages[0]?.level, "error");
   assert.match(recorded.messages[0]?.text ?? "", /reading past answers failed/);

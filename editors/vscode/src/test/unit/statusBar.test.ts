@@ -2,7 +2,7 @@ import { reset, ThemeColor } from "../vscodeStub.js";
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 import type * as vscode from "vscode";
-import { describeStarting, describeStatus, IndexStatusBar } from "../../statusBar.js";
+import { describeProgress, describeStarting, describeStatus, IndexStatusBar } from "../../statusBar.js";
 
 beforeEach(reset);
 
@@ -204,4 +204,85 @@ test("with no index seen before, or one that failed, a starting server says only
   assert.equal(describeStarting(failed, NOW).text, "$(sync~spin) Codecite: starting");
   const empty = { roots: [{ root: "/a", files_indexed: 0, pending: 0, indexing: true }] };
   assert.equal(describeStarting(empty, NOW).text, "$(sync~spin) Codecite: starting");
+});
+
+test("a first build past its files says it is embedding, with the share of chunks, not 'checking'", () => {
+  const view = describeStatus(
+    {
+      roots: [
+        {
+          root: "/a",
+          files_indexed: 8,
+          chunks: 40,
+          pending: 0,
+          indexing: true,
+          last_update: NOW / 1000,
+          embedder: { name: "default", state: "embedding", vectors: 19, error: "" },
+        },
+      ],
+    },
+    NOW,
+  );
+  assert.equal(view.text, "$(sync~spin) Codecite: embedding 47%");
+  assert.ok(!view.text.includes("checking"));
+  assert.match(view.tooltip, /^Embedding: 19 of 40 chunks have a vector/);
+});
+
+test("the server's own progress reads as what it is doing: files, embedding, the search index", () => {
+  const indexing = { title: "codecite: indexing", reported: true };
+  assert.equal(
+    describeProgress({ ...indexing, message: "keyvault/keys.py", percentage: 40 }).text,
+    "$(sync~spin) Codecite: indexing 40%",
+  );
+  // Past the files the bar stays at 100 and the message carries the chunks' own share.
+  assert.equal(
+    describeProgress({ ...indexing, message: "embedding chunks (48%)", percentage: 100 }).text,
+    "$(sync~spin) Codecite: embedding 48%",
+  );
+  assert.equal(
+    describeProgress({ ...indexing, message: "building the search index", percentage: 100 }).text,
+    "$(sync~spin) Codecite: building the search index",
+  );
+  assert.equal(
+    describeProgress({ ...indexing, message: "waiting for another indexer (pid 42)" }).text,
+    "$(sync~spin) Codecite: waiting for another indexer (pid 42)",
+  );
+  assert.equal(
+    describeProgress({ title: "codecite: indexing", message: "repo", percentage: 0, reported: false }).text,
+    "$(sync~spin) Codecite: indexing",
+  );
+});
+
+test("one item: the server's indexing progress shows on it, and its end brings back the figures", async () => {
+  const item = new FakeItem();
+  let reply = {
+    roots: [{ root: "/a", files_indexed: 0, pending: 0, indexing: true, last_update: null }],
+  } as Parameters<typeof describeStatus>[0];
+  const bar = new IndexStatusBar(
+    item as unknown as vscode.StatusBarItem,
+    async () => reply,
+    "codecite.showIndexStatus",
+    "codecite.openServerSettings",
+  );
+  await bar.refresh();
+  const token = "codecite-index-1";
+  bar.serverProgress(token, { kind: "begin", title: "codecite: indexing", message: "a", percentage: 0 });
+  assert.equal(item.text, "$(sync~spin) Codecite: indexing", "a begin says no more than the status");
+  bar.serverProgress(token, { kind: "report", message: "keyvault/keys.py", percentage: 25 });
+  assert.equal(item.text, "$(sync~spin) Codecite: indexing 25%");
+  assert.match(String(item.tooltip), /^codecite: indexing: keyvault\/keys.py\n\/a: 0 files/);
+  // A status reply meanwhile does not take the item back from the running work.
+  await bar.refresh();
+  assert.equal(item.text, "$(sync~spin) Codecite: indexing 25%");
+  bar.serverProgress(token, { kind: "report", message: "embedding chunks (60%)", percentage: 100 });
+  assert.equal(item.text, "$(sync~spin) Codecite: embedding 60%");
+  assert.equal(bar.activeProgress(), token);
+  reply = {
+    roots: [{ root: "/a", files_indexed: 8, pending: 0, indexing: false, last_update: Date.now() / 1000 }],
+  };
+  bar.serverProgress(token, { kind: "end", message: "8 files" });
+  await new Promise((resolve) => setTimeout(resolve, 10)); // the poll the end starts
+  assert.equal(item.text, "$(check) Codecite: 8 files · just now");
+  assert.equal(bar.activeProgress(), undefined);
+  bar.dispose();
 });
