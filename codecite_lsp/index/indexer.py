@@ -48,7 +48,7 @@ __all__ = ["IndexBusy", "IndexReport", "IndexStatus", "Indexer", "Progress"]
 
 if TYPE_CHECKING:
     from ..ingest.ignore import IgnoreRules
-    from .store import FileRecord, Meta, Store
+    from .store import Meta, Store
 
 log = logging.getLogger(__name__)
 
@@ -281,10 +281,10 @@ class Indexer:
 
     def _update(self, paths: Iterable[str]) -> Totals:
         store = self.store
-        known = store.files()
-        targets, rules_changed = self._expand(paths, known)
+        targets, rules_changed = self._expand(paths)
         if rules_changed:
             return self._full_pass(None, None, {})
+        known = store.files(targets)  # these rows only: a save's cost is not the index's size
         whole = self._vectors.whole_before_write(store)
         batch = Batch()
         jobs = []
@@ -304,9 +304,9 @@ class Indexer:
             self._finish(store, store.meta, None, None, written if whole else None)
         return totals
 
-    def _expand(self, paths: Iterable[str], known: dict[str, FileRecord]) -> tuple[set[str], bool]:
-        """Repo-relative file paths for the given paths (a folder stands for the files in it),
-        and whether one of them is an ignore file."""
+    def _expand(self, paths: Iterable[str]) -> tuple[set[str], bool]:
+        """Repo-relative file paths for the given paths (a folder, on disk or indexed, stands
+        for the files in it), and whether one of them is an ignore file."""
         from ..ingest.scan import scan
 
         targets: set[str] = set()
@@ -316,8 +316,10 @@ class Indexer:
             if rel is None:
                 continue
             rules_changed |= self._rules().refresh(rel)
-            prefix = rel + "/"
-            under = [p for p in known if p.startswith(prefix)]
+            if (self.repo / rel).is_file():
+                targets.add(rel)
+                continue
+            under = self.store.paths_under(rel)
             if (self.repo / rel).is_dir() or under:
                 targets.update(under)
                 found = scan(self.repo, self.config, under=rel, rules=self._rules())

@@ -29,6 +29,7 @@ from .tables import (
     sql_literal,
     vector_schema,
 )
+from .view import written_vectors
 
 if TYPE_CHECKING:
     from ..core.records import Chunk
@@ -136,7 +137,8 @@ class Vectors:
                 meta.embedder, meta.dim = embedder, dim
                 self._meta.save(meta)
         unique = {h: i for i, h in enumerate(hashes)}  # one row per hash
-        flat = pa.array(matrix[list(unique.values())].reshape(-1), type=pa.float32())
+        kept = matrix[list(unique.values())]
+        flat = pa.array(kept.reshape(-1), type=pa.float32())
         rows = pa.Table.from_arrays(
             [
                 pa.array(list(unique), type=pa.string()),
@@ -145,7 +147,9 @@ class Vectors:
             ],
             schema=table.schema,
         )
+        before = table.version
         table.merge_insert(["content_hash", "embedder"]).when_not_matched_insert_all().execute(rows)
+        written_vectors(self._index_dir, before, table.version, embedder, list(unique), kept)
 
     def count(self, embedder: str | None) -> int:
         """Vectors (from ``embedder``, or any) of chunks in the index: vectors of content no
