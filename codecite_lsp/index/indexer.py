@@ -234,7 +234,7 @@ class Indexer:
         meta: Meta,
         progress: Progress | None,
         cancel: threading.Event | None,
-        written: set[str] | None = None,
+        written: Mapping[str, str] | None = None,
     ) -> None:
         """After the chunks are written: meta, the search index, vectors (of the content
         hashes ``written`` only, when the vector filler knows the rest have theirs)."""
@@ -300,7 +300,8 @@ class Indexer:
         totals = Totals()
         self._commit(batch, totals)
         if len(batch):
-            written = {c.content_hash for chunks in batch.chunks.values() for c in chunks}
+            # hash -> text: the fill embeds these without reading them back from the table
+            written = {c.content_hash: c.text for chunks in batch.chunks.values() for c in chunks}
             self._finish(store, store.meta, None, None, written if whole else None)
         return totals
 

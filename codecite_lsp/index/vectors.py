@@ -12,7 +12,7 @@ import contextlib
 import logging
 import shutil
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from .tables import (
     sql_literal,
     vector_schema,
 )
-from .view import written_vectors
+from .view import vectors_having, written_vectors
 
 if TYPE_CHECKING:
     from ..core.records import Chunk
@@ -90,6 +90,10 @@ class Vectors:
         try:
             if among is None:
                 return read_column(vectors, "content_hash", where)
+            if embedder is not None:
+                held = vectors_having(self._index_dir, vectors.version, embedder, among)
+                if held is not None:
+                    return held
             return [
                 h
                 for batch in in_filters("content_hash", among)
@@ -104,12 +108,12 @@ class Vectors:
     ) -> list[tuple[str, str]]:
         """(content_hash, text) of chunks that have no vector from ``embedder`` yet; only of
         the hashes ``among`` when given (a saved file's: its cost is the file's, not the
-        index's)."""
+        index's; ``among`` mapping each hash to its text spares reading the texts back)."""
         wanted = dict.fromkeys(self._tables.content_hashes() if among is None else sorted(among))
         for h in self.hashes(embedder, among):
             wanted.pop(h, None)
         hashes = list(wanted)[:limit]
-        texts = self._tables.texts(hashes)
+        texts = among if isinstance(among, Mapping) else self._tables.texts(hashes)
         return [(h, texts[h]) for h in hashes if h in texts]
 
     def put(self, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:

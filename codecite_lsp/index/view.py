@@ -381,6 +381,15 @@ class VectorView:
                 after, embedder, held.hashes, matrix, held.rows + len(new), held.slot
             )
 
+    def having(self, version: int, embedder: str, hashes: Iterable[str]) -> list[str] | None:
+        """Which of ``hashes`` have a vector from ``embedder`` at table ``version`` (None when
+        the view does not hold that version: then the table is asked)."""
+        with self._lock:
+            held = self._held
+            if (held.version, held.embedder) != (version, embedder):
+                return None
+            return [h for h in hashes if h in held.slot]
+
     def nearest(
         self, table: Any, embedder: str, vector: np.ndarray, limit: int
     ) -> list[tuple[str, float]]:
@@ -458,6 +467,15 @@ def written_vectors(
     view = _existing(index_dir)
     if view is not None:
         view.vectors.written(before, after, embedder, hashes, vectors)
+
+
+def vectors_having(
+    index_dir: Path, version: int, embedder: str, hashes: Iterable[str]
+) -> list[str] | None:
+    """Which of ``hashes`` have a vector, told by this process's view of ``index_dir`` when it
+    holds the table at ``version`` (a save's check then costs its own hashes, not a scan)."""
+    view = _existing(index_dir)
+    return None if view is None else view.vectors.having(version, embedder, hashes)
 
 
 def forget_view(index_dir: Path) -> None:
