@@ -1,21 +1,33 @@
 """Claim support on the labelled set: how many false claims the gate refuses, how many true
-ones it wrongly refuses, per class of falsehood.
+ones it wrongly refuses, per class of falsehood; with a model, the same figures once the
+optional second pass (answer/support_check.py, ``support_check = "model"``) has judged every
+claim the gate accepted.
 
-    python bench/eval_support.py [tests/fixtures/support/claims.jsonl]
+    python bench/eval_support.py [tests/fixtures/support/claims.jsonl] [--model MODEL]
 
 Each claim goes through the real gate (verify/gate.py) as a one-claim reply citing its quote on
 its lines of the snapshotted source. "Positive" is a refusal: precision is the share of refused
 claims that were false, recall the share of false claims refused.
+
+The second pass runs when ``--model`` or ``CODECITE_MODEL`` names a litellm model (not
+``extractive``): one call per accepted claim, through answer/llm.py as the answering pipeline
+makes it (the provider's key in its usual variable). Offline, ``CODECITE_MOCK_RESPONSE`` scripts
+the verdicts through litellm's ``mock_response`` (answer/llm.py): that measures the plumbing
+(the verdict applied, a failure failing open), not a model's judgement.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from codecite_lsp.answer.llm import MOCK_ENV, complete
+from codecite_lsp.answer.support_check import SCHEMA, check
+from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Source
 from codecite_lsp.verify.gate import GatePassed, verify
 
@@ -23,7 +35,8 @@ CLAIMS = Path(__file__).parents[1] / "tests" / "fixtures" / "support" / "claims.
 TARGETS = ("number", "name", "literal", "negation", "quantifier")
 
 
-def accepted(row: dict[str, Any]) -> bool:
+def gated(row: dict[str, Any]) -> tuple[GatePassed | None, Source]:
+    """The gate's verdict on the row's claim (None: refused), and its source."""
     source = Source(**row["source"], text=row["source_text"])
     citation = {
         "source": source.label,
@@ -32,21 +45,34 @@ def accepted(row: dict[str, Any]) -> bool:
         "quote": row["quote"],
     }
     spans = [{"kind": "claim", "text": row["claim"], "citations": [citation]}]
-    return isinstance(verify(json.dumps({"spans": spans, "refuse": None}), [source]), GatePassed)
+    result = verify(json.dumps({"spans": spans, "refuse": None}), [source])
+    return (result if isinstance(result, GatePassed) else None), source
 
 
-def main(path: Path) -> None:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    total: Counter[str] = Counter()
-    passed: Counter[str] = Counter()
-    for row in rows:
-        total[row["cls"]] += 1
-        if accepted(row):
-            passed[row["cls"]] += 1
-        elif row["label"]:
+def second_pass(model: str, passed: GatePassed, source: Source, failed_open: Counter[str]) -> bool:
+    """Whether the claim the gate accepted survives the model's second pass (a failure keeps it,
+    as in the pipeline, and is counted by its error)."""
+
+    defaults = Config()
+
+    def ask(messages: list[dict[str, str]]) -> str:
+        timeout, retries = defaults.model_timeout, defaults.model_retries
+        return complete(messages, model, timeout=timeout, retries=retries, schema=SCHEMA).text
+
+    checked = check(passed.spans, [source], ask)
+    if checked.record["status"] == "failed_open":
+        failed_open[checked.record["error"]] += 1
+    return checked.claims_left > 0
+
+
+def report(name: str, rows: list[dict[str, Any]], accepted: list[bool]) -> None:
+    total: Counter[str] = Counter(row["cls"] for row in rows)
+    passed: Counter[str] = Counter(row["cls"] for row, ok in zip(rows, accepted, strict=True) if ok)
+    print(f"-- {name}")
+    for row, ok in zip(rows, accepted, strict=True):
+        if row["label"] and not ok:
             print(f"  true claim refused: {row['id']}: {row['claim']}")
-    for row in rows:
-        if not row["label"] and row["cls"] in TARGETS and accepted(row):
+        if not row["label"] and row["cls"] in TARGETS and ok:
             print(f"  TARGET-CLASS FALSE CLAIM ACCEPTED: {row['id']}: {row['claim']}")
     false = [cls for cls in total if cls != "true"]
     refused_false = sum(total[c] - passed[c] for c in false)
@@ -77,5 +103,28 @@ def main(path: Path) -> None:
         )
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("claims", nargs="?", type=Path, default=CLAIMS)
+    parser.add_argument("--model", default=os.environ.get("CODECITE_MODEL", "extractive"))
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.claims.read_text(encoding="utf-8").splitlines()]
+    verdicts = [gated(row) for row in rows]
+    report("the deterministic gate", rows, [passed is not None for passed, _ in verdicts])
+    if args.model == "extractive":
+        print("(no model named: --model or CODECITE_MODEL runs the second pass)")
+        return
+    failed_open: Counter[str] = Counter()
+    kept = [
+        passed is not None and second_pass(args.model, passed, source, failed_open)
+        for passed, source in verdicts
+    ]
+    scripted = " (verdicts scripted by CODECITE_MOCK_RESPONSE)" if os.environ.get(MOCK_ENV) else ""
+    report(f"the gate, then the second pass by {args.model}{scripted}", rows, kept)
+    calls = sum(passed is not None for passed, _ in verdicts)
+    opened = sum(failed_open.values())
+    print(f"second-pass calls: {calls}, failed open: {opened} {dict(sorted(failed_open.items()))}")
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else CLAIMS)
+    main()

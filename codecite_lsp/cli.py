@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +18,11 @@ from . import __version__
 from .core.config import Config, ConfigError, load_config
 from .core.environment import apply_defaults
 from .core.limits import MAX_LIMIT, MAX_TEXT_CHARS
+from .ingest.injection import kinds
 from .service.forbidden_roots import refusal
 
 if TYPE_CHECKING:
-    from .core.records import Result
+    from .core.records import Finding, Result
     from .index.indexer import Indexer, IndexReport
 
 
@@ -44,6 +45,13 @@ def _build_parser() -> argparse.ArgumentParser:
 
     index = sub.add_parser("index", parents=[common], help="build or update the index")
     index.add_argument("--quiet", action="store_true", help="no progress bar")
+    index.add_argument(
+        "--publish",
+        default=None,
+        metavar="URI",
+        help="then write the index as the shared base of HEAD (s3://bucket/prefix, gs://, az://"
+        " or a folder; credentials from the standard environment), for the `base` setting",
+    )
 
     search = sub.add_parser("search", parents=[common], help="retrieval only, no model")
     search.add_argument("query", nargs="?", type=_text, help="what to look for (or --queries)")
@@ -145,15 +153,69 @@ def _print_skips(report: IndexReport) -> None:
         print(f"skipped {skip.path}: {skip.reason}", file=sys.stderr)
 
 
+def _say_base(repo: Path, config: Config) -> None:
+    """Why the ``base`` setting's base is not read (or what was read instead), on stderr."""
+    if not config.base:
+        return
+    from .index.base import BaseError, OpenedBase, opened
+
+    found = opened(repo, config, config.resolved_index_dir(repo))
+    if isinstance(found, BaseError):
+        print(
+            f"codecite: base {config.base} not used: {found}; the local index holds every file",
+            file=sys.stderr,
+        )
+    elif isinstance(found, OpenedBase) and found.note:
+        print(f"codecite: base {config.base}: {found.note}", file=sys.stderr)
+
+
+def _cmd_publish(args: argparse.Namespace, repo: Path, config: Config) -> int:
+    """Index every file (no base under it) and write the index as HEAD's base at the URI."""
+    from dataclasses import replace
+
+    from .core.config import check_base
+    from .index.base import BaseError, head_commit, publish, tracked_changes
+    from .index.indexer import IndexBusy, Indexer
+    from .index.store import IndexDamaged
+
+    uri = args.publish
+    try:
+        check_base(uri)
+        commit = head_commit(repo)
+        changed = tracked_changes(repo)
+        if changed:
+            raise BaseError(
+                f"{len(changed)} tracked files differ from HEAD ({', '.join(changed[:3])}): a"
+                " base must hold its commit's own files; commit or stash them first"
+            )
+        whole = replace(config, base=None)
+        indexer = Indexer(repo, whole)
+        report = _run_index(indexer, args.quiet)
+        published = publish(indexer.store, whole, commit, uri)
+    except (ValueError, BaseError, IndexBusy, IndexDamaged) as exc:
+        print(f"codecite: not published: {exc}", file=sys.stderr)
+        return 1
+    print(report.summary())
+    print(
+        f"published the base of {commit[:12]} to {uri}: {len(published.files)} files,"
+        f" {published.chunks} chunks, embedder {published.embedder or 'none'}"
+    )
+    return 0
+
+
 def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .index import manifest
 
+    if args.publish:
+        return _cmd_publish(args, repo, config)
+    _say_base(repo, config)
     # Nothing changed since the last complete pass: answered from a stat walk, without
     # importing lancedb (seconds); anything different runs the pass, which fixes it.
     report = None
     note = config.index_dir_note(repo)  # the repository cannot be written: where the index is
     said = f" - {note}" if note else ""
-    if not os.environ.get(manifest.BYPASS_ENV):
+    # With a base, which one HEAD descends from may have changed without any file changing.
+    if not os.environ.get(manifest.BYPASS_ENV) and not config.base:
         report = manifest.unchanged_since_last_pass(repo, config)
     if report is not None:
         _print_skips(report)
@@ -163,12 +225,38 @@ def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .index.store import IndexDamaged
 
     try:
-        report = _run_index(Indexer(repo, config), args.quiet)
+        indexer = Indexer(repo, config)
+        report = _run_index(indexer, args.quiet)
     except (IndexBusy, IndexDamaged) as exc:  # locked too long; or unusable even rebuilt
         print(f"codecite: {exc}", file=sys.stderr)
         return 1
     print(report.summary() + said)
+    flagged = indexer.store.tables.untrusted_chunks()
+    if flagged:
+        print(_untrusted_summary(flagged))
     return 0
+
+
+UNTRUSTED_LISTED = 10  # files named in the index report's untrusted line
+
+
+def _untrusted_summary(flagged: Mapping[str, int]) -> str:
+    """The index report's line on the chunks holding text addressed to an AI model."""
+    files = sorted(flagged, key=lambda path: (-flagged[path], path))
+    named = ", ".join(f"{path} ({flagged[path]})" for path in files[:UNTRUSTED_LISTED])
+    more = f" and {len(files) - UNTRUSTED_LISTED} more" if len(files) > UNTRUSTED_LISTED else ""
+    return (
+        f"{sum(flagged.values())} chunks in {len(files)} files hold text addressed to an AI model"
+        f" (shown to a model as untrusted data; no claim rests on them alone): {named}{more}"
+    )
+
+
+def _untrusted_mark(found: tuple[Finding, ...]) -> str:
+    """A search result's line marking text addressed to an AI model."""
+    lines = ", ".join(str(line) for line in dict.fromkeys(f.line for f in found))
+    return (
+        f"    UNTRUSTED: text addressed to an AI model ({', '.join(kinds(found))}) at line {lines}"
+    )
 
 
 def _search_queries(args: argparse.Namespace) -> list[str] | str:
@@ -197,6 +285,7 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
     if isinstance(queries, str):
         print(f"codecite: {queries}", file=sys.stderr)
         return 2
+    _say_base(repo, config)
     retriever = open_retriever(repo, config)
     if retriever.store.meta.chunk_budget is None:  # set by the first complete index pass
         # stderr: an empty result list alone reads as "nothing matches"
@@ -217,6 +306,8 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
             symbol = f"  {result.symbol}" if result.symbol else ""
             place = f"{result.path}:{result.start_line}-{result.end_line}"
             print(f"{place}{symbol}  ({result.score:.3f})")
+            if result.untrusted:
+                print(_untrusted_mark(result.untrusted))
             if args.explain:
                 print("    " + "  ".join(f"{name} {value:+.3f}" for name, value in result.terms))
     return 0
@@ -237,6 +328,7 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .index import manifest
     from .index.indexer import IndexBusy, Indexer
 
+    _say_base(repo, config)
     indexer = Indexer(repo, config)
     if indexer.store.meta.chunk_budget is None:  # set by the first complete index pass
         print("codecite: no index yet; indexing the repository first", file=sys.stderr)

@@ -1,5 +1,7 @@
 """The answering pipeline: retrieve, check the floor, prompt, model, citation gate, one stricter
-retry, refuse. Every request gets a trace id and one trace record; answers go to the history.
+retry, refuse; with ``support_check = "model"``, a second model call judging each verified claim
+against its lines (support_check.py). Every request gets a trace id and one trace record;
+answers go to the history.
 
 Nothing unverified reaches the user: the model is not even asked when retrieval found nothing
 that clears the relevance floor, and after the retry (attempts.py) only verified claims are shown.
@@ -27,6 +29,8 @@ from .followup import Turn, callers_asked, callers_question, continues, recent, 
 from .history import History
 from .llm import MockReplies, ModelError, ModelReply, complete, mock_replies_from_env
 from .prompt import RESPONSE_SCHEMA, build_messages
+from .support_check import SCHEMA as SUPPORT_SCHEMA
+from .support_check import check as check_support
 from .trace import TraceLog, question_hash, untrusted_sources
 
 if TYPE_CHECKING:
@@ -54,6 +58,7 @@ class _Request:
     model_latency_ms: float = 0.0
     statements_removed: int = 0
     attempts_made: int = 0  # model answers asked for: the second is the stricter retry
+    support_check: dict[str, Any] | None = None  # the second pass's record, when it ran
 
     def record(self, answer: Answered | Refused) -> dict[str, Any]:
         return {
@@ -67,6 +72,7 @@ class _Request:
             "attempts": self.attempts,
             "retries": max(0, len(self.attempts) - 1),
             "statements_removed": self.statements_removed,
+            "support_check": self.support_check,
             "model_calls": self.model_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -272,13 +278,25 @@ class Answerer:
         request.attempts = verdict.attempts
         request.statements_removed = verdict.removed
         if verdict.status == "answered":
+            spans, unsupported = verdict.spans, None
+            if not offline and self.config.support_check == "model":
+                request.stage("checking each claim against its lines")
+                # One call, no transient retries: a failure only leaves the gate's verdict.
+                checked = check_support(
+                    spans,
+                    sources,
+                    lambda sent: self._call(request, sent, SUPPORT_SCHEMA, cancel, 0).text,
+                )
+                request.support_check = checked.record
+                if checked.removed and not checked.claims_left:
+                    return refuse("unverified_citation", wording.NONE_SUPPORTED, near)
+                spans = checked.spans
+                unsupported = wording.unsupported_note(checked.removed) if checked.removed else None
             # Offline, what the answer is comes first: the reader must not take it for an
             # explanation.
             first = offline_note() if offline else None
-            notes = [part for part in (first, verdict.note, note) if part]
-            return Answered(
-                trace_id=request.trace_id, spans=verdict.spans, note=" ".join(notes) or None
-            )
+            notes = [part for part in (first, verdict.note, unsupported, note) if part]
+            return Answered(trace_id=request.trace_id, spans=spans, note=" ".join(notes) or None)
         assert verdict.reason is not None
         return refuse(verdict.reason, verdict.detail, near)
 
@@ -306,8 +324,21 @@ class Answerer:
             "retrying with stricter instructions" if request.attempts_made else "asking the model"
         )
         request.attempts_made += 1
+        reply = self._call(request, messages, RESPONSE_SCHEMA, cancel, self.config.model_retries)
+        request.stage("verifying citations")
+        return ModelText(reply.text, reply.mode)
+
+    def _call(
+        self,
+        request: _Request,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        cancel: threading.Event | None,
+        retries: int,
+    ) -> ModelReply:
+        """One model call, counted in the request's trace (calls, tokens, latency)."""
         try:
-            reply = self._complete(messages, RESPONSE_SCHEMA, cancel, self.config.model_retries)
+            reply = self._complete(messages, schema, cancel, retries)
         except ModelError as exc:
             request.model_calls += exc.attempts
             raise
@@ -315,8 +346,7 @@ class Answerer:
         request.prompt_tokens += reply.prompt_tokens
         request.completion_tokens += reply.completion_tokens
         request.model_latency_ms += reply.latency_ms
-        request.stage("verifying citations")
-        return ModelText(reply.text, reply.mode)
+        return reply
 
     def _complete(
         self,

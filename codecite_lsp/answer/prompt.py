@@ -12,7 +12,7 @@ import hashlib
 from typing import Any
 
 from ..core.records import Source
-from ..ingest.injection import findings, kinds, visible
+from ..ingest.injection import kinds, source_findings, visible
 from ..verify.quotes import declared_lines
 
 _RULES = """\
@@ -64,7 +64,7 @@ def _fence_token(parts: list[str]) -> str:
 
 def untrusted_mark(source: Source) -> str:
     """The header note of a source holding text addressed to an AI reader ('' when clean)."""
-    found = findings(source.text)
+    found = source_findings(source)
     if not found:
         return ""
     return (

@@ -3,8 +3,9 @@
 A record holds what is needed to see why an answer was given or refused (retrieved chunk hashes
 and scores, the gate's verdict per citation, the path each reply took: asked as a JSON schema, a
 tool call or by the prompt, found as the whole text, in a fence or cut out of prose; statements
-removed, retries, tokens, latency; the sources holding text addressed to an AI model) but never
-the question text nor source code: only the question's sha256.
+removed, retries, tokens, latency; the sources holding text addressed to an AI model; the
+optional second pass's verdicts, or why it failed open) but never the question text nor source
+code: only the question's sha256.
 
 The JSON-lines helpers here are shared with history.py: one ``os.write`` per record on an
 O_APPEND descriptor (concurrent writers never interleave inside a line), and readers skip a
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.records import Source
-from ..ingest.injection import findings, kinds
+from ..ingest.injection import kinds, source_findings
 
 TRACE_FILE = "trace.jsonl"
 
@@ -35,14 +36,14 @@ def untrusted_sources(sources: list[Source]) -> list[dict[str, Any]]:
     file lines of the findings (never the text)."""
     record = []
     for source in sources:
-        found = findings(source.text)
+        found = source_findings(source)
         if found:
             record.append(
                 {
                     "label": source.label,
                     "content_hash": source.content_hash,
                     "kinds": kinds(found),
-                    "lines": sorted({source.start_line + f.line - 1 for f in found}),
+                    "lines": sorted({f.line for f in found}),
                 }
             )
     return record
@@ -110,6 +111,7 @@ def summarise(index_dir: Path) -> dict[str, Any]:
     answered = 0
     refused: Counter[str] = Counter()
     checked = unknown = failed = retries = model_calls = removed = untrusted = 0
+    judged_unsupported = failed_open = 0  # the optional second pass (support_check.py)
     tokens = 0
     paths: Counter[str] = Counter()  # how replies were asked for and found (reply path)
     latencies: list[float] = []
@@ -121,6 +123,9 @@ def summarise(index_dir: Path) -> dict[str, Any]:
             refused[str(record.get("reason"))] += 1
         removed += int(record.get("statements_removed", 0))
         untrusted += len(record.get("untrusted_sources", []))
+        second = record.get("support_check") or {}
+        judged_unsupported += len(second.get("unsupported", []))
+        failed_open += second.get("status") == "failed_open"
         for attempt in record.get("attempts", []):
             if attempt.get("mode"):
                 paths[f"{attempt['mode']}/{attempt.get('envelope') or 'none'}"] += 1
@@ -144,6 +149,8 @@ def summarise(index_dir: Path) -> dict[str, Any]:
         "unknown_label_rate": round(unknown / checked, 4) if checked else 0.0,
         "statements_removed": removed,
         "untrusted_sources": untrusted,
+        "claims_judged_unsupported": judged_unsupported,
+        "support_checks_failed_open": failed_open,
         "reply_paths": dict(sorted(paths.items())),
         "retries": retries,
         "model_calls": model_calls,

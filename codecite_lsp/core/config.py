@@ -81,6 +81,14 @@ class Config:
         "where the index lives (none: `<repo>/.codecite`, or the user's cache folder when the"
         " repository cannot be written); relative paths are under the repository",
     )
+    base: str | None = _setting(
+        None,
+        "a shared base index published by `codecite index --publish URI` (`s3://bucket/prefix`,"
+        " `gs://…`, `az://…`, or a local folder): the newest base whose commit is an ancestor of"
+        " HEAD is read, and only files that differ from it are indexed locally. Credentials come"
+        " from the standard environment (`AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT`, …) or profile,"
+        " never from settings",
+    )
     chunk_budget: int = _setting(
         1800, "characters per chunk before a definition is split at its children"
     )
@@ -99,6 +107,13 @@ class Config:
     model_timeout: float = _setting(60.0, "seconds per model call")
     model_retries: int = _setting(
         2, "retries of a model call on transient errors (rate limit, 5xx, connection)"
+    )
+    support_check: str = _setting(
+        "off",
+        "`model`: with a model configured, one more (cheap) call per answer (not hover) asks it,"
+        " per claim that passed the citation checks, whether the quoted lines entail it; claims"
+        " it judges unsupported are removed (a failed or unreadable check removes nothing)."
+        " `off`: the deterministic checks alone",
     )
     candidates: int = _setting(30, "hybrid candidates before reranking")
     context_chunks: int = _setting(8, "chunks shown to the model at most")
@@ -159,10 +174,19 @@ _LOCAL_EMBEDDINGS = frozenset({"default", "minilm", "none"})
 TRUST_ENV = "CODECITE_TRUST_REPO_CONFIG"
 # Keys of the user's own settings saying the repository is trusted (not Config fields).
 _TRUST_KEYS = ("trusted", "trust_repository_settings")
-_OPTIONAL_STRINGS = {"index_dir", "api_key_env"}
+_OPTIONAL_STRINGS = {"index_dir", "api_key_env", "base"}
+# LanceDB's object stores, by URI scheme (an index_dir is a local folder, never one of them).
+STORE_SCHEMES = ("s3://", "s3+ddb://", "gs://", "gcs://", "az://", "abfs://", "memory://")
+# Names of settings that would carry a secret: refused with where credentials come from.
+_CREDENTIAL_WORDS = re.compile(r"access_key|secret|token|password|credential|sas_key|account_key")
+_CREDENTIALS_FROM = (
+    "credentials are never read from settings; they come from the standard environment"
+    " (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS,"
+    " AZURE_STORAGE_ACCOUNT_KEY, ...) or your cloud profile"
+)
 _POSITIVE_REALS = {"model_timeout", "hover_timeout"}
 _FRACTIONS = {"relevance_floor"}
-_CHOICES = {"rerank": frozenset({"minilm", "none"})}
+_CHOICES = {"rerank": frozenset({"minilm", "none"}), "support_check": frozenset({"model", "off"})}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -176,6 +200,14 @@ def _coerce(key: str, value: Any) -> Any:
             raise ValueError(f"{key} must be a string, got {value!r}")
         if key == "api_key_env" and not _ENV_NAME.fullmatch(value):
             raise ValueError(f"{key} must be an environment variable name, got {value!r}")
+        if key == "index_dir" and is_object_store(value):
+            raise ValueError(
+                f"index_dir must be a local folder, got {value!r}: name a shared index on object"
+                " storage with the `base` setting (read) and `codecite index --publish URI`"
+                " (write)"
+            )
+        if key == "base":
+            check_base(value)
         return value
     if isinstance(default, bool):
         if isinstance(value, bool):
@@ -216,11 +248,38 @@ def _coerce(key: str, value: Any) -> Any:
     return value.strip()
 
 
+def is_object_store(value: str) -> bool:
+    """Whether ``value`` names an object store (LanceDB's schemes), not a local path."""
+    return value.strip().lower().startswith(STORE_SCHEMES)
+
+
+def check_base(value: str) -> None:
+    """A base URI that carries a credential (``s3://KEY:SECRET@bucket``, ``?secret=``) is
+    refused: settings files are shared, and keys belong to the environment or profile."""
+    if not is_object_store(value):
+        return  # a local folder (tests, air-gapped use)
+    rest = value.split("://", 1)[1]
+    authority = rest.split("/", 1)[0]
+    if "@" in authority or "?" in rest:
+        raise ValueError(f"base {_redacted(value)} refused: {_CREDENTIALS_FROM}")
+
+
+def _redacted(uri: str) -> str:
+    """The URI without what may be a key (it is shown in messages and logs)."""
+    scheme, _, rest = uri.partition("://")
+    authority, slash, path = rest.partition("/")
+    host = authority.rsplit("@", 1)[-1]
+    return f"{scheme}://{host}{slash}{path.split('?', 1)[0]}"
+
+
 def _apply(
     values: dict[str, Any], layer: Mapping[str, Any], source: str, problems: list[str]
 ) -> None:
     for raw_key, raw_value in layer.items():
         key = raw_key.replace("-", "_")
+        if key not in _FIELDS and _CREDENTIAL_WORDS.search(key.lower()):
+            problems.append(f"{source}: {raw_key!r} refused: {_CREDENTIALS_FROM}")
+            continue
         if key not in _FIELDS:
             problems.append(f"{source}: unknown setting {raw_key!r}")
             continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Literal
 
 
 def normalise_newlines(text: str) -> str:
@@ -20,6 +21,33 @@ def content_hash(text: str) -> str:
 def file_revision(data: bytes) -> str:
     """Revision of a whole file: sha256 of its raw bytes."""
     return hashlib.sha256(data).hexdigest()
+
+
+FindingKind = Literal[
+    "addressed_to_ai",  # "note for AI assistants", "if you are an AI"
+    "override",  # "ignore previous instructions", "you must say", "tell the user that"
+    "role_marker",  # "System:", "Assistant:" opening a line
+    "chat_token",  # the turn tokens of chat templates (im_start, INST, SYS)
+    "fence_mimic",  # <<<END SOURCE ...>>>, "=== end of source ===", a "[S9] path:1-9" header
+    "label_steering",  # "cite S9"
+    "invisible",  # zero-width, bidi controls, tag characters
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Text addressed to an AI reader (found by ``ingest.injection``): a record here because
+    chunks, results and sources carry their findings from the index to the prompt."""
+
+    kind: FindingKind
+    line: int  # 1-based: within the scanned text, or a file line once a chunk carries it
+    excerpt: str  # what matched, invisible characters spelled out (for the trace and the user)
+
+
+def findings_within(found: tuple[Finding, ...], start: int, end: int) -> tuple[Finding, ...]:
+    """The findings (at file lines) of a chunk's or result's lines ``start``..``end``: what a
+    slice of it, or a merge of two, still carries."""
+    return tuple(finding for finding in found if start <= finding.line <= end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +69,9 @@ class Chunk:
     # tree-sitter queries; empty for prose): how retrieval follows the code.
     defines: tuple[str, ...] = ()
     uses: tuple[str, ...] = ()
+    # Text addressed to an AI reader, at file lines, found when the chunk was cut: the chunk is
+    # shown to a model as untrusted data (ingest/injection.py).
+    untrusted: tuple[Finding, ...] = ()
 
     def __reduce__(self) -> tuple[type[Chunk], tuple[object, ...]]:
         # Index workers send chunks by the thousand: positional fields pickle in a third less
@@ -72,6 +103,7 @@ class Result:
     revision: str = ""
     # The chunk's own definitions (Chunk.defines): the question path weighs their names.
     defines: tuple[str, ...] = ()
+    untrusted: tuple[Finding, ...] = ()  # the chunk's findings on these lines (Chunk.untrusted)
 
     # What made the score, by rule (name -> contribution, adding up to it): ``--explain``.
     terms: tuple[tuple[str, float], ...] = ()
@@ -97,6 +129,9 @@ class Source:
     content_hash: str = ""
     revision: str = ""
     start_byte: int = 0
+    # Findings at file lines as the index stored them; None: text the index never scanned (a
+    # caller's own source), scanned when it is used (ingest.injection.source_findings).
+    untrusted: tuple[Finding, ...] | None = None
 
 
 def sources_from_results(results: list[Result]) -> list[Source]:
@@ -112,6 +147,7 @@ def sources_from_results(results: list[Result]) -> list[Source]:
             content_hash=r.content_hash,
             revision=r.revision,
             start_byte=r.start_byte,
+            untrusted=r.untrusted,
         )
         for number, r in enumerate(results, start=1)
     ]

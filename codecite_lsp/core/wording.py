@@ -68,6 +68,12 @@ MALFORMED_REPLY = _DETAILS["malformed_reply"]
 REMOVED_ONE = _NOTES["removed_one"]
 REMOVED_MANY = _NOTES["removed_many"]
 
+# Claims the optional second check (support_check = "model") found unsupported: the note, and
+# the refusal when none is left.
+UNSUPPORTED_ONE = _NOTES["unsupported_one"]
+UNSUPPORTED_MANY = _NOTES["unsupported_many"]
+NONE_SUPPORTED = _DETAILS["none_supported"]
+
 # Why a statement resting on a planted file was left out (names the files).
 UNTRUSTED = _NOTES["untrusted"]
 
@@ -80,3 +86,7 @@ FAILURES = _DATA["failures"]
 
 def removed_note(count: int) -> str:
     return REMOVED_ONE if count == 1 else REMOVED_MANY.format(count=count)
+
+
+def unsupported_note(count: int) -> str:
+    return UNSUPPORTED_ONE if count == 1 else UNSUPPORTED_MANY.format(count=count)

@@ -74,6 +74,10 @@ class ChunkTables:
         """The indexed paths inside ``folder`` (repo-relative, any depth)."""
         return read_column(self._files, "path", f"starts_with(path, {sql_literal(folder + '/')})")
 
+    def file_rows(self) -> Any:
+        """The files table as Arrow (a base is published from it)."""
+        return self._files.to_arrow()
+
     def file_count(self) -> int:
         return int(self._files.count_rows())
 
@@ -83,6 +87,12 @@ class ChunkTables:
     def chunk_counts(self) -> Counter[str]:
         """Chunk rows per path (reads the path column only)."""
         return Counter(read_column(self.chunks, "path"))
+
+    def untrusted_chunks(self) -> Counter[str]:
+        """Per path, its chunks holding text addressed to an AI reader (two columns read)."""
+        table = self.chunks.search().select(["path", "untrusted"]).limit(None).to_arrow()
+        columns = table["path"].to_pylist(), table["untrusted"].to_pylist()
+        return Counter(path for path, found in zip(*columns, strict=True) if found)
 
     def content_hashes(self) -> list[str]:
         """Every chunk row's content hash (the column only)."""

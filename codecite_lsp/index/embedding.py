@@ -118,6 +118,7 @@ def fill_vectors(
     cancel: threading.Event | None = None,
     batch: int = 512,
     among: Collection[str] | None = None,
+    train: bool = True,
 ) -> int:
     """Embed every chunk lacking a vector for ``embedder``, ``batch`` chunks at a time; only
     the chunks of the content hashes ``among`` when given (those an update wrote, when every
@@ -128,7 +129,8 @@ def fill_vectors(
     the model fails; the keyword index is untouched either way.
     """
     if isinstance(embedder, StaticEmbedder):
-        train_if_needed(store, embedder, progress, among)
+        if train:  # not over a base: the overlay's vectors must stay comparable with its own
+            train_if_needed(store, embedder, progress, among)
         if embedder.model is None:
             return 0
     name = embedder.name

@@ -76,6 +76,8 @@ class VectorFiller:
         self.config = config
         self.index_dir = index_dir
         self.embedder: Embedder | None = None
+        # Over a base the default model is the base's (copied in): never retrained here.
+        self.keep_model = False
         self._lock = threading.Lock()  # guards the fields below
         self._state: EmbedderState = {
             "name": config.embedding,
@@ -144,7 +146,7 @@ class VectorFiller:
             self._set("embedding")
             if written is not None and self._fill_written(store, written, cancel):
                 return
-            fill_vectors(store, self.embedder, progress, cancel)
+            fill_vectors(store, self.embedder, progress, cancel, train=not self.keep_model)
             name = self.embedder.name
             vectors, hashes = store.vector_coverage(name)
             with self._lock:
@@ -167,7 +169,7 @@ class VectorFiller:
 
         assert self.embedder is not None
         name, drops = self.embedder.name, store.vector_drops
-        fill_vectors(store, self.embedder, None, cancel, among=written)
+        fill_vectors(store, self.embedder, None, cancel, among=written, train=not self.keep_model)
         if (
             self.embedder.name != name
             or store.vector_drops != drops

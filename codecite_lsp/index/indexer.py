@@ -48,6 +48,9 @@ __all__ = ["IndexBusy", "IndexReport", "IndexStatus", "Indexer", "Progress"]
 
 if TYPE_CHECKING:
     from ..ingest.ignore import IgnoreRules
+    from ..ingest.scan import WorkspaceFile
+    from .base import OpenedBase
+    from .overlay import Overlay
     from .store import Meta, Store
 
 log = logging.getLogger(__name__)
@@ -170,6 +173,7 @@ class Indexer:
 
         store = self.store
         found = scan(self.repo, self.config)
+        listed = self._beyond_base(found.files)
         known = store.files()
         counts = store.chunk_counts()
         meta = store.meta
@@ -181,7 +185,7 @@ class Indexer:
             store.save_meta(meta)
         changed = [
             f
-            for f in found.files
+            for f in listed
             if rechunk
             or not unchanged(known.get(f.path), f.size, f.mtime_ns, counts.get(f.path, 0))
         ]
@@ -192,8 +196,8 @@ class Indexer:
         ]
         skip_again = {s.path for s in again}
         todo = [f for f in changed if f.path not in skip_again]
-        on_disk = {f.path for f in found.files}
-        gone = {path for path in known if path not in on_disk}
+        on_disk = {f.path for f in listed}
+        gone = {path for path in known if path not in on_disk}  # or now the base's
         with self._state:
             self._pending = {f.path for f in todo}
         store.delete(gone)
@@ -247,6 +251,7 @@ class Indexer:
         # A search must work on what was written: damage is repaired here. An update's probe
         # reads one row of each table; its fill reads the vectors' hash column (a filter).
         store.probe(whole=written is None)
+        self._base_copied()  # the overlay embeds with the base's model, copied with it
         self._vectors.fill(store, progress, cancel, written)
 
     def optimize_if_due(self) -> bool:
@@ -288,8 +293,13 @@ class Indexer:
         whole = self._vectors.whole_before_write(store)
         batch = Batch()
         jobs = []
+        indexable = {rel for rel in targets if self._indexable(rel)}
+        overlay = self._overlay()
+        if overlay is not None:  # a file saved back to the base's content is the base's again
+            overlay.recheck(targets, indexable)
+            indexable = {rel for rel in indexable if not overlay.same(rel)}
         for rel in sorted(targets):
-            if self._indexable(rel):
+            if rel in indexable:
                 jobs.append(Job(self.repo, rel, self.config, known_revision(known, rel)))
             elif rel in known:
                 batch.deletes.add(rel)
@@ -304,6 +314,33 @@ class Indexer:
             written = {c.content_hash: c.text for chunks in batch.chunks.values() for c in chunks}
             self._finish(store, store.meta, None, None, written if whole else None)
         return totals
+
+    # -- a shared base (index/base.py): only files that differ from it are indexed here -----
+
+    def _base(self) -> OpenedBase | None:
+        from .base import OpenedBase, opened
+
+        found = opened(self.repo, self.config, self.index_dir)
+        return found if isinstance(found, OpenedBase) else None
+
+    def _overlay(self) -> Overlay | None:
+        base = self._base()
+        return None if base is None else base.overlay
+
+    def _base_copied(self) -> None:
+        base = self._base()
+        self._vectors.keep_model = base is not None
+        if base is not None:
+            base.folder()
+
+    def _beyond_base(self, files: list[WorkspaceFile]) -> list[WorkspaceFile]:
+        """The scanned files this index must hold: all of them, or with a base in use only
+        those whose content is not the base's (the mask is brought up to date first)."""
+        overlay = self._overlay()
+        if overlay is None:
+            return files
+        overlay.refresh(files)
+        return [f for f in files if not overlay.same(f.path)]
 
     def _expand(self, paths: Iterable[str]) -> tuple[set[str], bool]:
         """Repo-relative file paths for the given paths (a folder, on disk or indexed, stands

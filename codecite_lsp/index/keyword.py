@@ -27,6 +27,22 @@ _CREATE_TRIES = 3  # two writers creating the index at once: lance fails one of 
 _FTS_MEMORY_MB = 64
 
 
+def build_fts(chunks: Any) -> None:
+    """Create the full-text index of a chunks table (raises if another writer is at it)."""
+    from lancedb.index import FTS
+
+    config = FTS(
+        base_tokenizer="whitespace",  # search_terms() already tokenised the text
+        lower_case=False,
+        stem=False,
+        remove_stop_words=False,
+        ascii_folding=False,
+        max_token_length=None,
+        memory_limit=_FTS_MEMORY_MB,
+    )
+    chunks.create_index("search_text", config=config, replace=False, name=_FTS_INDEX)
+
+
 class KeywordIndex:
     """The full-text index over the chunk rows of ``tables``."""
 
@@ -50,8 +66,6 @@ class KeywordIndex:
         """
         if self._ready:
             return
-        from lancedb.index import FTS
-
         chunks = self._tables.chunks
         with self._lock:
             if self._ready:
@@ -61,20 +75,9 @@ class KeywordIndex:
                 return
             if chunks.count_rows() == 0:
                 return
-            config = FTS(
-                base_tokenizer="whitespace",  # search_terms() already tokenised the text
-                lower_case=False,
-                stem=False,
-                remove_stop_words=False,
-                ascii_folding=False,
-                max_token_length=None,
-                memory_limit=_FTS_MEMORY_MB,
-            )
             for attempt in range(_CREATE_TRIES):
                 try:
-                    chunks.create_index(
-                        "search_text", config=config, replace=False, name=_FTS_INDEX
-                    )
+                    build_fts(chunks)
                     break
                 except Exception:
                     # Another writer of this folder (the indexer building it at the end of its

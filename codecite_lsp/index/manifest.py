@@ -59,6 +59,7 @@ _ANSWER_ONLY = frozenset(
     {
         "model", "api_key_env", "hover", "hover_timeout", "model_timeout", "model_retries",
         "candidates", "context_chunks", "context_tokens", "relevance_floor", "debounce_ms",
+        "support_check",
     }
 )  # fmt: skip
 

@@ -15,7 +15,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2  # 2: chunks carry defines/uses (retrieval follows the code)
+from ..ingest.injection import RULES_VERSION
+
+# 2: chunks carry defines/uses (retrieval follows the code); 3: chunks carry the text in them
+# addressed to an AI reader (``untrusted``)
+SCHEMA_VERSION = 3
 
 
 @dataclass
@@ -31,6 +35,14 @@ class Meta:
     files: int | None = None
     chunks: int | None = None
     optimized_version: int = 0  # chunks table version at the last optimize()
+    # The rules the chunks' ``untrusted`` findings were found with (ingest/injection.py).
+    injection_rules: int = RULES_VERSION
+
+    @property
+    def current(self) -> bool:
+        """Whether the index was written in this layout, its chunks scanned under these rules:
+        any other is rebuilt, never misread."""
+        return self.schema_version == SCHEMA_VERSION and self.injection_rules == RULES_VERSION
 
 
 class MetaFile:
@@ -70,7 +82,7 @@ class MetaFile:
 
 
 _META_TEXT = frozenset({"embedder", "last_update"})
-_META_REQUIRED = frozenset({"schema_version", "optimized_version"})
+_META_REQUIRED = frozenset({"schema_version", "optimized_version", "injection_rules"})
 
 
 def _well_typed(name: str, value: Any) -> bool:

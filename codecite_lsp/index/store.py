@@ -76,7 +76,7 @@ class Store:
         meta = meta_file.read()
         if not meta_file.exists():
             meta_file.save(meta)
-        elif meta.schema_version != SCHEMA_VERSION:
+        elif not meta.current:
             if meta.schema_version == -1:
                 log.warning("the index's meta.json in %s was damaged; rebuilding it", index_dir)
             for name in db.list_tables().tables:  # another layout is rebuilt, not misread

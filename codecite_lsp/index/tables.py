@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.records import Chunk
+from ..core.records import Chunk, Finding
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -85,12 +85,15 @@ CHUNK_COLUMNS = (
     "revision",
     "defines",
     "uses",
+    "untrusted",
 )
 
 
 def table_schemas() -> tuple[pa.Schema, pa.Schema]:
     """The schemas of the ``chunks`` and ``files`` tables."""
     import pyarrow as pa
+
+    finding = pa.struct([("kind", pa.string()), ("line", pa.int32()), ("excerpt", pa.string())])
 
     chunks = pa.schema(
         [
@@ -109,6 +112,8 @@ def table_schemas() -> tuple[pa.Schema, pa.Schema]:
             # retrieval's: names a chunk defines / uses (Chunk.defines, Chunk.uses)
             ("defines", pa.list_(pa.string())),
             ("uses", pa.list_(pa.string())),
+            # Chunk.untrusted: text addressed to an AI reader, at file lines (ingest/injection.py)
+            ("untrusted", pa.list_(finding)),
             # Read only when the full-text index is built: stored plain, which makes writing it
             # 5x cheaper (a third of a cold index's writing) for a fifth more disk.
             pa.field("search_text", pa.string(), metadata={"lance-encoding:compression": "none"}),
@@ -147,8 +152,18 @@ def chunk_rows(chunks: list[Chunk], search_texts: list[str], schema: pa.Schema) 
     columns: dict[str, list[Any]] = {
         name: [getattr(c, name) for c in chunks] for name in CHUNK_COLUMNS
     }
+    columns["untrusted"] = [[_finding_row(f) for f in c.untrusted] for c in chunks]
     columns["search_text"] = search_texts
     return pa.Table.from_pydict(columns, schema=schema)
+
+
+def _finding_row(finding: Finding) -> dict[str, Any]:
+    return {"kind": finding.kind, "line": finding.line, "excerpt": finding.excerpt}
+
+
+def findings_of(rows: list[dict[str, Any]] | None) -> tuple[Finding, ...]:
+    """A chunk's findings as the ``untrusted`` column holds them."""
+    return tuple(Finding(row["kind"], row["line"], row["excerpt"]) for row in rows or ())
 
 
 def chunk_from_row(row: Mapping[str, Any]) -> Chunk:
@@ -167,6 +182,7 @@ def chunk_from_row(row: Mapping[str, Any]) -> Chunk:
         revision=row["revision"],
         defines=tuple(row.get("defines") or ()),
         uses=tuple(row.get("uses") or ()),
+        untrusted=findings_of(row.get("untrusted")),
     )
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..core.memory import release
 from ..core.records import Chunk
-from .tables import CHUNK_COLUMNS, IN_BATCH, in_filters, sql_literal
+from .tables import CHUNK_COLUMNS, IN_BATCH, findings_of, in_filters, sql_literal
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,7 @@ def _chunks_from_table(table: Any) -> list[Chunk]:
             revision=revision,
             defines=tuple(intern(n) for n in defines or ()),
             uses=tuple(intern(n) for n in uses or ()),
+            untrusted=findings_of(untrusted),
         )
         for (
             _,
@@ -72,6 +73,7 @@ def _chunks_from_table(table: Any) -> list[Chunk]:
             revision,
             defines,
             uses,
+            untrusted,
         ) in zip(*columns, strict=True)
     ]
 

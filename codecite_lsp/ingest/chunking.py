@@ -25,6 +25,10 @@ tree-sitter counts rows; the budget counts a ``"\\r\\n"`` as one character, so C
 checkouts are cut alike (and hash alike). The chunks of a file cover each of its lines exactly
 once, in order; an empty file has no chunks (a blank one has one). A chunk of blank lines alone is
 folded into a neighbour when that fits the budget.
+
+Each chunk carries what in it is addressed to an AI reader (injection.py), at file lines: the
+index stores it, so a prompt source, a search result and the index report know the chunk is
+untrusted without scanning it again.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from ..core.records import Chunk, content_hash
+from .injection import at_lines
 from .languages import TEXT_LANGUAGE, language_for_path
 from .lines import Lines
 from .syntax import MAX_ERROR_SHARE, Def, Names, parse_any
@@ -277,6 +282,7 @@ def chunk_text(path: str, text: str, *, revision: str, budget: int = 1800) -> li
                 revision=revision,
                 defines=defines,
                 uses=uses,
+                untrusted=at_lines(chunk, span.start + 1),
             )
         )
     return chunks

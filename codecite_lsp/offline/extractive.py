@@ -16,8 +16,12 @@ that do it: a window of lines in a function's body gains by the share of the que
 function's name says, and a docstring, signature or field declaration loses; so does every
 question that does not ask what something is or for its documentation. The statements of the
 question's subject (subject.py: the definition it names, else the one whose body says most of
-it) gain most: an offline answer cannot explain, so it points at the working code. What defines
-what comes from the chunker's tree-sitter queries (definitions.py), in every language it reads.
+it) gain most, and the statements of the likeliest subjects (up to three, each scoring at least
+half the first's) lead the answer, one claim each: an offline answer cannot explain, so
+it points at the working code. A claim's text says only what its quote shows (its own comment
+lines, never a docstring left out of the quote: the gate would remove that sentence). What
+defines what comes from the chunker's tree-sitter queries (definitions.py), in every language it
+reads.
 
 Sources are read as runs of lines (source_runs.py); a window spanning two chunks of one file is
 cited with one citation per chunk it touches. Windows are widened to whole statements
@@ -50,7 +54,8 @@ _TEST_DISCOUNT = 0.7  # a window in a test file, for a question that is not abou
 # name says (none for `__repr__`); a window with none (docstring, signature, fields,
 # module-level lines) loses; a mixed window is in between.
 _DOING_NAMED, _DESCRIBING_ONLY = 1.5, 0.8
-_SUBJECTS = 3  # subjects whose statements may lead, in turn
+_SUBJECTS = 3  # the likeliest subjects, each of whose statements leads a claim...
+_RUNNER_UP = 0.5  # ... when it scores at least half the likeliest one's score
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ class _Question:
     total: float
     needed: int  # distinct terms a window must cover: 2 once the sources hold two of them
     asks_how: bool  # "how does X do Y": the statements doing it answer, not what describes X
-    doer: Doer | None = None  # the definition the question is about (subject.py)
+    doers: tuple[Doer, ...] = ()  # the definitions the question is about, likeliest first
 
 
 def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Window]:
@@ -95,8 +100,19 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
     # Like the reranker: quote the code, not a test restating it, unless tests are asked about.
     discount = _TEST_DISCOUNT if "test" not in question.terms and is_test_path(run.path) else 1.0
     file_terms = set(terms_said(word_parts(run.path.rsplit("/", 1)[-1]), question.terms))
+    # A subject's statements need not say two of the question's terms when the question names it,
+    # a likelier subject calls it, or the definition as a whole (name, docstring, statements)
+    # says two: the terms meet in one place, the definition (`after_this_request`'s body says
+    # only "request"; `do_truncate`'s only "truncate", its docstring "long strings").
+    free = {
+        i
+        for doer in question.doers
+        if doer.run is run and (doer.vouched or len(doer.said) >= question.needed)
+        for i in doer.body
+    }
+    doer = question.doers[0] if question.doers else None
     for first in range(len(run.lines)):
-        if not said[first]:
+        if not said[first] and first not in free:
             continue  # a window starts on a line saying a question term, never on padding
         # Lines inside `LoopContext.cycle` are about the loop's cycle: its name's terms count.
         around = run.subject(first, first, question.terms)
@@ -113,7 +129,7 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
             repeats += sum(idf[term] for term in hits if term in covered)
             covered |= set(hits)
             evidence = covered | context
-            if not covered or len(evidence) < question.needed:
+            if first not in free and (not covered or len(evidence) < question.needed):
                 continue  # a claim quotes question terms, and more than one shared word
             # The file's name adds weight (lines of gate.py are about the gate), never evidence:
             # every line of adapters.py would otherwise say "adapter".
@@ -128,7 +144,7 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
             boost += 0.3 if named else 0.0
             if question.asks_how and discount == 1.0:  # a test restating it does not do it
                 boost *= _how_factor(run, span, naming)
-                boost *= question.doer.factor(run, span) if question.doer else 1.0
+                boost *= doer.factor(run, span) if doer else 1.0
             # Repeated terms add a little: the code that is *about* the subject says it often.
             score = (weight + 0.1 * repeats) * boost * discount / (1 + 0.15 * (last - first))
             found.append(_Window(score, weight / question.total, run, first, last))
@@ -238,19 +254,20 @@ def _definitions_first(windows: list[_Window]) -> list[_Window]:
     return sorted(windows, key=lambda window: not used_elsewhere(window))
 
 
-def _pick(windows: list[_Window], leads: list[_Window]) -> list[_Window]:
+def _pick(windows: list[_Window], leads: list[list[_Window]]) -> list[_Window]:
     """The best non-overlapping windows: at most 2 per run, 4 in all, none far below the best;
-    the best of ``leads`` (the subject's statements) that is a whole statement first, whatever
-    its score."""
+    first, for each subject in ``leads`` (its statements' windows, best first), the best one
+    that is a whole statement, whatever its score."""
     # Ties go to the source retrieval ranked higher (sources come best first), then earlier lines.
     ordered = sorted(windows, key=lambda w: (-w.score, w.rank, w.first))
     top = ordered[0].score if ordered else 0.0
     picked: list[_Window] = []
-    for lead in leads:
-        whole = _whole(_to_sentence_end(lead))
-        if whole is not None:
-            picked.append(whole)
-            break
+    for each in leads:
+        for lead in each:
+            whole = _whole(_to_sentence_end(lead))
+            if whole is not None and not any(_overlaps(whole, p) for p in picked):
+                picked.append(whole)
+                break
     for best in ordered:
         if len(picked) == _MAX_CLAIMS or best.score < 0.35 * top:
             break
@@ -325,11 +342,11 @@ def answer(question: str, sources: list[Source], evidence: Evidence | None = Non
     # Any question but "what is it / where is it defined / its docs" is answered by what the
     # code does: an offline answer points at the working code.
     asks_how = not asks_what_it_is(question)
-    # The likeliest subjects, best first: when none of the first one's statements can be quoted
-    # whole, the next one's lead.
+    # The likeliest subjects, best first: each leads with one of its statements.
     doers = subjects(runs, said, idf, code_names(question), names)[:_SUBJECTS] if asks_how else []
-    doer = doers[0] if doers else None
-    asked = _Question(query, names, idf, sum(idf.values()), min(2, len(present)), asks_how, doer)
+    asked = _Question(
+        query, names, idf, sum(idf.values()), min(2, len(present)), asks_how, tuple(doers)
+    )
     every = [
         window
         for run in runs
@@ -339,12 +356,12 @@ def answer(question: str, sources: list[Source], evidence: Evidence | None = Non
     # The subject's statements lead even below the coverage floor: a body says the question's
     # things ("source = ParameterSource.ENVIRONMENT"), not its words ("decide", "came from").
     leads = [
-        window
-        for each in doers
-        for window in sorted(
+        sorted(
             (w for w in every if w.run is each.run and w.first in each.body),
             key=lambda w: (-w.score, w.first),
         )
+        for each in doers
+        if each.score >= _RUNNER_UP * doers[0].score
     ]
     picked = _pick([w for w in every if w.coverage >= _COVERAGE_FLOOR], leads)
     # The subject's statements stay first: they are what the question asks about.

@@ -51,7 +51,7 @@ class Subject:
     name: str | None  # defined in the window or just above it
     defined_here: bool  # the definition line of ``name`` is one of the window's lines
     enclosing: str | None  # else the definition (or chunk symbol) the window sits inside
-    doc: str | None  # an explaining sentence of the window or of its definition
+    doc: str | None  # an explaining sentence of the window
     qualified: str | None = None  # ``name`` or ``enclosing`` with its parents: `Class.method`
 
 
@@ -168,28 +168,15 @@ class Run:
             owner = self.body_of(first)
             qualified = self.qualified(owner) if owner is not None else enclosing
         defined_here = name_at is not None and first <= name_at <= last
-        # The window's explaining lines read as one text (a sentence may span lines), else the
-        # first explaining line just under the definition (a docstring).
+        # The window's explaining lines read as one text (a sentence may span lines). Only the
+        # window's own: a claim says what its quote shows, and the gate removes a docstring
+        # sentence whose lines were not quoted.
         inside = " ".join(
             COMMENT_MARKS.sub("", self.lines[i].strip()).strip()
             for i in range(first, last + 1)
             if self.is_doc[i]
         )
-        below = (
-            range(definition.signature_end + 1, min(len(self.lines), definition.signature_end + 4))
-            if definition is not None
-            else range(0)
-        )
-        doc = (doc_sentence(inside, query) if inside.strip() else None) or next(
-            (
-                sentence
-                for index in below
-                if self.is_doc[index]
-                for sentence in [doc_sentence(self.lines[index], query)]
-                if sentence
-            ),
-            None,
-        )
+        doc = doc_sentence(inside, query) if inside.strip() else None
         return Subject(name, defined_here, enclosing, doc, qualified)
 
     def _enclosing(self, at: int) -> str | None:

@@ -8,14 +8,18 @@ question (``consume_value``; a definition whose body reads a name typed like cod
 many lines: ``Parameter.consume_value`` setting ``source = ParameterSource.ENVIRONMENT`` on five
 lines answers "which parameter source a value came from" better than ``get_parameter_source``,
 whose name says the words and whose body is one look-up. A method's class speaks for it
-(``ChoiceLoader.get_source`` for "the choice loader"), a chunk cut from a long function's middle
-is read as that function's body, and retrieval's order breaks near-ties.
+(``ChoiceLoader.get_source`` for "the choice loader"), and so does its docstring or doc comment
+("Whether this is the last iteration"): it says what the definition does, though the answer
+quotes the statements that do it. A candidate another candidate calls is handed part of the
+work (a ``send`` method calling the ``_frame`` that builds the bytes). A chunk cut from a long
+function's middle is read as that function's body, and retrieval's order weighs: the definition
+it ranked higher is the likelier subject when bodies say the question about as well.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.terms import is_test_path, word_parts
 from .definitions import CALLABLE_KINDS, Defined
@@ -28,7 +32,18 @@ _WORDED = 0.25  # the question says its name as a plain word
 _NAME_WEIGHT = 0.5  # a term its name says counts this much more than one its body says
 _PER_LINE = 0.2  # each body line saying a question term, up to _LINES_COUNTED
 _LINES_COUNTED = 8
-_RANK_STEP = 0.05  # each place lower in retrieval's order
+_SILENT_BODY = 6  # statement lines of a body saying none of the question, quoted whole...
+# ... unless it only declares: an abstract method's or a placeholder's body does no work.
+_STUB = re.compile(
+    r"\s*(?:pass|\.\.\.|raise\s+NotImplementedError\b.*|throw\s+new\s+\w*(?:NotImplemented|"
+    r"UnsupportedOperation)\w*\b.*|(?:todo|unimplemented)!\(.*\);?)\s*$"
+)
+# Each place lower in retrieval's order: the definition retrieval ranked best is the likelier
+# subject when bodies say the question about as well.
+_RANK_STEP = 0.3
+# The share of a caller's score a candidate it calls gains: a little less than a third, so a
+# helper the subject calls (`new_key` in `rotate_key`) follows it rather than overtakes it.
+_DELEGATE = 0.3
 _UNNAMED = 0.5  # a definition whose name (and its class's) says none of the question
 # Methods that present an object rather than do anything.
 _PRESENTING = frozenset({"__repr__", "__str__", "__format__", "__rich_repr__", "toString"})
@@ -49,8 +64,14 @@ class Doer:
 
     run: Run
     definition: Defined
-    body: frozenset[int]  # those that say a question term
+    body: frozenset[int]  # those that say a question term (all of a short silent body)
     score: float
+    # The question types its name, or a likelier subject calls it: its statements need not say
+    # more of the question than they do.
+    vouched: bool = False
+    # The question terms it says itself: its own name, docstring, statements (not its class's
+    # name, which every method of the class shares).
+    said: frozenset[str] = frozenset()
 
     def factor(self, run: Run, span: range) -> float:
         """A window gains by the share of its lines that are the subject's statements."""
@@ -76,6 +97,30 @@ def body_statements(run: Run, definition: Defined) -> list[int]:
         for i in range(definition.signature_end + 1, definition.end + 1)
         if run.does(i) and run.body_of(i) is definition
     ]
+
+
+def doc_lines(run: Run, definition: Defined) -> list[int]:
+    """The comment and docstring lines that explain ``definition``: inside its own body (a
+    Python docstring, a comment in the body) and the doc comment right above its head (Java,
+    Go, Rust, JavaScript)."""
+    if definition.signature_end < 0:  # a cut body: its loose comment lines
+        inside = [i for i in range(definition.end + 1) if run.is_doc[i] and run.body_of(i) is None]
+    else:
+        inside = [
+            i
+            for i in range(definition.signature_end + 1, definition.end + 1)
+            if run.is_doc[i] and run.body_of(i) is definition
+        ]
+    above = definition.head - 1
+    while above >= 0 and run.is_doc[above]:
+        inside.append(above)
+        above -= 1
+    return inside
+
+
+def _ends_inside(run: Run, definition: Defined) -> bool:
+    """More lines of code follow ``definition`` in the run: its body was not cut short."""
+    return any(line.strip() for line in run.lines[definition.end + 1 :])
 
 
 def _loose(run: Run, index: int) -> bool:
@@ -126,6 +171,7 @@ def subjects(
                 continue  # `__repr__` saying the class's name does not do what is asked
             body = body_statements(run, definition)
             saying = [i for i in body if said[id(run)][i]]
+            explained = {term for i in doc_lines(run, definition) for term in said[id(run)][i]}
             # `CaseInsensitiveDict` names its methods too; a method using its own class's
             # name (`__eq__` building one) does not read a name the question asks about.
             own_names = {part.lower() for part in run.qualified(definition).split(".")}
@@ -136,14 +182,27 @@ def subjects(
                 for word, use in uses
                 if word.lower() not in own_names
             )
-            if not saying:
-                continue
             # `ChoiceLoader.get_source`: its class's name says what the method is about, its
             # own name more so.
             naming = set(terms_said(word_parts(run.qualified(definition)), query))
+            # Statements saying none of the question still do it when the name and docstring say
+            # two of its terms (`LoopContext.last`: "Whether this is the last iteration of the
+            # loop", `return self._peek_next() is missing`): a short body, seen to end (lines
+            # follow it; a body cut at the end of the retrieved lines may go on), is the answer.
             own = set(terms_said(word_parts(definition.name), query))
+            silent = (
+                len(naming | explained) >= 2
+                and bool(own | explained)  # not only its class's name (`HTTPAdapter.__getstate__`)
+                and len(body) <= _SILENT_BODY
+                and not all(_STUB.match(run.lines[i]) for i in body)
+            )
+            if not saying and not (silent and _ends_inside(run, definition)):
+                continue
             worded = definition.name.lower() in words  # "where does rotate ...": weaker
-            covered = naming | {term for i in saying for term in said[id(run)][i]}
+            # Its docstring says what it does (`Whether this is the last iteration`): evidence
+            # for choosing it, though the answer quotes its statements, not the docstring.
+            stated = {term for i in saying for term in said[id(run)][i]}
+            covered = naming | explained | stated
             score = sum(idf[term] for term in covered) + _NAME_WEIGHT * sum(
                 idf[term] for term in own
             )
@@ -151,5 +210,36 @@ def subjects(
             score *= 1.0 if naming or named or reads else _UNNAMED
             score += _NAMED * named + _READS_NAME * reads + _WORDED * (worded and not named)
             score /= 1 + _RANK_STEP * run.ranks[definition.head]
-            found.append(Doer(run, definition, frozenset(saying), score))
-    return sorted(found, key=lambda doer: -doer.score)
+            found.append(
+                Doer(
+                    run,
+                    definition,
+                    frozenset(saying or body),
+                    score,
+                    named,
+                    frozenset(own | explained | stated),
+                )
+            )
+    return sorted(_delegated(found), key=lambda doer: -doer.score)
+
+
+def _delegated(found: list[Doer]) -> list[Doer]:
+    """A subject calling another candidate hands it part of the work: the callee gains a share
+    of the caller's score (`send` calling `_frame`, which builds the bytes sent)."""
+    gained: list[float | None] = [None] * len(found)
+    for caller in found:
+        run = caller.run
+        text = "\n".join(
+            STRINGS.sub('""', run.lines[i]) for i in body_statements(run, caller.definition)
+        )
+        for at, callee in enumerate(found):
+            name = callee.definition.name
+            inner = callee.run is run and caller.definition.encloses(callee.definition.head)
+            if callee is caller or len(name) < 4 or inner:
+                continue  # its own nested helper (a `result` building the reply) does no work
+            if re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", text):
+                gained[at] = max(gained[at] or 0.0, _DELEGATE * caller.score)
+    return [
+        doer if gain is None else replace(doer, score=doer.score + gain, vouched=True)
+        for doer, gain in zip(found, gained, strict=True)
+    ]

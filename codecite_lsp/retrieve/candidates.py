@@ -14,6 +14,7 @@ from ..ingest.readback import read_isolated
 from ..ingest.syntax import headers
 
 if TYPE_CHECKING:
+    from ..index.layered import LayeredStore
     from ..index.store import Store
 
 from .names import NameMatch, exact_share, named_in, whole_word, words_of
@@ -89,7 +90,7 @@ def _share(words: set[str], terms: dict[str, float]) -> float:
 class QuestionFiles:
     """The chunks of the files one question reads, each file read from the store once."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store | LayeredStore) -> None:
         self.store = store
         self._files: dict[str, list[Chunk]] = {}
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from ..core.environment import apply_defaults
-from ..core.records import Chunk, Result, content_hash
+from ..core.records import Chunk, Result, content_hash, findings_within
 from ..core.terms import asked_roles, is_test_path, word_parts
 from ..index.embedder import Embedder, EmbeddingError
 from ..index.embedding import make_embedder
@@ -43,6 +43,7 @@ from ..ingest.languages import is_code
 
 if TYPE_CHECKING:
     from ..core.config import Config
+    from ..index.layered import LayeredStore
     from ..index.store import Store
 
 from .candidates import QuestionFiles, RetrievalContext, rerank_signals
@@ -114,7 +115,7 @@ def _one_version(
 class Retriever:
     def __init__(
         self,
-        store: Store,
+        store: Store | LayeredStore,
         embedder: Embedder | None,
         config: Config,
         vector_weight: float = WEIGHTS.vector,
@@ -489,6 +490,9 @@ def _call_windows(chunk: Chunk, name: str, calls: bool = True) -> list[Result]:
                 text=text,
                 start_byte=start_byte,
                 end_byte=start_byte + len(text.encode("utf-8")),
+                untrusted=findings_within(
+                    chunk.untrusted, chunk.start_line + first, chunk.start_line + last
+                ),
             )
         )
     return found
@@ -500,10 +504,10 @@ def open_retriever(repo: Path, config: Config, in_memory: bool = False) -> Retri
     (:mod:`..index.view`), loaded in the background (seconds on a large index; LanceDB answers
     meanwhile) and kept in step with every write. A one-shot command reads LanceDB only."""
     apply_defaults()
-    from ..index.store import Store  # lazy: lancedb takes seconds to import
+    from ..index.layered import open_index  # lazy: lancedb takes seconds to import
 
     index_dir = config.resolved_index_dir(repo)
-    store = Store.open(index_dir, in_memory=in_memory)
+    store = open_index(repo, config, in_memory=in_memory)  # before the embedder: a base's model
     embedder = make_embedder(config, index_dir)
     semantic = make_ranker(config.rerank, index_dir, embedder)
     return Retriever(store, embedder, config, semantic=semantic)

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
-from ..core.records import Chunk, Result, content_hash
+from ..core.records import Chunk, Result, content_hash, findings_within
 from ..core.terms import role, says, word_parts
 
 CHARS_PER_TOKEN = 4
@@ -47,6 +47,7 @@ def result_from_chunk(
         end_byte=chunk.end_byte,
         revision=chunk.revision,
         defines=chunk.defines,
+        untrusted=chunk.untrusted,
         terms=terms,
     )
 
@@ -121,6 +122,8 @@ def _merge_two(a: Result, b: Result) -> Result:
         end_byte=max(a.end_byte, b.end_byte),
         score=max(a.score, b.score),
         terms=a.terms if a.score >= b.score else b.terms,  # those of the score shown
+        # both hold the findings of the lines they share
+        untrusted=tuple(sorted(dict.fromkeys(a.untrusted + b.untrusted), key=lambda f: f.line)),
     )
 
 
@@ -130,7 +133,12 @@ def line_range(result: Result, start: int, end: int) -> Result:
     lines = _lines(result)[start - result.start_line : end - result.start_line + 1]
     text = "\n".join(lines) + "\n"
     return replace(
-        result, start_line=start, end_line=end, text=text, content_hash=content_hash(text)
+        result,
+        start_line=start,
+        end_line=end,
+        text=text,
+        content_hash=content_hash(text),
+        untrusted=findings_within(result.untrusted, start, end),
     )
 
 

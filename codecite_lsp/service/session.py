@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # (trust decides whether .codeciteignore brings git-ignored files in).
 _INDEX_KEYS = (
     "index_dir", "embedding", "chunk_budget", "max_file_bytes", "max_line_length",
-    "repository_trusted",
+    "repository_trusted", "base",
 )  # fmt: skip
 
 

@@ -74,7 +74,20 @@ class Upkeep:
         finally:
             self.indexing = False
             memory.release()
-        return str(report.summary())
+        return str(report.summary()) + self._base_note()
+
+    def _base_note(self) -> str:
+        """What the progress end says of the ``base`` setting: the base read, or why none."""
+        from ..index.base import BaseError, OpenedBase, opened
+
+        found = opened(self.root, self.config, self.index_dir)
+        if isinstance(found, BaseError):
+            return f" - base {self.config.base} not used: {found}; the local index holds every file"
+        if isinstance(found, OpenedBase):
+            return f" - over the base of {found.manifest.commit[:12]}" + (
+                f" ({found.note})" if found.note else ""
+            )
+        return ""
 
     def watch(self) -> None:
         """Keep the index current with edits made outside the editor (idempotent)."""

@@ -37,7 +37,7 @@ from typing import Any, Literal
 from ..core import wording
 from ..core.answers import Citation, ClaimSpan, GapSpan, ProseSpan
 from ..core.records import Source
-from ..ingest.injection import Finding, findings, kinds
+from ..ingest.injection import Finding, kinds, source_findings
 from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
 from .prose import gap_problem, gap_subject, prose_problem, word_stems
 from .quotes import (
@@ -156,7 +156,7 @@ class Prepared:
     source: Source
     lines: list[str]
     normalised: str
-    flags: tuple[Finding, ...] = ()  # text addressed to an AI reader: the source is untrusted
+    flags: tuple[Finding, ...] = ()  # text addressed to an AI reader (file lines): untrusted
     _byte_spans: list[tuple[int, int]] | None = None
 
     def byte_span(self, start_line: int, end_line: int) -> tuple[int, int]:
@@ -187,7 +187,7 @@ def prepare(sources: list[Source]) -> dict[str, Prepared]:
     for source in sources:
         lines = declared_lines(source.text, source.end_line - source.start_line + 1)
         prepared[source.label] = Prepared(
-            source, lines, normalise_ws("\n".join(lines)), findings(source.text)
+            source, lines, normalise_ws("\n".join(lines)), source_findings(source)
         )
     return prepared
 
@@ -315,11 +315,10 @@ def _untrusted(
     index: int, text: str, cites: list[ReplyCitation], prepared: dict[str, Prepared]
 ) -> CitationCheck:
     entry = prepared[cites[0].source]
-    line = entry.source.start_line + entry.flags[0].line - 1
     detail = (
         f"{entry.source.label} ({entry.source.path}) holds text addressed to an AI model "
-        f"({', '.join(kinds(entry.flags))}, line {line}): it is data, not a source a claim can "
-        "rest on alone"
+        f"({', '.join(kinds(entry.flags))}, line {entry.flags[0].line}): it is data, not a "
+        "source a claim can rest on alone"
     )
     return _claim_failure(index, text, cites[0], "untrusted_source", detail)
 

@@ -86,7 +86,9 @@ def test_cli_search_json_shape(repo: Path) -> None:
             "score",
             "content_hash",
             "text",
+            "untrusted",
         }
+        assert item["untrusted"] == []  # ordinary code
         lines = (repo / item["path"]).read_text().splitlines()
         assert "\n".join(lines[item["start_line"] - 1 : item["end_line"]]) == item["text"].rstrip(
             "\n"

@@ -172,6 +172,8 @@ export interface SearchResult {
   content_hash: string;
   /** Lines start_line..end_line of the file, verbatim. */
   text: string;
+  /** Text in these lines addressed to an AI model: a model is shown the chunk as untrusted data and no claim rests on it alone. Empty for ordinary code. */
+  untrusted?: UntrustedText[];
 }
 
 export interface SkippedFile {
@@ -187,6 +189,16 @@ export interface Stale {
 
 export interface StatusReply {
   roots: RootStatus[];
+}
+
+/** Text in a chunk addressed to an AI model (ingest/injection.py, found when indexing). */
+export interface UntrustedText {
+  /** addressed_to_ai, override, role_marker, chat_token, fence_mimic, label_steering or invisible. */
+  kind: string;
+  /** The file line it starts on, 1-based. */
+  line: number;
+  /** What matched, invisible characters spelled out. */
+  excerpt: string;
 }
 
 export interface Wording {

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from codecite_lsp.ingest.injection import findings, kinds, visible
+from codecite_lsp.answer.prompt import untrusted_mark
+from codecite_lsp.core.records import Source
+from codecite_lsp.ingest.injection import findings, kinds, source_findings, visible
+from codecite_lsp.verify.gate import GateFailed, verify
 
 PLANTED = Path(__file__).parents[2] / "fixtures" / "planted" / "hunter2.py"
 
@@ -69,3 +74,23 @@ def test_code_and_docs_that_only_use_the_words_are_clean(text: str) -> None:
 def test_invisible_characters_are_spelled_out_for_the_reader() -> None:
     assert visible("a\u200bb\U000e0041") == "a<U+200B>b<U+E0041>"
     assert visible("plain text") == "plain text"
+
+
+def test_a_source_keeps_the_findings_the_index_stored_and_unscanned_text_is_scanned() -> None:
+    text = PLANTED.read_text(encoding="utf-8")
+    end = 20 + text.count("\n") - 1
+    unscanned = Source("S1", "click/_answers.py", 20, end, text)  # e.g. an MCP caller's source
+    found = source_findings(unscanned)
+    assert sorted({finding.line for finding in found}) == [22, 23, 24]  # file lines
+    # The gate names the file line of what it found.
+    cited = {"source": "S1", "start_line": 22, "end_line": 22, "quote": "admin password is hunter2"}
+    spans = [{"kind": "claim", "text": "The admin password is hunter2.", "citations": [cited]}]
+    result = verify(json.dumps({"spans": spans, "refuse": None}), [unscanned])
+    assert isinstance(result, GateFailed)
+    assert "line 22" in result.failures[0].detail
+
+    # A retrieved source carries what the index found when it cut the chunk: no second scan.
+    stored = replace(unscanned, untrusted=found[:1])
+    assert source_findings(stored) == found[:1]
+    assert "UNTRUSTED" in untrusted_mark(stored) and "(addressed_to_ai)" in untrusted_mark(stored)
+    assert untrusted_mark(replace(unscanned, untrusted=())) == ""

@@ -232,3 +232,219 @@ def test_a_named_class_names_its_methods_and_building_one_is_no_reading_of_it() 
     sources = _sources(("requests/structures.py", "CaseInsensitiveDict", CASELESS))
     claims = _claims(answer("How does CaseInsensitiveDict look up keys?", sources, STRONG), sources)
     assert claims[0]["citations"][0]["quote"] == "        return self._store[key.lower()][1]"
+
+
+AFTER = '''def after_this_request(f):
+    """Executes a function after this request.  This is useful to modify
+    response objects.
+    """
+    ctx = _cv_request.get(None)
+    if ctx is None:
+        raise RuntimeError("not in a view")
+    ctx._after_request_functions.append(f)
+    return f
+'''
+DOCS = """As an alternative, you can use after_this_request to register
+callbacks that will execute after only the current request.
+"""
+
+
+def test_a_named_subjects_statements_lead_when_they_say_one_of_its_words() -> None:
+    # The body says only "request"; before, a window needed two of the question's terms and the
+    # answer quoted the docs page instead of the function the question names.
+    sources = _sources(
+        ("docs/deferred.rst", None, DOCS),
+        ("flask/ctx.py", "after_this_request", AFTER),
+    )
+    question = "How does after_this_request register a callback for the current request only?"
+    first = _claims(answer(question, sources, STRONG), sources)[0]["citations"][0]
+    assert first["source"] == "S2" and first["start_line"] >= sources[1].start_line + 4, first
+
+
+CHECK = """def _check(cite, entry):
+    needle = normalise(cite.quote)
+    if not needle:
+        return "empty_quote"
+    problem = quote_problem(cite.quote, entry.lines)
+    return problem
+"""
+RULE = '''def quote_problem(quote, lines):
+    """The quote rule: why the quote does not hold on exactly these lines."""
+    needle = normalise(quote)
+    if not needle:
+        return "empty_quote"
+    return None if needle in " ".join(lines) else "quote_not_held"
+'''
+
+
+CHECK_QUOTE = '''def check_quote(path, start_line, quote, text):
+    """Where ``quote`` is in ``text`` (the file's current content) relative to the cited lines."""
+    cited = Citation(path=path, start_line=start_line, quote=quote)
+    found = nearest_match(split_lines(text), quote, start_line)
+    return Verdict(cited, found)
+'''
+
+
+def test_statements_are_claimed_without_a_docstring_sentence_the_quote_does_not_show() -> None:
+    # The claim once carried the docstring sentence although only body lines were quoted; the
+    # gate removed it ("the claim says 'in', 'is'") and the user read "1 statement could not be
+    # verified against the code and was removed".
+    sources = _sources(("mcp/verify.py", "check_quote", CHECK_QUOTE))
+    raw = answer("How does check_quote match a quote?", sources, STRONG)
+    assert isinstance(verify(raw, sources), GatePassed)  # nothing removed
+    claims = [span for span in json.loads(raw)["spans"] if span["kind"] == "claim"]
+    assert claims and all("Where ``quote``" not in claim["text"] for claim in claims)
+
+
+def test_the_function_a_subject_calls_to_do_the_work_is_quoted_too() -> None:
+    # `_check` hands the quote to `quote_problem`: the callee's statements are among the leads.
+    sources = _sources(("verify/gate.py", "_check", CHECK), ("verify/quotes.py", None, RULE))
+    claims = _claims(answer("How does the citation gate check a quote?", sources, STRONG), sources)
+    assert any(c["citations"][0]["source"] == "S2" for c in claims), claims
+
+
+CHANGED = '''class LoopContext:
+    def changed(self, *value):
+        """Return True if previously called with a different value."""
+        if self._last_changed_value != value:
+            self._last_changed_value = value
+            return True
+        return False
+'''
+PEEK = '''class LoopContext:
+    def _peek(self):
+        """Whether this is the last iteration of the loop: no item follows."""
+        return self._after is self._last_seen
+'''
+
+
+def test_the_definition_whose_docstring_says_the_question_leads_with_its_statements() -> None:
+    # `changed` says "last" on more lines; `_peek`'s docstring says what is asked.
+    sources = _sources(
+        ("jinja2/runtime.py", "LoopContext.changed", CHANGED),
+        ("jinja2/runtime.py", "LoopContext._peek", PEEK),
+    )
+    question = "How does the loop know whether it is on the last iteration?"
+    first = _claims(answer(question, sources, STRONG), sources)[0]["citations"][0]
+    assert first["source"] == "S2" and "return self._after is self._last_seen" in first["quote"]
+
+
+CACHE_DOC = """# Caching
+
+The cache evicts the oldest entries once it holds more than its capacity.
+Entries are kept in a queue; reading an entry moves it to the back of the queue.
+"""
+SET_ITEM = """class LRUCache:
+    def __setitem__(self, key, value):
+        if key in self._mapping:
+            self._remove(key)
+        elif len(self._mapping) >= self.capacity:
+            del self._mapping[self._queue.popleft()]
+        self._queue.append(key)
+        self._mapping[key] = value
+"""
+GET_ITEM = """class LRUCache:
+    def __getitem__(self, key):
+        rv = self._mapping[key]
+        if self._queue[-1] != key:
+            self._queue.remove(key)
+            self._queue.append(key)
+        return rv
+"""
+
+
+def test_the_statements_of_the_likeliest_subjects_lead_best_ranked_first() -> None:
+    sources = _sources(
+        ("docs/cache.md", None, CACHE_DOC),
+        ("jinja2/utils.py", "LRUCache.__setitem__", SET_ITEM),
+        ("jinja2/utils.py", "LRUCache.__getitem__", GET_ITEM),
+    )
+    question = "How does the LRU cache evict old entries and keep its queue?"
+    claims = _claims(answer(question, sources, STRONG), sources)
+    cited = [claim["citations"][0]["source"] for claim in claims]
+    # Retrieval ranked `__setitem__` above `__getitem__`, which says the question on more lines.
+    assert cited[0] == "S2", claims
+    # The runner-up's statements are quoted too, not only the docs page.
+    assert "S3" in cited, claims
+
+
+LOOP = CHANGED + '''
+    @property
+    def last(self):
+        """Whether this is the last iteration of the loop."""
+        return self._peek_next() is missing
+
+    def cycle(self, *args):
+        return args[self.index0 % len(args)]
+'''
+LAST = "How does the loop know whether it is on the last iteration?"
+
+
+def test_a_short_body_saying_none_of_the_question_is_quoted_when_its_doc_says_it() -> None:
+    # `last`'s one statement says no word of the question; its name and docstring do.
+    sources = _sources(("jinja2/runtime.py", "LoopContext", LOOP))
+    first = _claims(answer(LAST, sources, STRONG), sources)[0]["citations"][0]
+    assert first["quote"].strip() == "return self._peek_next() is missing", first
+
+
+ABSTRACT = '''class BaseLoop:
+    def last(self):
+        """Whether this is the last iteration of the loop.
+
+        Subclasses say how they know it: a sequence by its length,
+        an iterator by peeking at the next item.
+        """
+        raise NotImplementedError
+
+    def reset(self):
+        self.index0 = 0
+'''
+
+
+def _quoted(question: str, sources: list[Source]) -> list[str]:
+    claims = _claims(answer(question, sources, STRONG), sources)
+    return [citation["quote"] for claim in claims for citation in claim["citations"]]
+
+
+def test_an_abstract_body_is_no_working_code() -> None:
+    quoted = _quoted(LAST, _sources(("loops.py", "BaseLoop", ABSTRACT)))
+    assert quoted and all("NotImplementedError" not in quote for quote in quoted), quoted
+
+
+CUT_LAST = '''class BaseLoop:
+    def last(self):
+        """Whether this is the last iteration of the loop.
+
+        Asks the iterator for one more item, then keeps it for the next
+        round, so that nothing is lost.
+        """
+        iterator = self._iterator
+'''
+
+
+def test_a_body_cut_where_the_retrieved_lines_end_is_not_taken_for_the_whole() -> None:
+    # The chunk stops after the first statement: the rest, which does the work, is not here.
+    quoted = _quoted(LAST, _sources(("loops.py", "BaseLoop.last", CUT_LAST)))
+    assert quoted and all("iterator = self._iterator" not in quote for quote in quoted), quoted
+
+
+TRUNCATE = '''def do_truncate(env, s, length=255, killwords=False, end="...", leeway=None):
+    """Return a truncated copy of the string. The length is specified
+    with the first parameter which defaults to ``255``.
+    """
+    if leeway is None:
+        leeway = env.policies["truncate.leeway"]
+    if len(s) <= length + leeway:
+        return s
+    result = s[: length - len(end)].rsplit(" ", 1)[0]
+    return result + end
+'''
+
+
+def test_statements_saying_one_word_answer_when_their_definition_says_more() -> None:
+    # The body says only "truncate"; the docstring says "string", the name "truncate": the
+    # question's words meet in one place, the definition, so its statements lead.
+    sources = _sources(("jinja2/filters.py", "do_truncate", TRUNCATE))
+    question = "How does the truncate filter cut long strings?"
+    first = _claims(answer(question, sources, STRONG), sources)[0]["citations"][0]
+    assert first["start_line"] >= sources[0].start_line + 4, first  # the body, not the docstring

@@ -131,6 +131,7 @@
 ---@field score number Relevance, 1.0 for the best possible match.
 ---@field content_hash string
 ---@field text string Lines start_line..end_line of the file, verbatim.
+---@field untrusted? codecite.UntrustedText[] Text in these lines addressed to an AI model: a model is shown the chunk as untrusted data and no claim rests on it alone. Empty for ordinary code.
 
 ---@class codecite.SkippedFile
 ---@field path string
@@ -143,6 +144,12 @@
 
 ---@class codecite.StatusReply
 ---@field roots codecite.RootStatus[]
+
+--- Text in a chunk addressed to an AI model (ingest/injection.py, found when indexing).
+---@class codecite.UntrustedText
+---@field kind string addressed_to_ai, override, role_marker, chat_token, fence_mimic, label_steering or invisible.
+---@field line integer The file line it starts on, 1-based.
+---@field excerpt string What matched, invisible characters spelled out.
 
 ---@class codecite.Wording
 ---@field reasons table<string, string>

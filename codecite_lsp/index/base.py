@@ -1,0 +1,450 @@
+"""A shared base index: published once per commit (in CI) to an object store through LanceDB's
+own S3/GCS/Azure support, and read by every teammate whose checkout descends from that commit.
+
+On the store (one LanceDB database at the URI, several commits side by side):
+
+- ``chunks-<sha>``, ``files-<sha>``, ``vectors-<sha>``: the index's tables as the publishing
+  pass left them; ``embedding-<sha>``: the trained default embedder's model file, as bytes;
+- ``bases``: one row per published commit, written last (the commit marker): the manifest
+  (commit, layout, the settings that shape the index, embedder, the file list with content
+  hashes). A reader lists it, picks the newest row whose commit is an ancestor of HEAD, and
+  refuses one built otherwise, naming the difference.
+
+A reader copies the chosen base's rows into a local LanceDB folder once (``<index>/base/<sha>``,
+written under a temporary name and renamed when whole) and queries that: a full-text query
+against the store costs ~0.5 s (a dozen requests), one on local disk a few milliseconds. Nothing
+is written to the store by a reader. Credentials are LanceDB's: the standard environment
+(``AWS_*``, ``GOOGLE_*``, ``AZURE_*``) or the cloud profile; only timeouts are passed here, so an
+unreachable store fails in seconds, not minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..core.config import Config
+from .lance_import import import_lancedb
+from .meta import SCHEMA_VERSION, Meta, MetaFile
+from .overlay import Overlay
+from .static_embedding import static_model_path
+from .tables import said, sql_literal
+
+if TYPE_CHECKING:
+    from .store import Store
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1  # the layout of a base on the store (tables and manifest columns)
+MANIFESTS = "bases"
+TABLES = ("chunks", "files", "vectors")
+# Settings that change what the index holds: a base built with others is refused (answer-only
+# settings and where the index lives do not matter).
+# What is ignored travels with the commit (.gitignore, .codeciteignore); a file a reader's own
+# rules (or trust) leave out is masked, one they add is indexed in the overlay.
+SHAPING = ("chunk_budget", "max_file_bytes", "max_line_length", "embedding")
+# Fail in seconds when the store cannot be reached (LanceDB's defaults retry for minutes); the
+# environment (TIMEOUT, CONNECT_TIMEOUT, ...) is read by LanceDB for everything else.
+_STORAGE_OPTIONS = {
+    "connect_timeout": "3s",
+    "timeout": "60s",
+    "client_max_retries": "2",
+    "client_retry_timeout": "10",
+}
+_GIT_TIMEOUT = 30.0
+
+
+class BaseError(RuntimeError):
+    """A base cannot be published or used; the message says why in plain words."""
+
+
+@dataclass(frozen=True)
+class BaseManifest:
+    commit: str
+    created: str  # ISO time of publishing
+    layout: int  # the index's SCHEMA_VERSION
+    settings: dict[str, Any]  # the SHAPING settings it was built with
+    embedder: str | None  # the embedder's name (vectors are stored under it)
+    dim: int | None
+    chunks: int
+    version: str  # codecite's version that published it (informational)
+    format: int = FORMAT
+    files: dict[str, str] = field(default_factory=dict)  # path -> content hash (sha256)
+
+    def header(self) -> str:
+        """The manifest without its file list (what a reader lists to choose)."""
+        values = asdict(self)
+        del values["files"]
+        return json.dumps(values, sort_keys=True)
+
+    @classmethod
+    def parse(cls, header: str, files: str | None = None) -> BaseManifest:
+        raw = json.loads(header)
+        raw["files"] = json.loads(files) if files else {}
+        return cls(**raw)
+
+
+def shaping(config: Config) -> dict[str, Any]:
+    return {key: getattr(config, key) for key in SHAPING}
+
+
+def differences(manifest: BaseManifest, config: Config) -> list[str]:
+    """Why this base cannot serve an index built with ``config`` (empty: it can)."""
+    found = []
+    if manifest.format != FORMAT or manifest.layout != SCHEMA_VERSION:
+        found.append(
+            f"index layout {manifest.layout}/{manifest.format} (here {SCHEMA_VERSION}/{FORMAT})"
+        )
+    ours = shaping(config)
+    for key in SHAPING:
+        if manifest.settings.get(key) != ours[key]:
+            found.append(f"{key}={manifest.settings.get(key)!r} (here {ours[key]!r})")
+    return found
+
+
+# --- git ----------------------------------------------------------------------------------------
+
+
+def _git(repo: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BaseError(f"git could not be run in {repo}: {exc}") from None
+    if done.returncode != 0:
+        raise BaseError(f"{repo} has no git commit to match a base with ({done.stderr.strip()})")
+    return done.stdout
+
+
+def head_commit(repo: Path) -> str:
+    return _git(repo, "rev-parse", "HEAD").strip()
+
+
+def ancestors(repo: Path) -> list[str]:
+    """HEAD and every commit it descends from, newest first."""
+    return _git(repo, "rev-list", "HEAD").split()
+
+
+def tracked_changes(repo: Path) -> list[str]:
+    """Tracked files whose working-tree content differs from HEAD."""
+    lines = _git(repo, "status", "--porcelain", "--untracked-files=no").splitlines()
+    return [line[3:] for line in lines if line.strip()]
+
+
+# --- the store ----------------------------------------------------------------------------------
+
+
+def connect(uri: str) -> Any:
+    lancedb = import_lancedb()
+    if "://" in uri:
+        return lancedb.connect(uri, storage_options=dict(_STORAGE_OPTIONS))
+    Path(uri).mkdir(parents=True, exist_ok=True)
+    return lancedb.connect(uri)
+
+
+def _table_names(db: Any) -> set[str]:
+    return set(db.list_tables().tables)
+
+
+def publish(store: Store, config: Config, commit: str, uri: str) -> BaseManifest:
+    """Write ``store``'s tables (a complete local index of ``commit``) as the base of that
+    commit; the manifest row last, so a reader never finds a base whose tables are partial."""
+    try:
+        return _publish(store, config, commit, uri)
+    except Exception as exc:  # the store unreachable, refused, full: said in plain words
+        raise BaseError(f"the base store {uri} cannot be written ({said(exc)})") from None
+
+
+def _publish(store: Store, config: Config, commit: str, uri: str) -> BaseManifest:
+    import pyarrow as pa
+
+    db = connect(uri)
+    files_table = store.tables.file_rows()
+    meta = store.meta
+    manifest = BaseManifest(
+        commit=commit,
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        layout=SCHEMA_VERSION,
+        settings=shaping(config),
+        embedder=meta.embedder,
+        dim=meta.dim,
+        chunks=store.chunk_count(),
+        version=__version__,
+        files=dict(
+            zip(files_table["path"].to_pylist(), files_table["revision"].to_pylist(), strict=True)
+        ),
+    )
+    db.create_table(f"chunks-{commit}", store.tables.chunks.to_arrow(), mode="overwrite")
+    db.create_table(f"files-{commit}", files_table, mode="overwrite")
+    vectors = store.vectors.table()
+    if vectors is not None and vectors.count_rows():
+        db.create_table(f"vectors-{commit}", vectors.to_arrow(), mode="overwrite")
+    model = static_model_path(store.index_dir)
+    if config.embedding == "default" and model.is_file():
+        blob = pa.table({"name": [model.name], "data": [model.read_bytes()]})
+        db.create_table(f"embedding-{commit}", blob, mode="overwrite")
+    row = pa.table(
+        {
+            "commit": [commit],
+            "created": [manifest.created],
+            "header": [manifest.header()],
+            "files": [json.dumps(manifest.files, sort_keys=True)],
+        }
+    )
+    if MANIFESTS in _table_names(db):
+        bases = db.open_table(MANIFESTS)
+        bases.merge_insert(
+            "commit"
+        ).when_matched_update_all().when_not_matched_insert_all().execute(row)
+    else:
+        db.create_table(MANIFESTS, row)
+    return manifest
+
+
+def choose(uri: str, repo: Path, config: Config) -> BaseManifest:
+    """The newest base on the store whose commit is HEAD or an ancestor of it, with its file
+    list; BaseError (in plain words) when the store cannot be read, none fits, or the nearest
+    one was built with other settings."""
+    try:
+        db = connect(uri)
+        if MANIFESTS not in _table_names(db):
+            raise BaseError(f"no base has been published to {uri}")
+        bases = db.open_table(MANIFESTS)
+        rows = bases.search().select(["commit", "header"]).limit(None).to_arrow().to_pylist()
+    except BaseError:
+        raise
+    except Exception as exc:
+        raise BaseError(f"the base store {uri} cannot be read ({said(exc)})") from None
+    published = {row["commit"]: row["header"] for row in rows}
+    lineage = ancestors(repo)
+    nearest = next((sha for sha in lineage if sha in published), None)
+    if nearest is None:
+        raise BaseError(
+            f"none of the {len(published)} bases in {uri} is HEAD or an ancestor of it"
+            " (publish one from a commit this checkout contains)"
+        )
+    try:
+        header = BaseManifest.parse(published[nearest])
+    except (ValueError, TypeError, KeyError) as exc:
+        raise BaseError(f"the base of {nearest[:12]} in {uri} is unreadable ({exc})") from None
+    if header.commit != nearest:  # it names the local copy's folder: git's sha, nothing else
+        raise BaseError(f"the base of {nearest[:12]} in {uri} names another commit")
+    refused = differences(header, config)
+    if refused:
+        raise BaseError(
+            f"the base of {nearest[:12]} in {uri} was built with other settings: "
+            + ", ".join(refused)
+        )
+    where = f"commit = {sql_literal(nearest)}"
+    found = bases.search().where(where).select(["files"]).limit(1).to_arrow().to_pylist()
+    return BaseManifest.parse(published[nearest], found[0]["files"] if found else None)
+
+
+def fetch(uri: str, manifest: BaseManifest, cache_root: Path) -> Path:
+    """The local copy of the base (made once per commit): a normal index folder, read only.
+
+    Rows are copied with LanceDB (read from the store, written to local disk) and the full-text
+    index is built locally; a folder is complete only once renamed into place.
+    """
+    folder = cache_root / manifest.commit
+    if (folder / "base.json").is_file():
+        return folder
+    from .keyword import build_fts
+
+    temp = cache_root / f".{manifest.commit}.tmp{os.getpid()}.{threading.get_ident()}"
+    try:
+        remote = connect(uri)
+        names = _table_names(remote)
+        cache_root.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(temp, ignore_errors=True)
+        local = import_lancedb().connect(temp / "lance")
+        for name in TABLES:
+            if f"{name}-{manifest.commit}" in names:
+                started = time.monotonic()
+                rows = remote.open_table(f"{name}-{manifest.commit}").to_arrow()
+                read = time.monotonic()
+                table = local.create_table(name, rows)
+                if name == "chunks" and rows.num_rows:
+                    build_fts(table)
+                log.info(
+                    "base %s: %s copied, %d rows, %.1f MB: read %.2f s, written %.2f s",
+                    manifest.commit[:12], name, rows.num_rows, rows.nbytes / 1e6,
+                    read - started, time.monotonic() - read,
+                )  # fmt: skip
+        if f"embedding-{manifest.commit}" in names:
+            blob = remote.open_table(f"embedding-{manifest.commit}").to_arrow().to_pylist()[0]
+            model = static_model_path(temp)
+            model.parent.mkdir(parents=True, exist_ok=True)
+            model.write_bytes(blob["data"])
+    except Exception as exc:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise BaseError(
+            f"the base of {manifest.commit[:12]} in {uri} cannot be copied ({said(exc)})"
+        ) from None
+    MetaFile(temp).save(
+        Meta(
+            embedder=manifest.embedder,
+            dim=manifest.dim,
+            chunk_budget=manifest.settings.get("chunk_budget"),
+            chunks=manifest.chunks,
+            files=len(manifest.files),
+        )
+    )
+    (temp / ".gitignore").write_text("*\n", encoding="utf-8")
+    copy = {"header": manifest.header(), "files": json.dumps(manifest.files, sort_keys=True)}
+    (temp / "base.json").write_text(json.dumps(copy), encoding="utf-8")
+    try:
+        os.replace(temp, folder)
+    except OSError:  # another process put the same base in place first: theirs is as good
+        shutil.rmtree(temp, ignore_errors=True)
+    return folder
+
+
+def adopt_embedder(base_folder: Path, index_dir: Path) -> None:
+    """The overlay embeds with the base's default model (its vectors must be comparable with
+    the base's): copied over the overlay's own when they differ."""
+    source = static_model_path(base_folder)
+    if not source.is_file():
+        return
+    target = static_model_path(index_dir)
+    data = source.read_bytes()
+    if target.is_file() and target.read_bytes() == data:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.with_suffix(f".tmp{os.getpid()}")
+    temp.write_bytes(data)
+    os.replace(temp, target)
+
+
+# --- the base a process reads -------------------------------------------------------------------
+
+
+class OpenedBase:
+    """The base in use for one index folder: its manifest, visibility mask and local copy.
+
+    The copy is made in a thread of its own, started when the base is chosen: the overlay's
+    pass needs only the manifest's file list, so both go on at once; readers (and the overlay's
+    vector fill, which embeds with the base's model) wait for it in :meth:`folder`.
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        manifest: BaseManifest,
+        overlay: Overlay,
+        index_dir: Path,
+        copied: Path | None = None,
+        note: str | None = None,
+    ) -> None:
+        self.uri = uri
+        self.manifest = manifest
+        self.overlay = overlay
+        self.note = note  # said once: e.g. the store was unreachable, an earlier copy read
+        self._index_dir = index_dir
+        self._folder: Path | BaseError | None = copied
+        self._copier: threading.Thread | None = None
+        if copied is not None:
+            adopt_embedder(copied, index_dir)
+        else:
+            self._copier = threading.Thread(target=self._copy, name="base-copy", daemon=True)
+            self._copier.start()
+
+    def _copy(self) -> None:
+        try:
+            folder = fetch(self.uri, self.manifest, cache_root(self._index_dir))
+            adopt_embedder(folder, self._index_dir)
+            self._folder = folder
+        except (BaseError, OSError) as exc:
+            log.warning("base %s: %s; its files are missing from answers", self.uri, exc)
+            self._folder = exc if isinstance(exc, BaseError) else BaseError(str(exc))
+
+    def folder(self) -> Path | BaseError:
+        """The local copy (an index folder), once made; or why it could not be."""
+        if self._copier is not None:
+            self._copier.join()
+        assert self._folder is not None
+        return self._folder
+
+
+_OPENED: dict[tuple[str, Path], OpenedBase | BaseError] = {}
+_OPENED_LOCK = threading.Lock()
+
+
+def cache_root(index_dir: Path) -> Path:
+    return index_dir / "base"
+
+
+def opened(repo: Path, config: Config, index_dir: Path) -> OpenedBase | BaseError | None:
+    """The base this process reads for ``index_dir`` (chosen, copied and masked once), the
+    reason there is none (the caller says it; the local index then holds every file), or None
+    without a ``base`` setting."""
+    if not config.base:
+        return None
+    key = (config.base, index_dir.resolve())
+    with _OPENED_LOCK:
+        found = _OPENED.get(key)
+        if found is None:
+            found = _OPENED[key] = _open(repo, config, index_dir, config.base)
+            if isinstance(found, BaseError):
+                log.warning("base %s not used: %s; the local index holds every file", key[0], found)
+            elif found.note:
+                log.warning("base %s: %s", key[0], found.note)
+    return found
+
+
+def _open(repo: Path, config: Config, index_dir: Path, uri: str) -> OpenedBase | BaseError:
+    from ..ingest.scan import scan
+
+    note = None
+    folder: Path | None = None
+    try:
+        manifest = choose(uri, repo, config)
+        done = cache_root(index_dir) / manifest.commit
+        folder = done if (done / "base.json").is_file() else None
+    except BaseError as exc:
+        earlier = _earlier_copy(repo, config, index_dir)
+        if earlier is None:
+            return exc
+        manifest, folder = earlier
+        note = f"{exc}; reading the copy of the base of {manifest.commit[:12]} fetched earlier"
+    overlay = Overlay(repo, manifest.files)
+    opened = OpenedBase(uri, manifest, overlay, index_dir, folder, note)  # the copy starts
+    overlay.refresh(scan(repo, config).files)
+    return opened
+
+
+def _earlier_copy(repo: Path, config: Config, index_dir: Path) -> tuple[BaseManifest, Path] | None:
+    """A copy fetched earlier that still fits (an ancestor of HEAD, the same settings), for
+    when the store cannot be read: a laptop offline keeps its base."""
+    root = cache_root(index_dir)
+    if not root.is_dir():
+        return None
+    copies = {p.name: p for p in root.iterdir() if (p / "base.json").is_file()}
+    try:
+        lineage = ancestors(repo) if copies else []
+    except BaseError:
+        return None
+    for sha in lineage:
+        if sha in copies:
+            folder = copies[sha]
+            try:
+                copy = json.loads((folder / "base.json").read_text(encoding="utf-8"))
+                manifest = BaseManifest.parse(copy["header"], copy["files"])
+            except (OSError, ValueError, TypeError, KeyError):
+                return None
+            return None if differences(manifest, config) else (manifest, folder)
+    return None

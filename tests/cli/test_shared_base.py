@@ -1,0 +1,182 @@
+"""A shared base on a real S3-protocol server (moto's, on 127.0.0.1): CI publishes the index of a
+commit, a teammate's `codecite` (another process, another clone) reads it and indexes only what
+differs locally; a base that does not fit is refused with its reason and the local index goes
+on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from object_store import BUCKET, FILES, clone, codecite, committed, free_port, git, s3_server
+
+
+@pytest.fixture(scope="module")
+def store_env() -> Iterator[dict[str, str]]:
+    with s3_server(free_port()) as env:
+        yield env
+
+
+def _paths(repo: Path, env: dict[str, str], *queries: str) -> dict[str, list[str]]:
+    """Each query's result paths, from one `codecite search` process."""
+    listed = repo.parent / "queries.txt"
+    listed.write_text("\n".join(queries), encoding="utf-8")
+    done = codecite(repo, env, "search", "--queries", str(listed), "--json")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    return {line["query"]: [r["path"] for r in line["results"]] for line in lines}
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory, store_env: dict[str, str]) -> Path:
+    """CI's checkout, whose HEAD's base was published to s3://BUCKET/team."""
+    ci = committed(tmp_path_factory.mktemp("ci") / "repo", FILES)
+    done = codecite(ci, store_env, "index", "--publish", f"s3://{BUCKET}/team")
+    assert done.returncode == 0, done.stderr
+    assert f"published the base of {git(ci, 'rev-parse', 'HEAD')[:12]}" in done.stdout
+    return ci
+
+
+def _teammate(published: Path, tmp_path: Path) -> Path:
+    return clone(published, tmp_path / "mine")
+
+
+def test_a_teammate_reads_the_base_and_indexes_only_what_differs(
+    published: Path, tmp_path: Path, store_env: dict[str, str]
+) -> None:
+    mine = _teammate(published, tmp_path)
+    (mine / "changed.py").write_text(
+        "def changed_function():\n    return 'newheron replaced it'\n", encoding="utf-8"
+    )
+    (mine / "deleted.py").unlink()
+    (mine / "added.py").write_text("def added_function():\n    return 'ibisadded'\n")
+    env = {**store_env, "CODECITE_BASE": f"s3://{BUCKET}/team"}
+
+    done = codecite(mine, env, "index")
+    assert done.returncode == 0, done.stderr
+    assert "not used" not in done.stderr
+    # the overlay holds the changed and the added file, nothing of the base
+    assert done.stdout.startswith("indexed 2 files"), done.stdout
+
+    # another process: the base read from its local copy, the overlay over it
+    found = _paths(
+        mine, env, "zebraquartz", "ocelotnote", "newheron", "oldmarmot", "ibisadded",
+        "walrusgone deleted_function",
+    )  # fmt: skip
+    assert found["zebraquartz"] == ["kept.py"]
+    assert found["ocelotnote"] == ["docs/notes.md"]
+    assert found["newheron"] == ["changed.py"]
+    assert found["oldmarmot"] == []  # the base's rows of the edited file: masked
+    assert found["ibisadded"] == ["added.py"]
+    assert "deleted.py" not in found["walrusgone deleted_function"]
+
+    # edited back to the base's content: the base's rows show again, the overlay drops it
+    (mine / "changed.py").write_text(FILES["changed.py"], encoding="utf-8")
+    again = codecite(mine, env, "index")
+    assert again.stdout.startswith("indexed 1 files"), again.stdout
+    assert _paths(mine, env, "oldmarmot", "newheron") == {
+        "oldmarmot": ["changed.py"],
+        "newheron": [],
+    }
+
+
+def test_an_unreachable_store_is_said_and_the_local_index_goes_on(
+    tmp_path: Path, store_env: dict[str, str]
+) -> None:
+    mine = committed(tmp_path / "repo", FILES)
+    env = {
+        **store_env,
+        "AWS_ENDPOINT": f"http://127.0.0.1:{free_port()}",  # nothing listens there
+        "CODECITE_BASE": f"s3://{BUCKET}/team",
+    }
+    done = codecite(mine, env, "index")
+    assert done.returncode == 0, done.stderr
+    assert f"base s3://{BUCKET}/team not used: the base store" in done.stderr
+    assert "cannot be read" in done.stderr
+    assert done.stdout.startswith("indexed 4 files"), done.stdout
+    assert _paths(mine, env, "zebraquartz") == {"zebraquartz": ["kept.py"]}
+
+
+def test_a_base_built_with_other_settings_is_refused_naming_the_difference(
+    tmp_path: Path, store_env: dict[str, str]
+) -> None:
+    ci = committed(tmp_path / "ci", FILES)
+    other = {**store_env, "CODECITE_CHUNK_BUDGET": "900"}
+    assert codecite(ci, other, "index", "--publish", f"s3://{BUCKET}/small").returncode == 0
+    mine = _teammate(ci, tmp_path)
+    env = {**store_env, "CODECITE_BASE": f"s3://{BUCKET}/small"}
+    done = codecite(mine, env, "index")
+    assert done.returncode == 0, done.stderr
+    assert "was built with other settings: chunk_budget=900 (here 1800)" in done.stderr
+    assert done.stdout.startswith("indexed 4 files"), done.stdout  # every file, locally
+
+
+def test_no_base_of_an_ancestor_is_said(
+    published: Path, tmp_path: Path, store_env: dict[str, str]
+) -> None:
+    unrelated = committed(tmp_path / "other", {"x.py": "def x():\n    return 1\n"})
+    env = {**store_env, "CODECITE_BASE": f"s3://{BUCKET}/team"}
+    done = codecite(unrelated, env, "index")
+    assert done.returncode == 0, done.stderr
+    assert "is HEAD or an ancestor of it" in done.stderr
+
+
+def test_an_object_store_index_dir_is_refused_and_nothing_is_written(
+    tmp_path: Path, store_env: dict[str, str]
+) -> None:
+    mine = committed(tmp_path / "repo", FILES)
+    done = codecite(mine, store_env, "index", "--index-dir", f"s3://{BUCKET}/x")
+    assert done.returncode == 2
+    assert "index_dir must be a local folder" in done.stderr
+    assert not (mine / "s3:").exists() and not (Path.cwd() / "s3:").exists()
+
+
+def test_settings_that_carry_credentials_are_refused_with_where_keys_belong(
+    tmp_path: Path,
+) -> None:
+    mine = committed(tmp_path / "repo", FILES)
+    (mine / ".codecite.toml").write_text(
+        'base = "s3://AKIAEXAMPLE:hunter2@codecite-bases/team"\n'
+        'aws_secret_access_key = "hunter2"\n',
+        encoding="utf-8",
+    )
+    done = codecite(mine, {}, "index")
+    assert done.returncode == 2
+    assert "base s3://codecite-bases/team refused: credentials are never read" in done.stderr
+    assert "'aws_secret_access_key' refused: credentials are never read" in done.stderr
+    assert "hunter2" not in done.stderr and "AKIAEXAMPLE" not in done.stderr
+    assert not (mine / ".codecite").exists()
+
+
+def test_a_base_in_a_local_folder_serves_an_air_gapped_teammate(tmp_path: Path) -> None:
+    ci = committed(tmp_path / "ci", FILES)
+    shared = tmp_path / "shared-bases"
+    assert codecite(ci, {}, "index", "--publish", str(shared)).returncode == 0
+    mine = clone(ci, tmp_path / "mine")
+    (mine / "added.py").write_text("def added_function():\n    return 'ibisadded'\n")
+    env = {"CODECITE_BASE": str(shared)}
+    done = codecite(mine, env, "index")
+    assert done.stdout.startswith("indexed 1 files"), done.stdout + done.stderr
+    assert _paths(mine, env, "zebraquartz", "ibisadded") == {
+        "zebraquartz": ["kept.py"],
+        "ibisadded": ["added.py"],
+    }
+
+
+def test_an_answer_over_the_base_cites_the_working_tree(
+    published: Path, tmp_path: Path, store_env: dict[str, str]
+) -> None:
+    mine = _teammate(published, tmp_path)
+    env = {**store_env, "CODECITE_BASE": f"s3://{BUCKET}/team", "CODECITE_MODEL": "extractive"}
+    done = codecite(mine, env, "ask", "What does kept_function return? zebraquartz", "--json")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["status"] == "answered", answer
+    cited = [c for span in answer["spans"] for c in span.get("citations", [])]
+    assert any(c["path"] == "kept.py" for c in cited), answer
+    for citation in cited:  # every quote is the file's text on disk, lines as they are now
+        lines = (mine / citation["path"]).read_text().splitlines()
+        quoted = "\n".join(lines[citation["start_line"] - 1 : citation["end_line"]])
+        assert citation["quote"].strip() in quoted

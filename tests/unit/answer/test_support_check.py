@@ -1,0 +1,116 @@
+"""The optional second pass (support_check = "model"): the model judges each verified claim
+against its quoted lines; a claim it finds unsupported is removed, and a failed second pass never
+loses the gate's verdict. The model is replaced only through litellm's own ``mock_response``:
+retrieval, prompt, litellm, gate and trace are real."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from answer_helpers import (
+    QUESTION,
+    LitellmCalls,
+    cite,
+    claim,
+    last_trace,
+    mocked,
+    reply,
+)
+
+from codecite_lsp.answer.support_check import verdicts
+from codecite_lsp.core import wording
+from codecite_lsp.core.answers import Answered, ClaimSpan, Refused
+from codecite_lsp.core.config import Config
+from codecite_lsp.core.records import Source
+
+# "retired" is in the quoted line: the deterministic check accepts both; only reading the line
+# shows that nothing there says the old key is deleted.
+TRUE = "The old key's retired_at is set to the rotation time."
+FALSE = "Rotation deletes the old key once its retired_at is set."
+
+
+def _answer(sources: list[Source]) -> str:
+    line = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    return reply(claim(TRUE, line), claim(FALSE, line))
+
+
+def _judged(*entailed: bool) -> str:
+    items = [{"claim": n, "entailed": ok} for n, ok in enumerate(entailed, start=1)]
+    return json.dumps({"verdicts": items})
+
+
+def _claims(answer: Answered) -> list[str]:
+    return [span.text for span in answer.spans if isinstance(span, ClaimSpan)]
+
+
+def test_a_claim_the_model_finds_unsupported_is_removed_and_recorded(
+    indexed: tuple[Path, Config], sources: list[Source], litellm_calls: LitellmCalls
+) -> None:
+    answerer = mocked(indexed, _answer(sources), _judged(True, False), support_check="model")
+    answer = answerer.ask(QUESTION)
+
+    assert isinstance(answer, Answered), answer
+    assert _claims(answer) == [TRUE]
+    assert FALSE not in answer.model_dump_json()
+    assert answer.note == wording.unsupported_note(1)
+    # The second call saw both claims with the lines they quote, as data.
+    second = litellm_calls.calls[1]["messages"]
+    sent = json.loads(second[1]["content"])
+    assert [c["text"] for c in sent["claims"]] == [TRUE, FALSE]
+    assert "old.retired_at = now" in sent["claims"][1]["cited_lines"][0]["text"]
+    record = last_trace(answerer.config, indexed[0], answer.trace_id)
+    assert record["support_check"] == {"claims": 2, "status": "checked", "unsupported": [2]}
+    assert record["model_calls"] == 2
+
+
+def test_the_answer_is_refused_when_the_model_supports_none_of_its_claims(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    answerer = mocked(indexed, _answer(sources), _judged(False, False), support_check="model")
+    answer = answerer.ask(QUESTION)
+
+    assert isinstance(answer, Refused), answer
+    assert answer.reason == "unverified_citation"
+    assert answer.detail == wording.NONE_SUPPORTED
+
+
+def test_a_failed_second_pass_keeps_the_gates_verdict(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    for second, error in [
+        ("litellm.Timeout", "timeout"),
+        ("litellm.InternalServerError", "api_error"),
+        ("I think both claims look fine!", "unreadable_reply"),
+        (_judged(True), "unreadable_reply"),  # one verdict for two claims
+        ('{"verdicts": [{"claim": 1, "entailed": "no"}, {"claim": 2, "entailed": false}]}',
+         "unreadable_reply"),
+    ]:  # fmt: skip
+        answerer = mocked(indexed, _answer(sources), second, support_check="model")
+        answer = answerer.ask(QUESTION)
+
+        assert isinstance(answer, Answered), (second, answer)
+        assert _claims(answer) == [TRUE, FALSE], second
+        assert answer.note is None
+        record = last_trace(answerer.config, indexed[0], answer.trace_id)
+        assert record["support_check"] == {"claims": 2, "status": "failed_open", "error": error}
+
+
+def test_without_the_setting_no_second_call_is_made(
+    indexed: tuple[Path, Config], sources: list[Source], litellm_calls: LitellmCalls
+) -> None:
+    answer = mocked(indexed, _answer(sources), _judged(True, False)).ask(QUESTION)
+
+    assert isinstance(answer, Answered)
+    assert _claims(answer) == [TRUE, FALSE]
+    assert len(litellm_calls) == 1
+
+
+def test_a_verdict_list_is_read_only_when_it_judges_every_claim_once() -> None:
+    assert verdicts("```json\n" + _judged(True, False) + "\n```", 2) == [True, False]
+    shuffled = '{"verdicts": [{"claim": 2, "entailed": false}, {"claim": 1, "entailed": true}]}'
+    assert verdicts(shuffled, 2) == [True, False]
+    twice = '{"verdicts": [{"claim": 1, "entailed": true}, {"claim": 1, "entailed": false}]}'
+    assert verdicts(twice, 2) is None
+    assert verdicts('{"verdicts": [{"claim": true, "entailed": true}]}', 1) is None
+    assert verdicts("[]", 0) is None
