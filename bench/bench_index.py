@@ -20,7 +20,8 @@ Ratios against the targets: cold keyword <= 2x parse-only; unchanged re-index of
 durations (a warm scan of the stdlib, a scan of a tree of symlink loops, a parse given up at its
 deadline, the deepest nesting chunked, a watcher's stop with a batch pending).
 
-Run: ``python bench/bench_index.py [--saves 20] [--repeat 3] [--only stdlib|self] [--bounds]``.
+Run: ``python bench/bench_index.py [--saves 20] [--repeat 3] [--only stdlib|self] [--breakdown]
+[--bounds]`` (``--breakdown``: also a cold keyword index's CPU by part against the parse's CPU).
 """
 
 from __future__ import annotations
