@@ -15,11 +15,13 @@ import contextlib
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.fulltext import search_terms
 from ..core.records import Chunk
 from .tables import FileRecord, chunk_from_row, chunk_rows, in_filters, read_column, sql_literal
+from .view import written_chunks
 
 if TYPE_CHECKING:
     from .view import ChunkView
@@ -30,7 +32,8 @@ _NAMES_MAX = 500  # names per definitions look-up (retrieval's)
 class ChunkTables:
     """The chunk and file rows of one index folder."""
 
-    def __init__(self, chunks: Any, files: Any, view: ChunkView | None) -> None:
+    def __init__(self, index_dir: Path, chunks: Any, files: Any, view: ChunkView | None) -> None:
+        self._index_dir = index_dir  # whose in-memory view (this process's) is told of writes
         self.chunks = chunks  # the LanceDB table: the full-text index is built on it
         self._files = files
         self._chunk_schema = chunks.schema
@@ -57,9 +60,19 @@ class ChunkTables:
     def versions(self) -> dict[str, int]:
         return {"chunks": self.chunks.version, "files": self._files.version}
 
-    def files(self) -> dict[str, FileRecord]:
-        rows = self._files.search().limit(None).to_arrow().to_pylist()
-        return {row["path"]: FileRecord(**row) for row in rows}
+    def files(self, paths: Collection[str] | None = None) -> dict[str, FileRecord]:
+        """Every file row, or only those of ``paths`` (filtered reads: a save reads its own)."""
+        wheres = [None] if paths is None else list(in_filters("path", paths))
+        found: dict[str, FileRecord] = {}
+        for where in wheres:
+            query = self._files.search() if where is None else self._files.search().where(where)
+            for row in query.limit(None).to_arrow().to_pylist():
+                found[row["path"]] = FileRecord(**row)
+        return found
+
+    def paths_under(self, folder: str) -> list[str]:
+        """The indexed paths inside ``folder`` (repo-relative, any depth)."""
+        return read_column(self._files, "path", f"starts_with(path, {sql_literal(folder + '/')})")
 
     def file_rows(self) -> Any:
         """The files table as Arrow (a base is published from it)."""
@@ -191,6 +204,7 @@ class ChunkTables:
         leaves file rows that disagree with the chunks (count, revision or stat), which the
         indexer detects and redoes.
         """
+        before = self.chunks.version
         _delete_rows(self.chunks, set(chunks_by_path))
         new_chunks = [c for chunks in chunks_by_path.values() for c in chunks]
         if new_chunks:
@@ -206,6 +220,7 @@ class ChunkTables:
                 )
             ]
             self.chunks.add(chunk_rows(new_chunks, texts, self._chunk_schema))
+        written_chunks(self._index_dir, before, self.chunks.version, chunks_by_path, new_chunks)
         if records:
             self._upsert_files(records)
 
@@ -215,14 +230,19 @@ class ChunkTables:
         if not targets:
             return
         _delete_rows(self._files, targets)
-        _delete_rows(self.chunks, targets)
+        self._delete_chunks(targets)
 
     def remove_orphans(self) -> int:
         """Delete chunk rows whose path has no file row (left by a crash); returns how many."""
         known = set(self.files())
         orphans = {p: n for p, n in self.chunk_counts().items() if p not in known}
-        _delete_rows(self.chunks, orphans)
+        self._delete_chunks(orphans)
         return sum(orphans.values())
+
+    def _delete_chunks(self, paths: Collection[str]) -> None:
+        before = self.chunks.version
+        _delete_rows(self.chunks, paths)
+        written_chunks(self._index_dir, before, self.chunks.version, paths, [])
 
     def optimize(self, keep: Any) -> int:
         """Compact both tables (versions younger than ``keep`` stay readable); returns the

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from ..ingest.scan import WorkspaceFile
     from .base import OpenedBase
     from .overlay import Overlay
-    from .store import FileRecord, Meta, Store
+    from .store import Meta, Store
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +238,7 @@ class Indexer:
         meta: Meta,
         progress: Progress | None,
         cancel: threading.Event | None,
-        written: set[str] | None = None,
+        written: Mapping[str, str] | None = None,
     ) -> None:
         """After the chunks are written: meta, the search index, vectors (of the content
         hashes ``written`` only, when the vector filler knows the rest have theirs)."""
@@ -286,10 +286,10 @@ class Indexer:
 
     def _update(self, paths: Iterable[str]) -> Totals:
         store = self.store
-        known = store.files()
-        targets, rules_changed = self._expand(paths, known)
+        targets, rules_changed = self._expand(paths)
         if rules_changed:
             return self._full_pass(None, None, {})
+        known = store.files(targets)  # these rows only: a save's cost is not the index's size
         whole = self._vectors.whole_before_write(store)
         batch = Batch()
         jobs = []
@@ -310,7 +310,8 @@ class Indexer:
         totals = Totals()
         self._commit(batch, totals)
         if len(batch):
-            written = {c.content_hash for chunks in batch.chunks.values() for c in chunks}
+            # hash -> text: the fill embeds these without reading them back from the table
+            written = {c.content_hash: c.text for chunks in batch.chunks.values() for c in chunks}
             self._finish(store, store.meta, None, None, written if whole else None)
         return totals
 
@@ -341,9 +342,9 @@ class Indexer:
         overlay.refresh(files)
         return [f for f in files if not overlay.same(f.path)]
 
-    def _expand(self, paths: Iterable[str], known: dict[str, FileRecord]) -> tuple[set[str], bool]:
-        """Repo-relative file paths for the given paths (a folder stands for the files in it),
-        and whether one of them is an ignore file."""
+    def _expand(self, paths: Iterable[str]) -> tuple[set[str], bool]:
+        """Repo-relative file paths for the given paths (a folder, on disk or indexed, stands
+        for the files in it), and whether one of them is an ignore file."""
         from ..ingest.scan import scan
 
         targets: set[str] = set()
@@ -353,8 +354,10 @@ class Indexer:
             if rel is None:
                 continue
             rules_changed |= self._rules().refresh(rel)
-            prefix = rel + "/"
-            under = [p for p in known if p.startswith(prefix)]
+            if (self.repo / rel).is_file():
+                targets.add(rel)
+                continue
+            under = self.store.paths_under(rel)
             if (self.repo / rel).is_dir() or under:
                 targets.update(under)
                 found = scan(self.repo, self.config, under=rel, rules=self._rules())

@@ -54,7 +54,7 @@ class Store:
         # server); a one-shot command reads LanceDB directly rather than load every row.
         self.view: IndexView | None = shared_view(index_dir, chunks) if in_memory else None
         self.meta_file = MetaFile(index_dir)
-        self.tables = ChunkTables(chunks, files, self.view.chunks if self.view else None)
+        self.tables = ChunkTables(index_dir, chunks, files, self.view.chunks if self.view else None)
         self.keyword = KeywordIndex(index_dir, self.tables)
         self.vectors = Vectors(
             index_dir, db, self.tables, self.meta_file, self.view.vectors if self.view else None
@@ -148,8 +148,11 @@ class Store:
     def wait_for_view(self) -> None:
         self.tables.wait_for_view()
 
-    def files(self) -> dict[str, FileRecord]:
-        return self.tables.files()
+    def files(self, paths: Collection[str] | None = None) -> dict[str, FileRecord]:
+        return self.tables.files(paths)
+
+    def paths_under(self, folder: str) -> list[str]:
+        return self.tables.paths_under(folder)
 
     def file_count(self) -> int:
         return self.tables.file_count()

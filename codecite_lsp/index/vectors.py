@@ -12,7 +12,7 @@ import contextlib
 import logging
 import shutil
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ from .tables import (
     sql_literal,
     vector_schema,
 )
+from .view import vectors_having, written_vectors
 
 if TYPE_CHECKING:
     from ..core.records import Chunk
@@ -89,6 +90,10 @@ class Vectors:
         try:
             if among is None:
                 return read_column(vectors, "content_hash", where)
+            if embedder is not None:
+                held = vectors_having(self._index_dir, vectors.version, embedder, among)
+                if held is not None:
+                    return held
             return [
                 h
                 for batch in in_filters("content_hash", among)
@@ -103,12 +108,12 @@ class Vectors:
     ) -> list[tuple[str, str]]:
         """(content_hash, text) of chunks that have no vector from ``embedder`` yet; only of
         the hashes ``among`` when given (a saved file's: its cost is the file's, not the
-        index's)."""
+        index's; ``among`` mapping each hash to its text spares reading the texts back)."""
         wanted = dict.fromkeys(self._tables.content_hashes() if among is None else sorted(among))
         for h in self.hashes(embedder, among):
             wanted.pop(h, None)
         hashes = list(wanted)[:limit]
-        texts = self._tables.texts(hashes)
+        texts = among if isinstance(among, Mapping) else self._tables.texts(hashes)
         return [(h, texts[h]) for h in hashes if h in texts]
 
     def put(self, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:
@@ -136,7 +141,8 @@ class Vectors:
                 meta.embedder, meta.dim = embedder, dim
                 self._meta.save(meta)
         unique = {h: i for i, h in enumerate(hashes)}  # one row per hash
-        flat = pa.array(matrix[list(unique.values())].reshape(-1), type=pa.float32())
+        kept = matrix[list(unique.values())]
+        flat = pa.array(kept.reshape(-1), type=pa.float32())
         rows = pa.Table.from_arrays(
             [
                 pa.array(list(unique), type=pa.string()),
@@ -145,7 +151,9 @@ class Vectors:
             ],
             schema=table.schema,
         )
+        before = table.version
         table.merge_insert(["content_hash", "embedder"]).when_not_matched_insert_all().execute(rows)
+        written_vectors(self._index_dir, before, table.version, embedder, list(unique), kept)
 
     def count(self, embedder: str | None) -> int:
         """Vectors (from ``embedder``, or any) of chunks in the index: vectors of content no

@@ -8,9 +8,12 @@ a brute-force vector query reads every vector from disk on every search (docs/be
 
 They follow the tables: before each use the table's version is compared (a fraction of a
 millisecond); when another writer (the indexer, another process) made a new one, only the key
-column is read again and the rows that appeared are fetched (a save costs a read of one file's
-rows, not of the table). Rows keep the table's scan order, so a limited look-up returns the rows
-a LanceDB scan with the same filter and limit would.
+column is read again and the rows that appeared are fetched. A write this process made (the
+server's own indexer: saves, the watcher) is told to the view instead (:func:`written_chunks`,
+:func:`written_vectors`): the view applies it without reading the table, so a saved file costs
+its own rows, not a read of every key and vector (which grows with the repository). Rows keep
+the table's scan order, so a limited look-up returns the rows a LanceDB scan with the same
+filter and limit would.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import logging
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,8 +83,10 @@ class _Rows:
     """The chunk rows at one table version, keyed by id, with the maps the queries use."""
 
     version: int = -1
-    order: list[str] = field(default_factory=list)  # ids in the table's scan order
+    # Rank in the table's scan order (rows deleted leave gaps; rows appended rank last), and
+    # by_id in that order too.
     position: dict[str, int] = field(default_factory=dict)
+    next_position: int = 0
     by_id: dict[str, Chunk] = field(default_factory=dict)
     by_path: dict[str, set[str]] = field(default_factory=dict)
     by_hash: dict[str, set[str]] = field(default_factory=dict)
@@ -95,12 +100,18 @@ class _Rows:
         yield from ((self.uses, name) for name in chunk.uses)
 
     def add(self, key: str, chunk: Chunk) -> None:
+        """Append a row (last in scan order, as LanceDB appends it)."""
+        if key in self.by_id:
+            self.remove(key)
         self.by_id[key] = chunk
+        self.position[key] = self.next_position
+        self.next_position += 1
         for index, value in self._maps(chunk):
             index.setdefault(value, set()).add(key)
 
     def remove(self, key: str) -> None:
         chunk = self.by_id.pop(key)
+        del self.position[key]
         for index, value in self._maps(chunk):
             keys = index.get(value)
             if keys is not None:
@@ -110,6 +121,12 @@ class _Rows:
 
     def ordered(self, keys: Iterable[str]) -> list[Chunk]:
         return [self.by_id[k] for k in sorted(keys, key=self.position.__getitem__)]
+
+    def reorder(self, order: list[str]) -> None:
+        """Put the rows in this scan order (ids not held are left out)."""
+        self.by_id = {k: self.by_id[k] for k in order if k in self.by_id}
+        self.position = {k: i for i, k in enumerate(self.by_id)}
+        self.next_position = len(self.position)
 
 
 class ChunkView:
@@ -153,8 +170,6 @@ class ChunkView:
             found = self._table.search().select(list(CHUNK_COLUMNS)).limit(None).to_arrow()
             for key, chunk in zip(found["id"].to_pylist(), _chunks_from_table(found), strict=True):
                 rows.add(key, chunk)
-            rows.order = list(rows.by_id)
-            rows.position = {k: i for i, k in enumerate(rows.order)}
             del found
             release()  # Arrow's pool and the heap keep ~100 MB of the read
             with self._lock:
@@ -194,10 +209,27 @@ class ChunkView:
             for key, chunk in zip(found["id"].to_pylist(), _chunks_from_table(found), strict=True):
                 rows.add(key, chunk)
         # a row written after the id column was read waits for the next version check
-        rows.order = [k for k in order if k in rows.by_id]
-        rows.position = {k: i for i, k in enumerate(rows.order)}
+        rows.reorder(order)
         rows.version = version
         return rows
+
+    def written(
+        self, before: int, after: int, removed: Collection[str], added: Sequence[Chunk]
+    ) -> None:
+        """This process changed the table from version ``before`` to ``after`` (under the index's
+        write lock, so nobody else did): the rows of the paths ``removed`` deleted, then ``added``
+        appended. Applied when the view holds ``before``; otherwise its next use reads the
+        table, as for another process's write."""
+        with self._lock:
+            rows = self._rows
+            if rows is None or rows.version != before:
+                return
+            for path in removed:
+                for key in list(rows.by_path.get(path, ())):
+                    rows.remove(key)
+            for chunk in added:
+                rows.add(chunk.id, chunk)
+            rows.version = after
 
     def _read(self, answer: Callable[[_Rows], Any]) -> Any:
         with self._lock:
@@ -242,8 +274,7 @@ class ChunkView:
         """(path, defines, uses) of every row, in scan order."""
 
         def answer(rows: _Rows) -> list[tuple[str, list[str], list[str]]]:
-            chunks = (rows.by_id[k] for k in rows.order)
-            return [(c.path, list(c.defines), list(c.uses)) for c in chunks]
+            return [(c.path, list(c.defines), list(c.uses)) for c in rows.by_id.values()]
 
         found: list[tuple[str, list[str], list[str]]] | None = self._read(answer)
         return found
@@ -266,10 +297,22 @@ class ChunkView:
 
 @dataclass
 class _Matrix:
+    """The first ``rows`` rows of ``matrix`` are the vectors of ``hashes[:rows]``. The buffer
+    and the list grow in place when this process appends vectors (a reader holding an older
+    _Matrix keeps reading its own first rows); ``slot`` maps each hash to its row."""
+
     version: int = -1
     embedder: str = ""
     hashes: list[str] = field(default_factory=list)  # rows of the matrix, in scan order
     matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    rows: int = 0
+    slot: dict[str, int] = field(default_factory=dict)
+
+
+def _normalised(values: np.ndarray, dim: int) -> np.ndarray:
+    block = values.reshape(-1, dim).astype(np.float32)
+    norms = np.linalg.norm(block, axis=1, keepdims=True)
+    return np.divide(block, norms, out=np.zeros_like(block), where=norms > 0)
 
 
 class VectorView:
@@ -289,7 +332,7 @@ class VectorView:
         column = table.search().where(where).select(["content_hash"]).limit(None).to_arrow()
         hashes: list[str] = column["content_hash"].to_pylist()
         dim = table.schema.field("vector").type.list_size
-        old = {h: i for i, h in enumerate(held.hashes)} if held.embedder == embedder else {}
+        old = held.slot if held.embedder == embedder else {}
         if held.matrix.shape[1:] != (dim,):
             old = {}
         matrix = np.zeros((len(hashes), dim), dtype=np.float32)
@@ -308,14 +351,46 @@ class VectorView:
             query = table.search().where(clause)
             found = query.select(["content_hash", "vector"]).limit(None).to_arrow()
             values = found["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
-            block = values.reshape(-1, dim).astype(np.float32)
-            norms = np.linalg.norm(block, axis=1, keepdims=True)
-            block = np.divide(block, norms, out=np.zeros_like(block), where=norms > 0)
+            block = _normalised(values, dim)
             matrix[[slot[h] for h in found["content_hash"].to_pylist()]] = block
-        self._held = _Matrix(version, embedder, hashes, matrix)
+        self._held = _Matrix(version, embedder, hashes, matrix, len(hashes), slot)
         if len(missing) > IN_BATCH:  # a whole read, not a save's few rows (gc costs ms)
             release()  # Arrow's pool and the heap keep tens of MB of the read
         return self._held
+
+    def written(
+        self, before: int, after: int, embedder: str, hashes: Sequence[str], vectors: np.ndarray
+    ) -> None:
+        """This process inserted the vectors of ``hashes`` not yet stored (one merge, under the
+        write lock), taking the table from ``before`` to ``after``: appended here when the view
+        holds ``before``, without reading the table."""
+        with self._lock:
+            held = self._held
+            dim = held.matrix.shape[1] if held.matrix.ndim == 2 else 0
+            if (held.version, held.embedder) != (before, embedder) or vectors.shape[1:] != (dim,):
+                return
+            new = [i for i, h in enumerate(hashes) if h not in held.slot]
+            matrix = held.matrix
+            if held.rows + len(new) > len(matrix):  # grow by half: appends cost their own rows
+                size = max(held.rows + len(new), len(matrix) * 3 // 2)
+                matrix = np.zeros((size, dim), dtype=np.float32)
+                matrix[: held.rows] = held.matrix[: held.rows]
+            matrix[held.rows : held.rows + len(new)] = _normalised(vectors[new], dim)
+            for offset, i in enumerate(new):
+                held.slot[hashes[i]] = held.rows + offset
+                held.hashes.append(hashes[i])
+            self._held = _Matrix(
+                after, embedder, held.hashes, matrix, held.rows + len(new), held.slot
+            )
+
+    def having(self, version: int, embedder: str, hashes: Iterable[str]) -> list[str] | None:
+        """Which of ``hashes`` have a vector from ``embedder`` at table ``version`` (None when
+        the view does not hold that version: then the table is asked)."""
+        with self._lock:
+            held = self._held
+            if (held.version, held.embedder) != (version, embedder):
+                return None
+            return [h for h in hashes if h in held.slot]
 
     def nearest(
         self, table: Any, embedder: str, vector: np.ndarray, limit: int
@@ -324,7 +399,7 @@ class VectorView:
         when several are as near as the last)."""
         with self._lock:
             held = self._sync(table, embedder)
-        if not held.hashes or limit <= 0:
+        if not held.rows or limit <= 0:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(query))
@@ -332,7 +407,7 @@ class VectorView:
             return []
         # einsum, not BLAS: a multi-threaded gemv spins against a busy machine (several times
         # slower on 2 cores under load); one pass over the matrix is memory-bound anyway.
-        similarity = np.einsum("ij,j->i", held.matrix, query / norm)
+        similarity = np.einsum("ij,j->i", held.matrix[: held.rows], query / norm)
         if limit < len(similarity):
             # Every vector as near as the last one kept: LanceDB keeps an arbitrary few of
             # equal ones; the caller orders those by path and keeps ``limit`` chunks.
@@ -366,6 +441,43 @@ def shared_view(index_dir: Path, chunks_table: Any) -> IndexView:
             view = _SHARED[key] = IndexView(ChunkView(chunks_table), VectorView())
     view.chunks.load()
     return view
+
+
+def _existing(index_dir: Path) -> IndexView | None:
+    with _SHARED_LOCK:
+        return _SHARED.get(index_dir.resolve())
+
+
+def written_chunks(
+    index_dir: Path, before: int, after: int, removed: Collection[str], added: Sequence[Chunk]
+) -> None:
+    """Tell this process's view of ``index_dir`` (if any) of a write to the chunks table."""
+    view = _existing(index_dir)
+    if view is not None:
+        view.chunks.written(before, after, removed, added)
+
+
+def written_vectors(
+    index_dir: Path,
+    before: int,
+    after: int,
+    embedder: str,
+    hashes: Sequence[str],
+    vectors: np.ndarray,
+) -> None:
+    """Tell this process's view of ``index_dir`` (if any) of vectors inserted."""
+    view = _existing(index_dir)
+    if view is not None:
+        view.vectors.written(before, after, embedder, hashes, vectors)
+
+
+def vectors_having(
+    index_dir: Path, version: int, embedder: str, hashes: Iterable[str]
+) -> list[str] | None:
+    """Which of ``hashes`` have a vector, told by this process's view of ``index_dir`` when it
+    holds the table at ``version`` (a save's check then costs its own hashes, not a scan)."""
+    view = _existing(index_dir)
+    return None if view is None else view.vectors.having(version, embedder, hashes)
 
 
 def forget_view(index_dir: Path) -> None:

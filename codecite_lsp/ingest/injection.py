@@ -129,6 +129,11 @@ _PATTERNS: list[tuple[FindingKind, re.Pattern[str], tuple[str, ...]]] = [
     ),
 ]
 
+# Whether each pattern is case-blind, read once: flags tests cost an enum operation per chunk.
+_SCANS = [
+    (kind, pattern, cues, bool(pattern.flags & re.IGNORECASE)) for kind, pattern, cues in _PATTERNS
+]
+
 # Always hidden: zero-width space and word joiners, bidi embeddings, overrides and isolates, and
 # the tag characters that spell ASCII invisibly. (A byte-order mark is left alone: code that
 # strips one holds one.)
@@ -178,10 +183,13 @@ def findings(text: str) -> tuple[Finding, ...]:
     found: list[tuple[int, Finding]] = []
     ascii_only = text.isascii()
     lower = text.lower() if ascii_only else ""
-    for kind, pattern, cues in _PATTERNS:
+    for kind, pattern, cues, blind in _SCANS:
         if ascii_only:
-            seen = lower if pattern.flags & re.IGNORECASE else text
-            if not any(cue in seen for cue in cues):
+            seen = lower if blind else text
+            for cue in cues:  # a loop, not any(<generator>): this runs for every chunk
+                if cue in seen:
+                    break
+            else:
                 continue
         for match in pattern.finditer(text):
             # A chat token is prompt syntax wherever it stands; a phrase may be quoted as such.

@@ -13,6 +13,7 @@ from lsp_helpers import FIXTURE as SAMPLE
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Chunk, Result
 from codecite_lsp.index.indexer import Indexer
+from codecite_lsp.index.view import forget_view
 from codecite_lsp.retrieve.names import whole_word
 from codecite_lsp.retrieve.retriever import Retriever, open_retriever
 
@@ -144,3 +145,32 @@ def test_views_of_one_index_are_shared(grown: Path) -> None:
     again = open_retriever(grown, Config(), in_memory=True)
     assert one.store.view is again.store.view is not None
     assert other.store.view is None
+
+
+def test_writes_told_to_the_view_leave_it_as_a_fresh_load(grown: Path) -> None:
+    """The server's own indexer tells the view what it wrote (no table read): after edits, a
+    new file and a deletion, its look-ups answer as a view loaded afresh from the tables (scan
+    order included), and the saved text is found. (Full-text scores of these generated modules
+    tie, and LanceDB orders ties differently from one query to the next: searches are not
+    compared.)"""
+    told = loaded(grown)
+    assert told.embedder is not None
+    told.search("warm the vectors", 5)
+    indexer = Indexer(grown, Config())
+    (grown / "gen" / "mod3.py").write_text("def rotate_3(store):\n    return store.spin()\n")
+    (grown / "gen" / "fresh.py").write_text("def rotate_fresh(store):\n    return store.spin()\n")
+    (grown / "gen" / "mod8.py").unlink()
+    for paths in (["gen/mod3.py"], ["gen/fresh.py"], ["gen/mod8.py"], ["gen/mod3.py"]):
+        indexer.update_paths(paths)
+    forget_view(Config().resolved_index_dir(grown))
+    fresh = loaded(grown)
+    assert fresh.store.view is not told.store.view
+    assert told.search("rotate_fresh", 1)[0].path == "gen/fresh.py"
+    assert all(r.path != "gen/mod8.py" for r in told.search("refill_8", 10))
+    names = ["rotate_3", "rotate_fresh", "rotate_4", "rotate_8", "sign_5"]
+    assert keys(told.store.naming(names, 3)) == keys(fresh.store.naming(names, 3))
+    assert told.store.references() == fresh.store.references()
+    vector = told.embedder.embed(["def rotate_fresh(store): return store.spin()"])[0]
+    near, far = (r.store.vector_search(told.embedder.name, vector, 5) for r in (told, fresh))
+    assert [c.id for c, _ in near] == [c.id for c, _ in far]
+    assert near[0][0].path == "gen/fresh.py"
