@@ -368,7 +368,9 @@ def test_the_statements_of_the_likeliest_subjects_lead_best_ranked_first() -> No
     assert "S3" in cited, claims
 
 
-LOOP = CHANGED + '''
+LOOP = (
+    CHANGED
+    + '''
     @property
     def last(self):
         """Whether this is the last iteration of the loop."""
@@ -377,6 +379,7 @@ LOOP = CHANGED + '''
     def cycle(self, *args):
         return args[self.index0 % len(args)]
 '''
+)
 LAST = "How does the loop know whether it is on the last iteration?"
 
 
