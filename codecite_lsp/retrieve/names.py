@@ -79,7 +79,7 @@ def given_names(query: str) -> set[str]:
     given = set(identifiers(query))
     for quoted in _BACKTICKED.findall(query):
         given.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", quoted))
-    given.update(re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\(\)", query))
+    given.update(_CALLED.findall(query))
     given.update(dotted.rsplit(".", 1)[-1] for dotted in _DOTTED.findall(query))
     words = query.split()
     if len(words) == 1 and _IDENTIFIER_LIKE.fullmatch(words[0]) and len(words[0]) >= 2:
