@@ -417,3 +417,24 @@ def test_participant_in_real_vscode(
         f"screenshot: {entry.get('screenshot')}"
     )
     print(f"{name}: {entry['detail']}")
+
+
+@pytest.fixture(scope="module")
+def first_question(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A fresh window's first question, asked as soon as the workbench shows."""
+    scenario = {"question": "how does the token bucket refill?"}
+    tmp = tmp_path_factory.mktemp("vscode_first_question")
+    with _session(tmp, "first_question.mjs", CHAT_USER_SETTINGS, scenario) as found:
+        yield found
+
+
+def test_first_question_at_once_in_real_vscode(first_question: dict[str, Any]) -> None:
+    """Ctrl+Alt+C pressed as soon as the window shows (before the status item shows the index):
+    the question is answered with anchors, not failed with "Language model unavailable"."""
+    entry = first_question.get("participant_first_question")
+    assert entry is not None, (
+        f"the first question was never asked; the scenario printed:\n"
+        f"{first_question['transcript']['detail']}"
+    )
+    assert entry["ok"], f"{entry['detail']}\nscreenshot: {entry.get('screenshot')}"
+    print(entry["detail"])
