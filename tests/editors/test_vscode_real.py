@@ -429,8 +429,8 @@ def first_question(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
 
 
 def test_first_question_at_once_in_real_vscode(first_question: dict[str, Any]) -> None:
-    """Ctrl+Alt+C pressed as soon as the window shows (before the status item shows the index):
-    the question is answered with anchors, not failed with "Language model unavailable"."""
+    """Ctrl+Alt+C and a question as soon as the window lists the extension (before its status
+    item shows): answered with anchors, not failed with "Language model unavailable"."""
     entry = first_question.get("participant_first_question")
     assert entry is not None, (
         f"the first question was never asked; the scenario printed:\n"
