@@ -1,9 +1,8 @@
-// The first question of a fresh window, asked at once: as soon as the workbench lists the
-// extension (its Codecite tab in the activity bar; the extension is not active yet, no status
-// item), Ctrl+Alt+C, and the question sent to `@codecite` in VS Code's Chat view (on a new profile
-// VS Code opens it itself at startup; `@codecite ` is typed when the key did nothing yet). Asked
-// this early, that Chat view had no model selected and the request failed with "Language model
-// unavailable" before `@codecite` ran (2026-12-01).
+// The first question of a fresh window, asked at once: on a new profile VS Code opens its Chat
+// view itself at startup, before extensions are active. As soon as the extension is active (its
+// status item shows; the index is not built yet), `@codecite` and the question are typed there,
+// without Ctrl+Alt+C. That Chat view kept no model, and the request failed with "Language model
+// unavailable" before `@codecite` ran (2026-12-01): the Codecite model must be selected in it.
 //
 //   node first_question.mjs config.json   (config: written by test_vscode_real.py)
 
@@ -19,11 +18,20 @@ try {
   await ui.waitForWorkbench(page, WAIT);
   const opened = Date.now();
   await step(page, "participant_first_question", async () => {
-    await page.getByRole("tab", { name: /^Codecite/ }).first().waitFor({ timeout: WAIT });
-    const listed = (Date.now() - opened) / 1000;
-    await ui.focusWorkbench(page);
-    await page.keyboard.press("Control+Alt+c");
-    const status = (await ui.codeciteStatus(page)) ?? "no status item yet";
+    const activation = Date.now() + WAIT;
+    while (!(await ui.codeciteStatus(page)) && Date.now() < activation) {
+      await page.waitForTimeout(200);
+    }
+    const active = (Date.now() - opened) / 1000;
+    const status = (await ui.codeciteStatus(page)) ?? "no status item";
+    const deadline = Date.now() + 15_000;
+    while (!(await ui.chatModelSelected(page, "Codecite"))) {
+      if (Date.now() > deadline) {
+        throw new Error(`the open Chat view has no Codecite model selected 15 s after the status item showed (${status})`);
+      }
+      await page.waitForTimeout(200);
+    }
+    const selected = (Date.now() - opened) / 1000;
     const response = await ui.askInChat(page, config.question, WAIT);
     const text = await response.innerText();
     const anchors = await ui.chatAnchors(response);
@@ -31,7 +39,7 @@ try {
       throw new Error(`the first answer has no anchors: ${text}`);
     }
     const seconds = (Date.now() - opened) / 1000;
-    return `extension listed ${listed.toFixed(1)} s after the workbench showed; Ctrl+Alt+C pressed and asked then (${status}); answered ${seconds.toFixed(1)} s after the workbench showed, anchors ${JSON.stringify(anchors.map((a) => a.text))}`;
+    return `after the workbench showed: status item ${active.toFixed(1)} s ("${status}"), the Codecite model selected ${selected.toFixed(1)} s, asked then; answered ${seconds.toFixed(1)} s, anchors ${JSON.stringify(anchors.map((a) => a.text))}`;
   });
 } finally {
   await browser.close();
