@@ -23,7 +23,7 @@ try {
     }
     const activated = (Date.now() - opened) / 1000;
     // Ctrl+Alt+C once the status item shows the index: the figure is the window to an answer from
-    // a built index. A question asked as soon as the window shows is the real-VS-Code tier's
+    // a built index. A question asked as soon as the extension is active is the real-VS-Code tier's
     // (tests/editors/vscode_real/first_question.mjs).
     while (!ui.STATUS.indexed((await ui.codeciteStatus(page)) ?? "")) {
       await page.waitForTimeout(200);
