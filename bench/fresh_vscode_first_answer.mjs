@@ -22,9 +22,9 @@ try {
       await page.waitForTimeout(200);
     }
     const activated = (Date.now() - opened) / 1000;
-    // Ctrl+Alt+C once the status item shows the index, as the real-VS-Code tier does: pressed as
-    // soon as the item appears, the Chat view had no model selected ("Language model
-    // unavailable", 2026-12-01) on a fresh profile.
+    // Ctrl+Alt+C once the status item shows the index: the figure is the window to an answer from
+    // a built index. A question asked as soon as the extension is active is the real-VS-Code tier's
+    // (tests/editors/vscode_real/first_question.mjs).
     while (!ui.STATUS.indexed((await ui.codeciteStatus(page)) ?? "")) {
       await page.waitForTimeout(200);
     }

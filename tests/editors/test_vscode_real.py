@@ -417,3 +417,25 @@ def test_participant_in_real_vscode(
         f"screenshot: {entry.get('screenshot')}"
     )
     print(f"{name}: {entry['detail']}")
+
+
+@pytest.fixture(scope="module")
+def first_question(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A fresh window's first question, asked as soon as the extension is active."""
+    scenario = {"question": "how does the token bucket refill?"}
+    tmp = tmp_path_factory.mktemp("vscode_first_question")
+    with _session(tmp, "first_question.mjs", CHAT_USER_SETTINGS, scenario) as found:
+        yield found
+
+
+def test_first_question_at_once_in_real_vscode(first_question: dict[str, Any]) -> None:
+    """The Chat view VS Code opens at startup selects the Codecite model once the extension is
+    active (before the index is built), and `@codecite` typed there is answered with anchors, not
+    failed with "Language model unavailable"."""
+    entry = first_question.get("participant_first_question")
+    assert entry is not None, (
+        f"the first question was never asked; the scenario printed:\n"
+        f"{first_question['transcript']['detail']}"
+    )
+    assert entry["ok"], f"{entry['detail']}\nscreenshot: {entry.get('screenshot')}"
+    print(entry["detail"])

@@ -5,7 +5,7 @@
 import * as vscode from "vscode";
 import type { ChatViewProvider } from "./chatView.js";
 import type { CodeciteApi } from "./codeciteApi.js";
-import { MODEL_VENDOR } from "./languageModel.js";
+import { MODEL_VENDOR, onlyOurModels } from "./languageModel.js";
 import { PastAnswers, type PastItem } from "./pastAnswers.js";
 import { SETTINGS_QUERY, settingsCommand } from "./settings.js";
 import { CONFIGURE_MODEL_COMMAND, configureModel } from "./configureModel.js";
@@ -193,7 +193,7 @@ async function showPastAnswers(api: CodeciteApi, chat: ChatViewProvider): Promis
  * (languageModel.ts); a model the user has is left as it is. */
 async function openChat(chat: ChatViewProvider): Promise<void> {
   const models = await Promise.resolve(vscode.lm.selectChatModels()).catch(() => []);
-  const onlyOurs = models.every((model) => model.vendor === MODEL_VENDOR);
+  const onlyOurs = onlyOurModels(models);
   try {
     await vscode.commands.executeCommand(CHAT_OPEN.command, {
       query: CHAT_OPEN.query,

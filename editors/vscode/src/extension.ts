@@ -12,7 +12,7 @@ import {
   WorkDoneProgressCancelNotification,
 } from "vscode-languageclient/node";
 import { registerParticipant } from "./chatParticipant.js";
-import { registerModel } from "./languageModel.js";
+import { registerModel, selectInOpenChats } from "./languageModel.js";
 import { registerMcpServer } from "./mcpServer.js";
 import { CHAT_VIEW_ID, ChatViewProvider } from "./chatView.js";
 import {
@@ -270,13 +270,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
   );
-  for (const registered of [
-    registerModel(api),
-    registerMcpServer(() => server.launched, server.launchChanged.event),
-  ]) {
+  const model = registerModel(api);
+  for (const registered of [model, registerMcpServer(() => server.launched, server.launchChanged.event)]) {
     if (registered) {
       context.subscriptions.push(registered);
     }
+  }
+  if (model) {
+    void selectInOpenChats();
   }
   statusBar.startFailed(await server.start());
   statusBar.poll();

@@ -10,6 +10,8 @@ import type { CodeciteApi } from "./codeciteApi.js";
 import type { Answer } from "./protocol.js";
 
 export const MODEL_VENDOR = "codecite";
+/** VS Code's command that selects a model ({vendor, id, family}) in every open Chat view. */
+export const CHANGE_MODEL = "workbench.action.chat.changeModel";
 
 interface ModelInformation {
   id: string;
@@ -20,7 +22,7 @@ interface ModelInformation {
   detail: string;
   maxInputTokens: number;
   maxOutputTokens: number;
-  capabilities: Record<string, never>;
+  capabilities: { toolCalling: boolean };
 }
 
 interface RequestMessage {
@@ -55,7 +57,10 @@ const MODEL: ModelInformation = {
   detail: "offline",
   maxInputTokens: 100_000,
   maxOutputTokens: 8_000,
-  capabilities: {},
+  // VS Code's Chat opens in Agent mode, whose picker (and the command selecting a model in open
+  // Chat views, selectInOpenChats) offers only models that call tools. The model answers with text
+  // and never asks for a tool.
+  capabilities: { toolCalling: true },
 };
 
 function text(message: RequestMessage | string): string {
@@ -89,6 +94,29 @@ export function answerText(answer: Answer): string {
 export function lastQuestion(messages: readonly RequestMessage[]): string {
   const users = messages.filter((message) => message.role === 1);
   return users.length > 0 ? text(users[users.length - 1]).trim() : "";
+}
+
+/** True when the user has no chat model but this extension's: VS Code's Chat then needs the
+ * Codecite model selected to hand `@codecite` a request; a model of the user's is left alone. */
+export function onlyOurModels(models: readonly { vendor: string }[]): boolean {
+  return models.every((model) => model.vendor === MODEL_VENDOR);
+}
+
+/** Selects the Codecite model in the Chat views already open, when it is the only model. A Chat
+ * view chooses its model when it opens and again only when the user picks one: one open before
+ * this model was registered (on a new profile VS Code opens it at startup, before extensions are
+ * active) kept none, and `@codecite` failed there with "Language model unavailable". The command
+ * changes open views only; it opens none. */
+export async function selectInOpenChats(): Promise<void> {
+  // Resolving the models makes the workbench list this one before the command looks it up.
+  const models = await Promise.resolve(vscode.lm.selectChatModels()).catch(() => []);
+  if (models.length === 0 || !onlyOurModels(models)) {
+    return;
+  }
+  const { id, family } = MODEL;
+  await Promise.resolve(
+    vscode.commands.executeCommand(CHANGE_MODEL, { vendor: MODEL_VENDOR, id, family }),
+  ).catch(() => undefined);
 }
 
 /** Registers the model where VS Code has the API; elsewhere `@codecite` needs another model. */

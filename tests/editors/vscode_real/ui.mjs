@@ -296,6 +296,13 @@ export async function chatInput(page, timeout) {
   return input;
 }
 
+/** Whether the Chat view's model picker names `model` (a line of the input part's toolbar, which
+ * reads "Models" while no model is selected). */
+export async function chatModelSelected(page, model) {
+  const parts = await page.locator(".interactive-input-part").allInnerTexts();
+  return parts.some((text) => text.split("\n").some((line) => line.trim() === model));
+}
+
 /** Types `question` after the `@codecite ` already in the input and sends it; returns the new
  * response once its turn is complete (its footer shows the time it completed). */
 export async function askInChat(page, question, timeout) {

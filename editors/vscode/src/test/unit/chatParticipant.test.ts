@@ -8,7 +8,7 @@ import { followups, PARTICIPANT_ID, registerParticipant } from "../../chatPartic
 import { type CancelToken, CodeciteApi, type RequestSender } from "../../codeciteApi.js";
 import { COMMANDS, registerCommands } from "../../commands.js";
 import type { ChatViewProvider } from "../../chatView.js";
-import { registerModel } from "../../languageModel.js";
+import { registerModel, selectInOpenChats } from "../../languageModel.js";
 import type { Answer, AskParams, Citation, Wording } from "../../protocol.js";
 import { dedent, isCodeQuote, plainDocText } from "../../webview/claims.js";
 import { ANSWERED, CITATION, REFUSED } from "../fixtures.js";
@@ -303,6 +303,27 @@ test("Open Chat types @codecite in VS Code's Chat, selecting the Codecite model 
     keys.map((binding: { key: string; mac: string }) => [binding.key, binding.mac]),
     [["ctrl+alt+c", "cmd+alt+c"]],
   );
+});
+
+test("once registered, the Codecite model is selected in open Chat views when it is the only model", async () => {
+  registerModel(new CodeciteApi(new Server(() => ANSWERED)));
+  const provider = recorded.modelProviders.get("codecite") as {
+    provideLanguageModelChatInformation(): Array<{ id: string; family: string; capabilities: object }>;
+  };
+  const [model] = provider.provideLanguageModelChatInformation();
+  // Agent mode (where VS Code's Chat opens) offers only models that call tools.
+  assert.deepEqual(model.capabilities, { toolCalling: true });
+  await selectInOpenChats();
+  assert.deepEqual(recorded.executed, [
+    {
+      command: "workbench.action.chat.changeModel",
+      args: [{ vendor: "codecite", id: model.id, family: model.family }],
+    },
+  ]);
+  recorded.executed.length = 0;
+  recorded.chatModels = [{ vendor: "copilot", id: "gpt" }];
+  await selectInOpenChats();
+  assert.deepEqual(recorded.executed, [], "the user's own model stays selected");
 });
 
 test("the Codecite model answers a request's last user message through codecite/ask", async () => {
