@@ -259,14 +259,17 @@ def _unpack(packed: Any, lance_dir: Path) -> None:
     (a store written by something else) refuses the base."""
     import pyarrow as pa
 
-    columns = (packed[name].to_pylist() for name in ("path", "size", "data"))
-    for path, size, data in zip(*columns, strict=True):
-        relative = PurePosixPath(path)
-        if relative.is_absolute() or ".." in relative.parts or not relative.parts:
-            raise BaseError(f"its packed folder names a file outside it ({path!r})")
-        target = lance_dir.joinpath(*relative.parts)
+    paths = [PurePosixPath(path) for path in packed["path"].to_pylist()]
+    for path in paths:  # all checked before any is written
+        if path.is_absolute() or ".." in path.parts or not path.parts:
+            raise BaseError(f"its packed folder names a file outside it ({str(path)!r})")
+    data = packed["data"]
+    for number, (path, size) in enumerate(zip(paths, packed["size"].to_pylist(), strict=True)):
+        target = lance_dir.joinpath(*path.parts)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(pa.decompress(data, size, codec=_PACKING, asbytes=True))
+        body = pa.decompress(data[number].as_buffer(), size, codec=_PACKING)
+        with target.open("wb") as handle:
+            handle.write(body)
 
 
 def choose(uri: str, repo: Path, config: Config) -> BaseManifest:
