@@ -180,3 +180,49 @@ def test_an_answer_over_the_base_cites_the_working_tree(
         lines = (mine / citation["path"]).read_text().splitlines()
         quoted = "\n".join(lines[citation["start_line"] - 1 : citation["end_line"]])
         assert citation["quote"].strip() in quoted
+
+
+def _published_to_folder(tmp_path: Path) -> tuple[Path, Path, str]:
+    ci = committed(tmp_path / "ci", FILES)
+    shared = tmp_path / "shared-bases"
+    assert codecite(ci, {}, "index", "--publish", str(shared)).returncode == 0
+    return ci, shared, git(ci, "rev-parse", "HEAD").strip()
+
+
+def test_a_base_published_without_a_packed_folder_is_still_read(tmp_path: Path) -> None:
+    import lancedb
+
+    ci, shared, sha = _published_to_folder(tmp_path)
+    lancedb.connect(shared).drop_table(f"folder-{sha}")  # as an earlier version published it
+    mine = clone(ci, tmp_path / "mine")
+    env = {"CODECITE_BASE": str(shared)}
+    assert codecite(mine, env, "index").stdout.startswith("indexed 0 files")
+    assert _paths(mine, env, "zebraquartz", "ocelotnote") == {
+        "zebraquartz": ["kept.py"],
+        "ocelotnote": ["docs/notes.md"],
+    }
+
+
+def test_a_packed_folder_naming_a_file_outside_it_is_refused(tmp_path: Path) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    ci, shared, sha = _published_to_folder(tmp_path)
+    db = lancedb.connect(shared)
+    packed = db.open_table(f"folder-{sha}").to_arrow()
+    data = pa.compress(b"written", codec="zstd", asbytes=True)
+    escape = pa.table(
+        {
+            "path": ["../../../escaped.txt"],
+            "size": pa.array([7], pa.int64()),
+            "data": pa.array([data], pa.large_binary()),
+        }
+    )
+    db.create_table(f"folder-{sha}", pa.concat_tables([packed, escape]), mode="overwrite")
+    mine = clone(ci, tmp_path / "mine")
+    done = codecite(mine, {"CODECITE_BASE": str(shared)}, "index")
+    assert done.returncode == 0, done.stderr
+    assert "names a file outside it ('../../../escaped.txt')" in done.stderr
+    assert not list(tmp_path.rglob("escaped.txt"))
+    # the refused copy is not kept: nothing half-written is read later
+    assert not list((mine / ".codecite" / "base").iterdir())
