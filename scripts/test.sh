@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 export RUST_LOG=error LITELLM_LOCAL_MODEL_COST_MAP=True
 
 # README's set-up command installs the user's package only; the test extras come here.
-extras="import pytest, pytest_lsp, xdist, hypothesis, mypy, importlinter, markdown_it, onnxruntime"
+extras="import pytest, pytest_lsp, xdist, hypothesis, mypy, importlinter, markdown_it, onnxruntime, moto.server"
 if ! python -c "$extras" 2>/dev/null || ! command -v ruff >/dev/null || ! command -v nvim >/dev/null; then
   echo "installing the test extras (pip install -e '.[test]')"
   python -m pip install --quiet -e '.[test]'
