@@ -73,6 +73,9 @@ def test_extension_packages_as_vsix(npm: str) -> None:
         "extension/media/chat.css",
     ):
         assert needed in names, f"{needed} missing from the .vsix"
+    # The server of the same source rides along: the offered install takes it, not a name on PyPI.
+    wheels = [n for n in names if n.startswith("extension/server/codecite_lsp-")]
+    assert len(wheels) == 1 and wheels[0].endswith(".whl"), sorted(names)
     # One bundled file: vscode-languageclient inside it, no node_modules to load at activation.
     assert not any(name.startswith("extension/node_modules/") for name in names)
     with zipfile.ZipFile(vsix) as archive:

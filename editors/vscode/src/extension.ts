@@ -33,7 +33,7 @@ import {
   serverOptions,
 } from "./settings.js";
 import { locateServer, type ServerProbes } from "./serverLocation.js";
-import { installServer, PACKAGE, serverProbes } from "./serverProbes.js";
+import { installServer, installTarget, PACKAGE, serverProbes } from "./serverProbes.js";
 import { IndexStatusBar, type ProgressEvent } from "./statusBar.js";
 
 const INSTALL = "Install";
@@ -56,6 +56,8 @@ class ServerConnection implements RequestSender {
     private readonly output: vscode.LogOutputChannel,
     private readonly probes: ServerProbes,
     private readonly storage: vscode.Uri,
+    /** Where this extension is installed: its `server/` folder may carry the server's wheel. */
+    private readonly extensionPath: string,
     /** Runs after codecite-lsp was installed: a restart that the status bar follows. */
     private readonly installed: () => void,
     /** Hears the progress of work the server started itself (indexing): the status item. */
@@ -122,7 +124,7 @@ class ServerConnection implements RequestSender {
       .then(async (choice) => {
         if (choice === INSTALL && basePython) {
           try {
-            await installServer(this.storage, basePython);
+            await installServer(this.storage, basePython, installTarget(this.extensionPath));
             this.installed();
           } catch (error) {
             const why = error instanceof Error ? error.message : String(error);
@@ -239,6 +241,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     serverProbes(storage),
     storage,
+    context.extensionUri.fsPath,
     () => void restart(),
     (token, value) => statusBar.serverProgress(token, value),
   );

@@ -2,6 +2,7 @@
 // install of codecite-lsp into an environment of this extension's own, with progress.
 
 import { execFile } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { access, constants } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 import * as vscode from "vscode";
@@ -18,8 +19,26 @@ interface PythonExtensionApi {
 }
 
 export const PYTHON_EXTENSION = "ms-python.python";
-/** The package on PyPI. */
+/** The package's name (the wheel built into the .vsix, `npm run wheel`, is what gets installed). */
 export const PACKAGE = "codecite-lsp";
+
+/** What `pip install` is given: the wheel this .vsix carries in `server/` (the server of the same
+ * source as the extension), else the package by name from the configured index. */
+export function installTarget(extensionPath: string, files: (folder: string) => string[] = listed): string {
+  const wheel = files(join(extensionPath, "server"))
+    .filter((name) => /^codecite_lsp-.+\.whl$/.test(name))
+    .sort()
+    .pop();
+  return wheel ? join(extensionPath, "server", wheel) : PACKAGE;
+}
+
+function listed(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch {
+    return [];
+  }
+}
 
 function run(command: string, args: string[], timeout: number): Promise<void> {
   return new Promise((resolve, reject) =>
@@ -86,9 +105,13 @@ export function serverProbes(storage: vscode.Uri): ServerProbes {
   };
 }
 
-/** `python -m venv` under the global storage, then `pip install codecite-lsp` into it, with a
- * progress notification; resolves to the environment's interpreter. */
-export async function installServer(storage: vscode.Uri, basePython: string): Promise<string> {
+/** `python -m venv` under the global storage, then `pip install <target>` into it (see
+ * `installTarget`), with a progress notification; resolves to the environment's interpreter. */
+export async function installServer(
+  storage: vscode.Uri,
+  basePython: string,
+  target: string,
+): Promise<string> {
   const { folder, python } = managedEnvironment(storage);
   await vscode.workspace.fs.createDirectory(storage);
   return vscode.window.withProgress(
@@ -97,7 +120,7 @@ export async function installServer(storage: vscode.Uri, basePython: string): Pr
       progress.report({ message: "creating an environment…" });
       await run(basePython, ["-m", "venv", folder], 120_000);
       progress.report({ message: `pip install ${PACKAGE}…` });
-      await run(python, ["-m", "pip", "install", "--quiet", "--upgrade", PACKAGE], 900_000);
+      await run(python, ["-m", "pip", "install", "--quiet", "--upgrade", target], 900_000);
       return python;
     },
   );
