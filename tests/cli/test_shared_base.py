@@ -19,14 +19,35 @@ def store_env() -> Iterator[dict[str, str]]:
         yield env
 
 
-def _paths(repo: Path, env: dict[str, str], *queries: str) -> dict[str, list[str]]:
+class Found(dict[str, list[str]]):
+    """Each query's result paths, with what the search process logged (said when one differs)."""
+
+    def __init__(self, paths: dict[str, list[str]], stderr: str, repo: Path) -> None:
+        super().__init__(paths)
+        self.stderr = stderr
+        self.repo = repo
+
+    def __repr__(self) -> str:
+        import lancedb
+
+        try:  # what the overlay holds, read apart from codecite
+            chunks = lancedb.connect(self.repo / ".codecite" / "lance").open_table("chunks")
+            held = f"{chunks.to_arrow().column('path').to_pylist()}, {chunks.list_indices()}"
+        except Exception as exc:  # the message is for a failure: never raise from it
+            held = f"unreadable ({exc})"
+        logged = self.stderr.strip() or "nothing"
+        return f"{dict(self)!r}; the search logged: {logged}; the overlay holds {held}"
+
+
+def _paths(repo: Path, env: dict[str, str], *queries: str) -> Found:
     """Each query's result paths, from one `codecite search` process."""
     listed = repo.parent / "queries.txt"
     listed.write_text("\n".join(queries), encoding="utf-8")
     done = codecite(repo, env, "search", "--queries", str(listed), "--json")
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
-    return {line["query"]: [r["path"] for r in line["results"]] for line in lines}
+    paths = {line["query"]: [r["path"] for r in line["results"]] for line in lines}
+    return Found(paths, done.stderr, repo)
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +86,12 @@ def test_a_teammate_reads_the_base_and_indexes_only_what_differs(
         mine, env, "zebraquartz", "ocelotnote", "newheron", "oldmarmot", "ibisadded",
         "walrusgone deleted_function",
     )  # fmt: skip
-    assert found["zebraquartz"] == ["kept.py"]
-    assert found["ocelotnote"] == ["docs/notes.md"]
-    assert found["newheron"] == ["changed.py"]
-    assert found["oldmarmot"] == []  # the base's rows of the edited file: masked
-    assert found["ibisadded"] == ["added.py"]
-    assert "deleted.py" not in found["walrusgone deleted_function"]
+    assert found["zebraquartz"] == ["kept.py"], found
+    assert found["ocelotnote"] == ["docs/notes.md"], found
+    assert found["newheron"] == ["changed.py"], found
+    assert found["oldmarmot"] == [], found  # the base's rows of the edited file: masked
+    assert found["ibisadded"] == ["added.py"], found
+    assert "deleted.py" not in found["walrusgone deleted_function"], found
 
     # edited back to the base's content: the base's rows show again, the overlay drops it
     (mine / "changed.py").write_text(FILES["changed.py"], encoding="utf-8")
