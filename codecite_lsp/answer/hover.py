@@ -111,12 +111,14 @@ def _ask_within(
 
 
 def definition_of(symbol: str, sources: list[Source]) -> Source | None:
-    """The first source holding the definition of ``symbol``: a chunk named after it, or a
-    chunk whose outline defines it (a small file is one chunk without a symbol of its own). The
+    """The first source holding the definition of ``symbol``: a chunk named after it, a chunk
+    whose outline defines it (a small file is one chunk without a symbol of its own), or one
+    whose line assigns it (a constant). The
     outlines of the sources before the first named one are parsed in one round trip to the
     parse worker (ingest/readback.py)."""
     from ..ingest.readback import read_isolated
     from ..ingest.syntax import outline
+    from ..offline.extractive import assignment
 
     name = symbol.rsplit(".", 1)[-1]
     named = next(
@@ -127,7 +129,10 @@ def definition_of(symbol: str, sources: list[Source]) -> Source | None:
     for source, found in zip(sources, outlines, strict=False):
         if any(d.symbol.rsplit(".", 1)[-1] == name for d in found):
             return source
-    return sources[named] if named < len(sources) else None
+    if named < len(sources):
+        return sources[named]
+    given = assignment(name)  # a constant: the outline lists no definition of it
+    return next((s for s in sources if any(map(given.match, s.text.splitlines()))), None)
 
 
 def extractive_answer(symbol: str, sources: list[Source]) -> Answered | None:

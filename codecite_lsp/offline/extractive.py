@@ -395,10 +395,7 @@ def _mention(run: Run, name: str, skip: range = range(0), *, code: bool = False)
     which beats an import."""
     word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
     call = re.compile(rf"(?<![\w$]){re.escape(name)}\s*\(")
-    # `NAME = 24 * 3600` (also `const NAME =`, `NAME: int =`) gives it its value: no use of it.
-    assigned = re.compile(
-        rf"^\s*(?:(?:export\s+)?(?:const|let|var|val)\s+)?{re.escape(name)}\s*(?::[^=]*)?=(?!=)"
-    )
+    assigned = assignment(name)  # gives it its value: no use of it
     mentions = [
         i
         for i, line in enumerate(run.lines)
@@ -413,13 +410,26 @@ def _mention(run: Run, name: str, skip: range = range(0), *, code: bool = False)
     return next(iter([*calls, *used, *mentions]), None)
 
 
+def assignment(name: str) -> re.Pattern[str]:
+    """A line giving ``name`` its value: `NAME = 24 * 3600`, `const NAME =`, `NAME: int =`
+    (a constant the outline does not list as a definition)."""
+    return re.compile(
+        rf"^\s*(?:(?:export\s+)?(?:const|let|var|val)\s+)?{re.escape(name)}\s*(?::[^=]*)?=(?!=)"
+    )
+
+
 def _signature(run: Run, name: str, definition: Source) -> int | None:
-    """Index of the line defining ``name`` (in the definition's own lines first), else of its
-    first mention."""
+    """Index of the line defining ``name`` (in the definition's own lines first), else of the
+    line assigning it, else of its first mention."""
     heads = [d for d in run.defined if d.name == name]
     own = [d for d in heads if run.owners[d.head] is definition]
     found = next(iter([*own, *heads]), None)
-    return found.head if found is not None else _mention(run, name)
+    if found is not None:
+        return found.head
+    given = assignment(name)
+    lines = enumerate(run.lines)
+    assigned = next((i for i, line in lines if not run.is_doc[i] and given.match(line)), None)
+    return assigned if assigned is not None else _mention(run, name)
 
 
 def _definition_window(run: Run, at: int) -> tuple[int, int]:
