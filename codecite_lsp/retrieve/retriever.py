@@ -54,6 +54,7 @@ from .fields import field_ranking
 from .filenames import named_files
 from .ledger import Ledger
 from .legacy import asked_for, legacy_files
+from .manifests import MANIFESTS, asks_packaging
 from .names import (
     Compounds,
     NameMatch,
@@ -212,6 +213,9 @@ class Retriever:
         lifted_scores, defined = self._named(query, scores, chunks, floor, depth, names_only)
         scores = ledger.step("named", scores, lifted_scores)
         scores = ledger.step("defines", scores, {**scores, **defined})
+        if asks_packaging(query):
+            scores = ledger.step("manifest", scores, self._manifests(scores, chunks, floor))
+            asked = asked | {"config"}
         exacts = {key: exact_share(names, chunks[key].text) for key in scores}
         scores = ledger.step(
             "identifiers",
@@ -305,6 +309,18 @@ class Retriever:
                 lifted[key] = max(lifted.get(key, 0.0), floor)
                 defined[key] = lifted[key] * lift
         return lifted, defined
+
+    def _manifests(
+        self, scores: dict[str, float], chunks: dict[str, Chunk], floor: float
+    ) -> dict[str, float]:
+        """The root manifests' chunks (they join ``chunks``) scored as if the keyword search had
+        ranked them first: a packaging question's place (:mod:`.manifests`)."""
+        lifted = dict(scores)
+        for path in MANIFESTS:
+            for chunk in self.store.chunks_for_path(path):
+                chunks.setdefault(chunk.id, chunk)
+                lifted[chunk.id] = max(lifted.get(chunk.id, 0.0), floor) * WEIGHTS.manifest_lift
+        return lifted
 
     def _centrality(self) -> dict[str, float]:
         """Each file's percentile in the reference graph (:mod:`.prior`)."""

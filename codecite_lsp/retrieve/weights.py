@@ -66,6 +66,9 @@ class Weights:
     # A chunk defining a name the query gives as typed (`Router`, `field_validator`) is scaled
     # by this: the definition comes before the chunks that use, import or test it.
     defines_lift: float = 2.0
+    # A packaging question (:mod:`.manifests`): the root manifests' chunks start where the
+    # keyword search's first does, scaled by this.
+    manifest_lift: float = 1.5
     # Code first: a chunk that is not code is scaled by its role's weight unless asked for.
     supporting: Mapping[str, float] = field(default_factory=_supporting)
     # A look-up (a query of identifiers alone): a chunk holding none of them verbatim weighs

@@ -265,3 +265,34 @@ def test_fields_rank_a_query_in_words_not_one_typing_identifiers(tmp_path: Path)
     typed = retriever.search("delay_for backoff", 3)
     assert typed[0].path == "net/backoff.py"
     assert not any("fields" in dict(r.terms) for r in typed)
+
+
+# A package's code says a dependency's name often; only the manifest says its version range.
+_PACKAGED = {
+    "setup.py": "from setuptools import setup\n\nsetup(\n    name='fetcher',\n"
+    "    install_requires=['charset_normalizer>=2,<3', 'idna>=2.5,<3'],\n"
+    "    python_requires='>=3.8',\n)\n",
+    **{
+        f"fetcher/decode_{n}.py": "import charset_normalizer\n\n\n"
+        f"def decode_{n}(body):\n"
+        "    # charset normalizer guesses the charset; normalizer results are ranked\n"
+        "    best = charset_normalizer.from_bytes(body).best()\n"
+        "    return str(best) if best else body.decode('charset normalizer fallback')\n"
+        for n in range(4)
+    },
+    "fetcher/resolve.py": "def resolve_dependencies(graph):\n"
+    "    '''Resolves nested and sub-dependencies of each dependency, depth first.'''\n"
+    "    return [node for node in graph.walk() if node.dependencies]\n",
+}
+
+
+def test_a_question_about_a_dependency_version_finds_the_manifest(tmp_path: Path) -> None:
+    retriever = open_retriever(tmp_path / "repo", _index(tmp_path, _PACKAGED))
+    for query in ("Allow charset normalizer >=2 and <4", "Drop support for Python 3.8"):
+        found = retriever.search(query, 5)
+        assert found[0].path == "setup.py", (query, [r.path for r in found])
+        assert "manifest" in dict(found[0].terms)
+    # the same words about what the code does: no manifest first
+    found = retriever.search("how are nested and sub-dependencies resolved", 5)
+    assert found[0].path == "fetcher/resolve.py"
+    assert all("manifest" not in dict(r.terms) for r in found)
