@@ -172,6 +172,27 @@ def test_a_windows_copy_of_a_module_is_found_beside_its_portable_one() -> None:
     assert legacy_files(paths) == {"src/win/tcp.c": "win"}
 
 
+def test_a_go_build_variant_is_found_beside_the_file_it_stands_in_for() -> None:
+    paths = [
+        "binding/binding.go",
+        "binding/binding_nomsgpack.go",  # built instead of binding.go without msgpack
+        "binding/msgpack.go",
+        "fs.go",
+        "fs_windows.go",  # GOOS in the name: built for Windows instead of fs.go
+        "tree.go",
+        "tree_test.go",
+        "routergroup.go",
+        "routergroup_helpers.go",  # a file of its own, not a build variant
+        "note.go",
+        "note_nothing.go",  # "no" + a word the repository names nothing after
+        "term_linux.go",  # no portable term.go beside it: the only one there is
+    ]
+    assert legacy_files(paths) == {
+        "binding/binding_nomsgpack.go": "nomsgpack",
+        "fs_windows.go": "windows",
+    }
+
+
 # The portable TCP module, and its Windows copy that says the words more often.
 _PLATFORMS = {
     "src/unix/tcp.c": "int uv_tcp_connect(uv_tcp_t* handle, const struct sockaddr* addr) {\n"
