@@ -317,3 +317,27 @@ def test_a_question_about_a_dependency_version_finds_the_manifest(tmp_path: Path
     found = retriever.search("how are nested and sub-dependencies resolved", 5)
     assert found[0].path == "fetcher/resolve.py"
     assert all("manifest" not in dict(r.terms) for r in found)
+
+
+# Two files named by the query's words; the query spells only one name in order.
+_SPELLED = {
+    "src/JsonArray.java": "public final class JsonArray extends JsonElement {\n"
+    "  private final List<JsonElement> elements = new ArrayList<>();\n"
+    "  /** Access by index. */\n"
+    "  public JsonElement get(int index) { return elements.get(index); }\n"
+    "  public void add(JsonElement element) { elements.add(element); }\n}\n",
+    "src/JsonElement.java": "public abstract class JsonElement {\n"
+    "  /** Whether this element is an array: an array element, accessed as an array. */\n"
+    "  public boolean isJsonArray() { return this instanceof JsonArray; }\n"
+    "  /** This element as an array, for access to each array element. */\n"
+    "  public JsonArray getAsJsonArray() { return (JsonArray) this; }\n}\n",
+}
+
+
+def test_a_file_whose_name_the_query_spells_in_order_comes_first(tmp_path: Path) -> None:
+    retriever = open_retriever(tmp_path / "repo", _index(tmp_path, _SPELLED))
+    found = retriever.search("JSON array operations and element access", 2)
+    assert [r.path for r in found] == ["src/JsonArray.java", "src/JsonElement.java"]
+    # the other way round, the other file
+    found = retriever.search("JSON element hierarchy and array access", 2)
+    assert found[0].path == "src/JsonElement.java"
