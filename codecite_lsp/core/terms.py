@@ -32,16 +32,28 @@ STOP_WORDS = frozenset(
 )
 
 
+_DOUBLED = frozenset("bdfgkmnprt")  # 'mapping' -> 'mapp' -> 'map'; not 'll', 'ss', 'zz'
+
+
+def _doubled(word: str) -> bool:
+    return word[-1] == word[-2] and word[-1] in _DOUBLED
+
+
 def stem(word: str) -> str:
-    """A deliberately tiny stemmer so 'rotated', 'rotates', 'rotation' and 'rotate' meet."""
+    """A deliberately tiny stemmer so 'rotated', 'rotates', 'rotation' and 'rotate' meet (and
+    'mapping' and 'map', 'formatting' and 'format', 'serialization' and 'serialize')."""
     for suffix in ("ions", "ion", "ings", "ing", "ed", "es", "s"):
         if not word.endswith(suffix) or len(word) - len(suffix) < 3:
             continue
-        if suffix == "s" and word.endswith("ss"):
+        if suffix == "s" and word.endswith(("ss", "us", "is")):
             break
         if suffix == "es" and not word.endswith(("sses", "xes", "ches", "shes")):
             continue
         word = word[: -len(suffix)]
+        if suffix.startswith("ion") and word.endswith(("izat", "isat")):
+            word = word[:-2]  # serializat(ion) -> serializ(e)
+        elif suffix.startswith(("ing", "ed")) and len(word) > 3 and _doubled(word):
+            word = word[:-1]  # 'added' keeps its 'add'
         break
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 

@@ -16,6 +16,15 @@ def test_inflections_meet_at_one_stem() -> None:
     assert stem("class") == stem("classes") == "class"
     assert stem("boxes") == "box"
     assert stem("sss") == "sss"  # too short to strip
+    # a doubled consonant before -ing/-ed is one letter of the word
+    assert {stem(w) for w in ["map", "mapping", "mapped"]} == {"map"}
+    assert stem("formatting") == stem("format") and stem("setting") == stem("set")
+    assert stem("added") == stem("add") == "add"  # a short word keeps its double letter
+    assert stem("filled") == "fill"  # 'll' is the word's own
+    # -ization meets -ize; a word ending in -us or -is keeps its s
+    assert stem("serialization") == stem("serialize") == stem("serialized")
+    assert stem("status") == stem("statuses") == "status"
+    assert stem("analysis") == "analysis"
 
 
 def test_a_compound_says_the_word_it_starts_with_but_another_word_does_not() -> None:
