@@ -4,10 +4,10 @@
 PEP 517": the place is `setup.py` or `pyproject.toml`, which say few of the query's words (one
 `install_requires` line) while the code that imports the package says them often. A query is
 read as one about packaging only on strong evidence: a version constraint (`>=2`, `<3`, `3.x`,
-`~=1.4`), a language version (`Python 3.9`, `Node 18`), a packaging word (classifier,
-pyproject, sdist, build system, PEP 517), or the project's dependencies as the object of a
-change ("limit dependencies"). "How are sub-dependencies resolved?" in FastAPI is about its
-code, and stays so.
+`~=1.4`), a language version (`Python 3.9`, `Node 18`, "which Python versions"), a packaging
+word (classifier, pyproject, sdist, build system, PEP 517), or the project's dependencies as
+what is changed, declared or installed ("limit dependencies", "dependencies it needs").
+"How are sub-dependencies resolved?" in FastAPI is about its code, and stays so.
 """
 
 from __future__ import annotations
@@ -35,8 +35,11 @@ MANIFESTS = (
 
 # Written against the number (`>=2`), as requirement specifiers are: `if x >= 0` is code.
 _CONSTRAINT = re.compile(r"(?<![\w<>=~^])(?:[<>]=?|~=|==|\^)v?\d|(?<![\w.])\d+\.x\b", re.I)
+_LANGUAGES = r"(?:python|py|node|nodejs|go|golang|ruby|java|jdk|rust|php|elixir)"
+_NAMED = r"(?:python|nodejs|node\.js|golang|ruby|java|jdk|rust|php|elixir)"  # never a verb
 _LANGUAGE_VERSION = re.compile(
-    r"\b(?:python|py|node|nodejs|go|golang|ruby|java|jdk|rust|php|elixir)\s*v?\d+(?:\.\d+)?\b",
+    rf"\b{_LANGUAGES}\s*v?\d+(?:\.\d+)?\b|\b{_NAMED}\s+versions?\b"
+    rf"|\bversions?\s+of\s+{_NAMED}\b",
     re.IGNORECASE,
 )
 _PEP = re.compile(r"\bpep\s*(?:517|518|621|660)\b", re.IGNORECASE)
@@ -44,8 +47,11 @@ _PACKAGING_WORDS = frozenset(
     {"classifier", "classifiers", "pyproject", "setuptools", "sdist", "packaging"}
 )
 _DEPENDENCIES = frozenset({"dependencies", "deps", "devdependencies", "peerdependencies"})
-_CHANGED = frozenset(
+# What is done to dependencies (changed, declared, installed): said with one of these, the
+# word means the project's packages; without ("sub-dependencies resolved") it may be code's.
+_DONE_TO = frozenset(
     {"limit", "pin", "bump", "upgrade", "update", "relax", "loosen", "allow", "drop", "require"}
+    | {"requires", "required", "need", "needs", "install", "installed", "declare", "declared"}
 )
 
 
@@ -57,4 +63,5 @@ def asks_packaging(query: str) -> bool:
     words = {word.lower() for word in IDENTIFIER.findall(query)}
     if words & _PACKAGING_WORDS or "build system" in " ".join(query.lower().split()):
         return True
-    return bool(words & _DEPENDENCIES) and bool(words & _CHANGED)
+    injected = any(word.startswith("inject") for word in words)  # dependency injection is code
+    return bool(words & _DEPENDENCIES) and bool(words & _DONE_TO) and not injected

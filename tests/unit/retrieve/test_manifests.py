@@ -17,6 +17,8 @@ from codecite_lsp.retrieve.manifests import asks_packaging
         "Migrate build system to PEP 517",
         "Limit dependencies to major instead of minor",
         "require Node 18 or later",
+        "Which Python versions does it support?",
+        "what dependencies does it need installed",
     ],
 )
 def test_packaging_questions_are_told(query: str) -> None:
@@ -33,6 +35,8 @@ def test_packaging_questions_are_told(query: str) -> None:
         "How does HTTP/1.1 keep-alive work",
         "retry when attempts >= 3",  # a comparison in words, not a version range
         "if x < 0 raise",
+        "which dependencies are injected and required by the handler",
+        "how does the go version of the router differ",
     ],
 )
 def test_questions_about_the_code_are_not(query: str) -> None:
