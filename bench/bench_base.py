@@ -38,7 +38,7 @@ BUCKET = "codecite-bench"
 FIRST_ANSWER = """
 import sys, time
 started = time.monotonic()
-import json, logging
+import json, logging, resource
 from pathlib import Path
 from codecite_lsp.core.config import load_config
 from codecite_lsp.index import base
@@ -46,27 +46,31 @@ from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.index.lance_import import import_lancedb
 from codecite_lsp.retrieve.retriever import open_retriever
 import_lancedb()
-events = [("imports", time.monotonic())]
-class Marks(logging.Handler):  # the copy thread's and the mask's own lines, with their time
+def mark(what):  # wall time since start; CPU of this process's threads and ended workers
+    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    cpu = sum(u.ru_utime + u.ru_stime for u in used)
+    events.append((what, time.monotonic() - started, cpu))
+events = []
+mark("imports")
+class Marks(logging.Handler):  # the copy thread's and the mask's own lines, when said
     def emit(self, record):
-        events.append((record.getMessage(), time.monotonic()))
+        mark(record.getMessage())
 logging.getLogger("codecite_lsp.index.base").addHandler(Marks())
 logging.getLogger("codecite_lsp.index.base").setLevel(logging.INFO)
 def progress(done, total, what):
     if what in ("building the search index", "embedding chunks") and events[-1][0] != what:
-        events.append((what, time.monotonic()))
+        mark(what)
 repo = Path(sys.argv[1])
 config = load_config(repo)
 found = base.opened(repo, config, config.resolved_index_dir(repo))
-events.append(("base chosen, mask made", time.monotonic()))
+mark("base chosen, mask made")
 report = Indexer(repo, config).run(progress)
-events.append(("overlay pass ended", time.monotonic()))
+mark("overlay pass ended")
 retriever = open_retriever(repo, config)
-events.append(("index opened", time.monotonic()))
+mark("index opened")
 results = retriever.search(sys.argv[2], limit=10)
-events.append(("searched", time.monotonic()))
-print(json.dumps({"events": [(what, at - started) for what, at in events],
-                  "files": report.files, "results": len(results)}))
+mark("searched")
+print(json.dumps({"events": events, "files": report.files, "results": len(results)}))
 """
 
 
@@ -182,11 +186,14 @@ def main() -> None:
             f" {median['results']} results): median {statistics.median(totals):.2f} s of"
             f" {', '.join(f'{t:.2f}' for t in totals)} [target <= 5 s on the stdlib]"
         )
-        print("  the median run, each step's end (s since start, + since the step before):")
-        last = 0.0
-        for what, at in median["events"]:
-            print(f"  {at:6.2f} +{at - last:5.2f}  {what}")
-            last = at
+        print(
+            "  the median run, each step's end: s since start, + since the step before, and"
+            " the CPU s spent meanwhile (all threads, ended workers; above the wall: in parallel)"
+        )
+        last = spent = 0.0
+        for what, at, cpu in median["events"]:
+            print(f"  {at:6.2f} +{at - last:5.2f} cpu {cpu - spent:5.2f}  {what}")
+            last, spent = at, cpu
         from codecite_lsp.core.config import load_config
         from codecite_lsp.retrieve.retriever import open_retriever
 
