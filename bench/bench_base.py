@@ -8,16 +8,20 @@ of the clone get a new function each (the overlay). Printed:
 - publish: the cold index and the upload (CI's cost, once per commit);
 - first answer: a fresh process with only the ``base`` setting: choosing the base, copying it
   locally, indexing the overlay, opening the index and answering one search (imports included;
-  target <= 5 s on the stdlib);
+  target <= 5 s on the stdlib); ``--repeat`` runs (the clone's index and copy removed before
+  each), their median, and its steps: the main thread's and the copy thread's (its lines);
 - query p50/p95 of the same searches, interleaved, on base + overlay and on a local-only index
   of the same tree, both from the server's in-memory view (target: base + overlay <= 2x).
 
-Run: ``python bench/bench_base.py [--small] [--tree DIR] [--overlay 100] [--queries 60]``.
+Run: ``python bench/bench_base.py [--small] [--tree DIR] [--overlay 100] [--queries 60]
+[--repeat 3]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import os
 import random
 import shutil
@@ -34,6 +38,7 @@ BUCKET = "codecite-bench"
 FIRST_ANSWER = """
 import sys, time
 started = time.monotonic()
+import json, logging, resource
 from pathlib import Path
 from codecite_lsp.core.config import load_config
 from codecite_lsp.index import base
@@ -41,24 +46,31 @@ from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.index.lance_import import import_lancedb
 from codecite_lsp.retrieve.retriever import open_retriever
 import_lancedb()
+def mark(what):  # wall time since start; CPU of this process's threads and ended workers
+    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    cpu = sum(u.ru_utime + u.ru_stime for u in used)
+    events.append((what, time.monotonic() - started, cpu))
+events = []
+mark("imports")
+class Marks(logging.Handler):  # the copy thread's and the mask's own lines, when said
+    def emit(self, record):
+        mark(record.getMessage())
+logging.getLogger("codecite_lsp.index.base").addHandler(Marks())
+logging.getLogger("codecite_lsp.index.base").setLevel(logging.INFO)
+def progress(done, total, what):
+    if what in ("building the search index", "embedding chunks") and events[-1][0] != what:
+        mark(what)
 repo = Path(sys.argv[1])
 config = load_config(repo)
-index_dir = config.resolved_index_dir(repo)
-stages = [("imports", time.monotonic())]
-import logging
-logging.basicConfig(level=logging.WARNING, format="    %(message)s")
-logging.getLogger("codecite_lsp.index.base").setLevel(logging.INFO)
-found = base.opened(repo, config, index_dir)
-stages.append(("base chosen, mask made", time.monotonic()))
-report = Indexer(repo, config).run()
-stages.append(("overlay indexed, the copy alongside", time.monotonic()))
-results = open_retriever(repo, config).search(sys.argv[2], limit=10)
-stages.append(("opened + searched", time.monotonic()))
-last, parts = started, []
-for name, at in stages:
-    parts.append(f"{name} {at - last:.2f}")
-    last = at
-print(f"{last - started:.2f}|{'; '.join(parts)}|{report.files}|{len(results)}")
+found = base.opened(repo, config, config.resolved_index_dir(repo))
+mark("base chosen, mask made")
+report = Indexer(repo, config).run(progress)
+mark("overlay pass ended")
+retriever = open_retriever(repo, config)
+mark("index opened")
+results = retriever.search(sys.argv[2], limit=10)
+mark("searched")
+print(json.dumps({"events": events, "files": report.files, "results": len(results)}))
 """
 
 
@@ -120,9 +132,12 @@ def main() -> None:
     parser.add_argument("--overlay", type=int, default=100)
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--embedding", default="default")
+    parser.add_argument("--repeat", type=int, default=3, help="first answers measured")
     args = parser.parse_args()
 
     from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's server logs each request
 
     port = _free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
@@ -156,17 +171,29 @@ def main() -> None:
         words = _overlay(mine, args.overlay)
 
         env = {**os.environ, "CODECITE_BASE": uri}
-        first = subprocess.run(
-            [sys.executable, "-c", FIRST_ANSWER, str(mine), f"{words[0]} edited locally"],
-            capture_output=True, text=True, env=env, check=True,
-        )  # fmt: skip
-        total, stages, files, found = first.stdout.strip().split("|")
+        runs = []
+        for _ in range(args.repeat):  # each a teammate's first open: no index, no copy yet
+            shutil.rmtree(mine / ".codecite", ignore_errors=True)
+            first = subprocess.run(
+                [sys.executable, "-c", FIRST_ANSWER, str(mine), f"{words[0]} edited locally"],
+                capture_output=True, text=True, env=env, check=True,
+            )  # fmt: skip
+            runs.append(json.loads(first.stdout.strip().splitlines()[-1]))
+        totals = [run["events"][-1][1] for run in runs]
+        median = sorted(runs, key=lambda run: run["events"][-1][1])[len(runs) // 2]
         print(
-            f"first answer, teammate with the base ({files} files in the overlay, {found}"
-            f" results): {total} s [target <= 5 s on the stdlib]\n  {stages} (s)"
+            f"first answer, teammate with the base ({median['files']} files in the overlay,"
+            f" {median['results']} results): median {statistics.median(totals):.2f} s of"
+            f" {', '.join(f'{t:.2f}' for t in totals)} [target <= 5 s on the stdlib]"
         )
-        print("\n".join(line for line in first.stderr.splitlines() if "copied" in line))
-
+        print(
+            "  the median run, each step's end: s since start, + since the step before, and"
+            " the CPU s spent meanwhile (all threads, ended workers; above the wall: in parallel)"
+        )
+        last = spent = 0.0
+        for what, at, cpu in median["events"]:
+            print(f"  {at:6.2f} +{at - last:5.2f} cpu {cpu - spent:5.2f}  {what}")
+            last, spent = at, cpu
         from codecite_lsp.core.config import load_config
         from codecite_lsp.retrieve.retriever import open_retriever
 

@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -311,12 +312,19 @@ def choose(uri: str, repo: Path, config: Config) -> BaseManifest:
     return BaseManifest.parse(published[nearest], found[0]["files"] if found else None)
 
 
-def fetch(uri: str, manifest: BaseManifest, cache_root: Path) -> Path:
+def fetch(
+    uri: str,
+    manifest: BaseManifest,
+    cache_root: Path,
+    model_fetched: Callable[[Path], None] | None = None,
+) -> Path:
     """The local copy of the base (made once per commit): a normal index folder, read only.
 
-    The packed folder is unpacked when the base has one (its chunk count checked against the
-    manifest); an older base's rows are copied with LanceDB and the full-text index built
-    locally. A folder is complete only once renamed into place.
+    The embedding model comes first: ``model_fetched`` is told the folder it is in before the
+    index files are copied (the overlay's vectors need only the model). The packed folder is
+    unpacked when the base has one (its chunk count checked against the manifest); an older
+    base's rows are copied with LanceDB and the full-text index built locally. A folder is
+    complete only once renamed into place.
     """
     folder = cache_root / manifest.commit
     if (folder / "base.json").is_file():
@@ -327,15 +335,22 @@ def fetch(uri: str, manifest: BaseManifest, cache_root: Path) -> Path:
         names = _table_names(remote)
         cache_root.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(temp, ignore_errors=True)
-        if f"folder-{manifest.commit}" in names:
-            _copy_folder(remote, manifest, temp / "lance")
-        else:
-            _copy_rows(remote, names, manifest, temp / "lance")
         if f"embedding-{manifest.commit}" in names:
+            started = time.monotonic()
             blob = remote.open_table(f"embedding-{manifest.commit}").to_arrow().to_pylist()[0]
             model = static_model_path(temp)
             model.parent.mkdir(parents=True, exist_ok=True)
             model.write_bytes(blob["data"])
+            log.info(
+                "base %s: embedding model copied, %.1f MB, in %.2f s",
+                manifest.commit[:12], len(blob["data"]) / 1e6, time.monotonic() - started,
+            )  # fmt: skip
+            if model_fetched is not None:
+                model_fetched(temp)
+        if f"folder-{manifest.commit}" in names:
+            _copy_folder(remote, manifest, temp / "lance")
+        else:
+            _copy_rows(remote, names, manifest, temp / "lance")
     except Exception as exc:
         shutil.rmtree(temp, ignore_errors=True)
         raise BaseError(
@@ -402,12 +417,15 @@ def adopt_embedder(base_folder: Path, index_dir: Path) -> None:
     if not source.is_file():
         return
     target = static_model_path(index_dir)
-    data = source.read_bytes()
-    if target.is_file() and target.read_bytes() == data:
+    if target.is_file() and os.path.samefile(source, target):
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = target.with_suffix(f".tmp{os.getpid()}")
-    temp.write_bytes(data)
+    temp.unlink(missing_ok=True)
+    try:  # linked, not copied (tens of MB): a model is only ever replaced whole, never edited
+        os.link(source, temp)
+    except OSError:  # a file system without hard links
+        shutil.copyfile(source, temp)
     os.replace(temp, target)
 
 
@@ -418,8 +436,9 @@ class OpenedBase:
     """The base in use for one index folder: its manifest, visibility mask and local copy.
 
     The copy is made in a thread of its own, started when the base is chosen: the overlay's
-    pass needs only the manifest's file list, so both go on at once; readers (and the overlay's
-    vector fill, which embeds with the base's model) wait for it in :meth:`folder`.
+    pass needs only the manifest's file list, so both go on at once; the overlay's vector fill,
+    which embeds with the base's model, waits for the model only (:meth:`model`, fetched first),
+    readers for the whole copy in :meth:`folder`.
     """
 
     def __init__(
@@ -438,20 +457,34 @@ class OpenedBase:
         self._index_dir = index_dir
         self._folder: Path | BaseError | None = copied
         self._copier: threading.Thread | None = None
+        self._model = threading.Event()  # set once the base's model is the overlay's (or none)
         if copied is not None:
-            adopt_embedder(copied, index_dir)
+            self._adopt(copied)
         else:
             self._copier = threading.Thread(target=self._copy, name="base-copy", daemon=True)
             self._copier.start()
 
+    def _adopt(self, folder: Path) -> None:
+        try:
+            adopt_embedder(folder, self._index_dir)
+        finally:
+            self._model.set()
+
     def _copy(self) -> None:
         try:
-            folder = fetch(self.uri, self.manifest, cache_root(self._index_dir))
-            adopt_embedder(folder, self._index_dir)
+            folder = fetch(self.uri, self.manifest, cache_root(self._index_dir), self._adopt)
+            if not self._model.is_set():  # an earlier copy, renamed into place meanwhile
+                self._adopt(folder)
             self._folder = folder
         except (BaseError, OSError) as exc:
             log.warning("base %s: %s; its files are missing from answers", self.uri, exc)
             self._folder = exc if isinstance(exc, BaseError) else BaseError(str(exc))
+        finally:
+            self._model.set()  # a failed copy: the overlay embeds with its own model
+
+    def model(self) -> None:
+        """Until the base's embedding model is the overlay's (when the base has one)."""
+        self._model.wait()
 
     def folder(self) -> Path | BaseError:
         """The local copy (an index folder), once made; or why it could not be."""
@@ -492,8 +525,10 @@ def _open(repo: Path, config: Config, index_dir: Path, uri: str) -> OpenedBase |
 
     note = None
     folder: Path | None = None
+    started = time.monotonic()
     try:
         manifest = choose(uri, repo, config)
+        log.info("base %s: chosen in %.2f s", manifest.commit[:12], time.monotonic() - started)
         done = cache_root(index_dir) / manifest.commit
         folder = done if (done / "base.json").is_file() else None
     except BaseError as exc:
@@ -504,7 +539,13 @@ def _open(repo: Path, config: Config, index_dir: Path, uri: str) -> OpenedBase |
         note = f"{exc}; reading the copy of the base of {manifest.commit[:12]} fetched earlier"
     overlay = Overlay(repo, manifest.files)
     opened = OpenedBase(uri, manifest, overlay, index_dir, folder, note)  # the copy starts
+    started = time.monotonic()
     overlay.refresh(scan(repo, config).files)
+    log.info(
+        "base %s: %d of its %d files unchanged here, found in %.2f s",
+        manifest.commit[:12], len(manifest.files) - overlay.masked(), len(manifest.files),
+        time.monotonic() - started,
+    )  # fmt: skip
     return opened
 
 

@@ -134,6 +134,7 @@ class Indexer:
             )
         if not totals.cancelled:
             self.optimize_if_due()
+            self._base_copied()
         report = pass_report(self.store, started, totals)
         cancelled = totals.cancelled or (cancel is not None and cancel.is_set())  # e.g. embedding
         failed = self._vectors.state(None)["state"] == "failed"
@@ -251,7 +252,7 @@ class Indexer:
         # A search must work on what was written: damage is repaired here. An update's probe
         # reads one row of each table; its fill reads the vectors' hash column (a filter).
         store.probe(whole=written is None)
-        self._base_copied()  # the overlay embeds with the base's model, copied with it
+        self._base_model()  # the overlay embeds with the base's model, copied first
         self._vectors.fill(store, progress, cancel, written)
 
     def optimize_if_due(self) -> bool:
@@ -327,9 +328,16 @@ class Indexer:
         base = self._base()
         return None if base is None else base.overlay
 
-    def _base_copied(self) -> None:
+    def _base_model(self) -> None:
         base = self._base()
         self._vectors.keep_model = base is not None
+        if base is not None:
+            base.model()
+
+    def _base_copied(self) -> None:
+        """A pass ends with the base's copy made (or failed, said in the log): its vectors were
+        filled alongside, and a process that exits after the pass leaves no copy half made."""
+        base = self._base()
         if base is not None:
             base.folder()
 

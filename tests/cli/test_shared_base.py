@@ -247,3 +247,26 @@ def test_a_packed_folder_naming_a_file_outside_it_is_refused(tmp_path: Path) -> 
     assert not list(tmp_path.rglob("escaped.txt"))
     # the refused copy is not kept: nothing half-written is read later
     assert not list((mine / ".codecite" / "base").iterdir())
+
+
+def test_a_teammates_edits_are_embedded_with_the_bases_model(tmp_path: Path) -> None:
+    from codecite_lsp.index.static_embedding import static_model_path
+
+    # enough chunks for the default embedding to be trained at publish time
+    many = {f"mod{i}.py": f"def helper_{i}():\n    return 'word{i} value'\n" for i in range(120)}
+    ci = committed(tmp_path / "ci", {**FILES, **many})
+    shared = tmp_path / "shared-bases"
+    embedding = {"CODECITE_EMBEDDING": "default"}
+    assert codecite(ci, embedding, "index", "--publish", str(shared)).returncode == 0
+    mine = clone(ci, tmp_path / "mine")
+    (mine / "changed.py").write_text("def changed_function():\n    return 'newheron'\n")
+    env = {**embedding, "CODECITE_BASE": str(shared)}
+    done = codecite(mine, env, "index")
+    assert done.stdout.startswith("indexed 1 files"), done.stdout + done.stderr
+    # the overlay's vectors are comparable with the base's: one model, the one CI trained
+    published = static_model_path(ci / ".codecite").read_bytes()
+    sha = git(ci, "rev-parse", "HEAD").strip()
+    assert static_model_path(mine / ".codecite").read_bytes() == published
+    assert static_model_path(mine / ".codecite" / "base" / sha).read_bytes() == published
+    found = _paths(mine, env, "newheron", "zebraquartz")
+    assert (found["newheron"][:1], found["zebraquartz"][:1]) == (["changed.py"], ["kept.py"]), found
