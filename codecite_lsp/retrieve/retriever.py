@@ -102,6 +102,13 @@ _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 
+def _asked(query: str) -> frozenset[str]:
+    """The roles beyond code a query asks for: a packaging question's manifests whatever their
+    role (`pyproject.toml` is configuration)."""
+    asked = asked_roles(query)
+    return asked | {"config"} if asks_packaging(query) else asked
+
+
 def _one_version(
     method: Callable[Concatenate[Retriever, _P], _T],
 ) -> Callable[Concatenate[Retriever, _P], _T]:
@@ -197,7 +204,7 @@ class Retriever:
         # found nothing, the vectors' first is no 1.0).
         lexical_best = (1.0 + fielded) / (WEIGHTS.rrf_k + 1)
         best = lexical_best + (self.vector_weight if vector else 0.0) / (WEIGHTS.rrf_k + 1)
-        asked = asked_roles(query)
+        asked = _asked(query)
         # A query of identifiers alone looks a name up: where it lives matters more than its role.
         names_only = bool(names) and all(identifiers(word) for word in query.split())
         scores = {key: value / best for key, value in fused.items()}
@@ -215,7 +222,6 @@ class Retriever:
         scores = ledger.step("defines", scores, {**scores, **defined})
         if asks_packaging(query):
             scores = ledger.step("manifest", scores, self._manifests(scores, chunks, floor))
-            asked = asked | {"config"}
         exacts = {key: exact_share(names, chunks[key].text) for key in scores}
         scores = ledger.step(
             "identifiers",
@@ -375,7 +381,7 @@ class Retriever:
         callees, callers = files.followed(question, fused)
         terms = {word: self._idf(word) for word in word_parts(question)}
         typed = identifiers(question)
-        asked = asked_roles(question)
+        asked = _asked(question)
         # The words the name rule matches: not those of a dotted name's qualifiers (a question
         # about `Session.send` is not about the definitions named "session").
         qualifying = words_of(" ".join(qualifiers(question)))
