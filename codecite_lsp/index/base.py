@@ -537,7 +537,7 @@ def _open(repo: Path, config: Config, index_dir: Path, uri: str) -> OpenedBase |
             return exc
         manifest, folder = earlier
         note = f"{exc}; reading the copy of the base of {manifest.commit[:12]} fetched earlier"
-    overlay = Overlay(repo, manifest.files)
+    overlay = Overlay(repo, manifest.files, index_dir / "base-unchanged.json")
     opened = OpenedBase(uri, manifest, overlay, index_dir, folder, note)  # the copy starts
     started = time.monotonic()
     overlay.refresh(scan(repo, config).files)
