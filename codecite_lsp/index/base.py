@@ -437,16 +437,23 @@ def prune(cache_root: Path, keep: Path) -> Removed:
     except OSError:
         return Removed()
     copies = [p for p in entries if p != keep and (p / "base.json").is_file()]
-    copies.sort(key=lambda p: (p / "base.json").stat().st_mtime, reverse=True)  # newest fetched
+    copies.sort(key=_fetched_at, reverse=True)
     removed = [size for p in copies[1:] if (size := _remove_unread(p)) is not None]
-    leftovers = [_size(p) for p in entries if _ended(p.name)]
-    for path in entries:
-        if _ended(path.name):
-            shutil.rmtree(path, ignore_errors=True)
+    ended = [p for p in entries if _ended(p.name)]
+    leftovers = [_size(p) for p in ended]
+    for path in ended:
+        shutil.rmtree(path, ignore_errors=True)
     done = Removed(len(removed), len(leftovers), sum(removed) + sum(leftovers))
     if done.copies or done.leftovers:
         log.info("base copies in %s: %s", cache_root, done)
     return done
+
+
+def _fetched_at(folder: Path) -> float:
+    try:
+        return (folder / "base.json").stat().st_mtime  # written last, as the copy was made
+    except OSError:  # removed meanwhile by another process's prune
+        return 0.0
 
 
 def _remove_unread(folder: Path) -> int | None:
