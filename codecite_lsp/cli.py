@@ -169,6 +169,18 @@ def _say_base(repo: Path, config: Config) -> None:
         print(f"codecite: base {config.base}: {found.note}", file=sys.stderr)
 
 
+def _say_removed(repo: Path, config: Config) -> None:
+    """What making the base's copy removed of the earlier ones (after the pass, which waits for
+    the copy), on stderr."""
+    if not config.base:
+        return
+    from .index.base import OpenedBase, opened
+
+    found = opened(repo, config, config.resolved_index_dir(repo))
+    if isinstance(found, OpenedBase) and (found.removed.copies or found.removed.leftovers):
+        print(f"codecite: base {config.base}: {found.removed}", file=sys.stderr)
+
+
 def _cmd_publish(args: argparse.Namespace, repo: Path, config: Config) -> int:
     """Index every file (no base under it) and write the index as HEAD's base at the URI."""
     from dataclasses import replace
@@ -230,6 +242,7 @@ def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     except (IndexBusy, IndexDamaged) as exc:  # locked too long; or unusable even rebuilt
         print(f"codecite: {exc}", file=sys.stderr)
         return 1
+    _say_removed(repo, config)
     print(report.summary() + said)
     flagged = indexer.store.tables.untrusted_chunks()
     if flagged:

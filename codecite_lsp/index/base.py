@@ -5,9 +5,10 @@ On the store (one LanceDB database at the URI, several commits side by side):
 
 - ``folder-<sha>``: the index folder a reader needs, packed as rows (a file's path, its bytes):
   the tables written afresh, one version each, with the full-text index built by the publisher;
-- ``chunks-<sha>``, ``files-<sha>``, ``vectors-<sha>``: the same tables as rows (what a base
-  published before ``folder-<sha>`` existed is copied from, and readable on the store itself);
   ``embedding-<sha>``: the trained default embedder's model file, as bytes;
+- ``chunks-<sha>``, ``files-<sha>``, ``vectors-<sha>``: the tables as rows, written only by
+  versions before the packed folder existed (no longer: the folder holds the same rows); a base
+  that has only these is still read, row by row;
 - ``bases``: one row per published commit, written last (the commit marker): the manifest
   (commit, layout, the settings that shape the index, embedder, the file list with content
   hashes). A reader lists it, picks the newest row whose commit is an ancestor of HEAD, and
@@ -18,16 +19,21 @@ temporary name and renamed when whole) and queries that: a full-text query again
 costs ~0.5 s (a dozen requests), one on local disk a few milliseconds. The packed folder is one
 table read in a few large requests, and its full-text index comes with it: copying the rows and
 building the index locally took four times as long on the CPython stdlib. Nothing
-is written to the store by a reader. Credentials are LanceDB's: the standard environment
+is written to the store by a reader. Once a new copy is in place the copies no process reads
+are removed but the newest earlier one (read when the store cannot be): see :func:`prune`.
+Credentials are LanceDB's: the standard environment
 (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``) or the cloud profile; only timeouts are passed here, so an
 unreachable store fails in seconds, not minutes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -35,7 +41,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .. import __version__
 from ..core.config import Config
@@ -199,8 +205,6 @@ def _publish(store: Store, config: Config, commit: str, uri: str) -> BaseManifes
     vectors = store.vectors.table()
     if vectors is not None and vectors.count_rows():
         tables["vectors"] = vectors.to_arrow()
-    for name, rows in tables.items():
-        db.create_table(f"{name}-{commit}", rows, mode="overwrite")
     db.create_table(f"folder-{commit}", _packed(tables, store.index_dir), mode="overwrite")
     model = static_model_path(store.index_dir)
     if config.embedding == "default" and model.is_file():
@@ -312,13 +316,28 @@ def choose(uri: str, repo: Path, config: Config) -> BaseManifest:
     return BaseManifest.parse(published[nearest], found[0]["files"] if found else None)
 
 
+@dataclass(frozen=True)
+class Removed:
+    """What :func:`prune` removed from a base's copies folder."""
+
+    copies: int = 0  # earlier copies no process read
+    leftovers: int = 0  # temporary folders of processes that ended mid-copy
+    freed: int = 0  # bytes
+
+    def __str__(self) -> str:
+        parts = [f"{self.copies} earlier copies of the base"] if self.copies else []
+        parts += [f"{self.leftovers} half-made by ended processes"] if self.leftovers else []
+        return f"removed {' and '.join(parts)}, {self.freed / 1e6:.1f} MB freed"
+
+
 def fetch(
     uri: str,
     manifest: BaseManifest,
     cache_root: Path,
     model_fetched: Callable[[Path], None] | None = None,
-) -> Path:
-    """The local copy of the base (made once per commit): a normal index folder, read only.
+) -> tuple[Path, Removed]:
+    """The local copy of the base (made once per commit): a normal index folder, read only,
+    held for this process's life (:func:`hold`); and what was removed once a new one was made.
 
     The embedding model comes first: ``model_fetched`` is told the folder it is in before the
     index files are copied (the overlay's vectors need only the model). The packed folder is
@@ -327,8 +346,8 @@ def fetch(
     complete only once renamed into place.
     """
     folder = cache_root / manifest.commit
-    if (folder / "base.json").is_file():
-        return folder
+    if hold(folder):
+        return folder, Removed()
     temp = cache_root / f".{manifest.commit}.tmp{os.getpid()}.{threading.get_ident()}"
     try:
         remote = connect(uri)
@@ -370,9 +389,118 @@ def fetch(
     (temp / "base.json").write_text(json.dumps(copy), encoding="utf-8")
     try:
         os.replace(temp, folder)
+        placed = True
     except OSError:  # another process put the same base in place first: theirs is as good
         shutil.rmtree(temp, ignore_errors=True)
-    return folder
+        placed = False
+    if not hold(folder):  # removed between its rename and our hold: only by hand
+        raise BaseError(f"the copy of the base of {manifest.commit[:12]} vanished as it was made")
+    return folder, prune(cache_root, folder) if placed else Removed()
+
+
+# --- local copies: held by their readers, the others removed ------------------------------------
+#
+# A reader holds a shared flock on its copy's ``base.json`` for its life; a prune removes only a
+# copy it can lock exclusively. Chosen over "keep the two newest": a server open for days on an
+# older copy survives any number of newer fetches by CLI runs, and the kernel drops the lock of a
+# process that dies however it dies, so no marker is ever left stale.
+
+_HELD: dict[Path, IO[bytes]] = {}
+_HELD_LOCK = threading.Lock()
+_TEMP = re.compile(r"\.[0-9a-f]+\.tmp([0-9]+)\.")  # ``.<sha>.tmp<pid>.<thread or "gone">``
+
+
+def hold(folder: Path) -> bool:
+    """Mark the copy in ``folder`` read by this process, until it ends; False when there is no
+    whole copy there (never made, or removed by a prune)."""
+    with _HELD_LOCK:
+        if folder in _HELD:
+            return True
+        try:
+            handle = (folder / "base.json").open("rb")
+        except OSError:
+            return False
+        fcntl.flock(handle, fcntl.LOCK_SH)  # waits out a prune renaming it away (a moment)
+        if not (folder / "base.json").is_file():  # it did: what is held is the removed one
+            handle.close()
+            return False
+        _HELD[folder] = handle
+        return True
+
+
+def prune(cache_root: Path, keep: Path) -> Removed:
+    """Remove the copies under ``cache_root`` that no process reads, except ``keep`` (the one
+    just made) and the newest other (the fallback when the store cannot be read: most likely
+    the base HEAD descended from before), and the temporary folders of processes that ended."""
+    try:
+        entries = list(cache_root.iterdir())
+    except OSError:
+        return Removed()
+    copies = [p for p in entries if p != keep and (p / "base.json").is_file()]
+    copies.sort(key=_fetched_at, reverse=True)
+    removed = [size for p in copies[1:] if (size := _remove_unread(p)) is not None]
+    ended = [p for p in entries if _ended(p.name)]
+    leftovers = [_size(p) for p in ended]
+    for path in ended:
+        shutil.rmtree(path, ignore_errors=True)
+    done = Removed(len(removed), len(leftovers), sum(removed) + sum(leftovers))
+    if done.copies or done.leftovers:
+        log.info("base copies in %s: %s", cache_root, done)
+    return done
+
+
+def _fetched_at(folder: Path) -> float:
+    try:
+        return (folder / "base.json").stat().st_mtime  # written last, as the copy was made
+    except OSError:  # removed meanwhile by another process's prune
+        return 0.0
+
+
+def _remove_unread(folder: Path) -> int | None:
+    """Remove a copy unless a process holds it (None then); the bytes it took."""
+    try:
+        handle = (folder / "base.json").open("rb")
+    except OSError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # read by a live process (this one included)
+            return None
+        # renamed first, under the lock: a reader finds no copy rather than half of one, and a
+        # removal cut short leaves a temporary folder of an ended process, removed next time
+        gone = folder.with_name(f".{folder.name}.tmp{os.getpid()}.gone")
+        try:
+            os.replace(folder, gone)
+        except OSError:
+            return None
+    size = _size(gone)
+    shutil.rmtree(gone, ignore_errors=True)
+    return size
+
+
+def _ended(name: str) -> bool:
+    """A temporary folder whose process is no longer alive (a live one's, or one of a reused
+    pid, is left: it costs disk until that process ends, never a copy being written)."""
+    found = _TEMP.match(name)
+    if found is None or int(found[1]) <= 0:
+        return False
+    try:
+        os.kill(int(found[1]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
+
+
+def _size(folder: Path) -> int:
+    total = 0
+    for top, _, names in os.walk(folder):
+        for name in names:
+            with contextlib.suppress(OSError):  # removed meanwhile
+                total += os.lstat(os.path.join(top, name)).st_size
+    return total
 
 
 def _copy_folder(remote: Any, manifest: BaseManifest, lance_dir: Path) -> None:
@@ -458,6 +586,7 @@ class OpenedBase:
         self._folder: Path | BaseError | None = copied
         self._copier: threading.Thread | None = None
         self._model = threading.Event()  # set once the base's model is the overlay's (or none)
+        self.removed = Removed()  # what making the copy removed (said by the CLI)
         if copied is not None:
             self._adopt(copied)
         else:
@@ -472,7 +601,9 @@ class OpenedBase:
 
     def _copy(self) -> None:
         try:
-            folder = fetch(self.uri, self.manifest, cache_root(self._index_dir), self._adopt)
+            folder, self.removed = fetch(
+                self.uri, self.manifest, cache_root(self._index_dir), self._adopt
+            )
             if not self._model.is_set():  # an earlier copy, renamed into place meanwhile
                 self._adopt(folder)
             self._folder = folder
@@ -530,7 +661,7 @@ def _open(repo: Path, config: Config, index_dir: Path, uri: str) -> OpenedBase |
         manifest = choose(uri, repo, config)
         log.info("base %s: chosen in %.2f s", manifest.commit[:12], time.monotonic() - started)
         done = cache_root(index_dir) / manifest.commit
-        folder = done if (done / "base.json").is_file() else None
+        folder = done if hold(done) else None
     except BaseError as exc:
         earlier = _earlier_copy(repo, config, index_dir)
         if earlier is None:
@@ -568,5 +699,6 @@ def _earlier_copy(repo: Path, config: Config, index_dir: Path) -> tuple[BaseMani
                 manifest = BaseManifest.parse(copy["header"], copy["files"])
             except (OSError, ValueError, TypeError, KeyError):
                 return None
-            return None if differences(manifest, config) else (manifest, folder)
+            fits = not differences(manifest, config) and hold(folder)
+            return (manifest, folder) if fits else None
     return None

@@ -6,6 +6,10 @@ on."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -214,7 +218,12 @@ def test_a_base_published_without_a_packed_folder_is_still_read(tmp_path: Path) 
     import lancedb
 
     ci, shared, sha = _published_to_folder(tmp_path)
-    lancedb.connect(shared).drop_table(f"folder-{sha}")  # as an earlier version published it
+    db = lancedb.connect(shared)
+    assert f"chunks-{sha}" not in db.list_tables().tables  # the rows are uploaded once: packed
+    local = lancedb.connect(ci / ".codecite" / "lance")
+    for name in ("chunks", "files"):  # as an earlier version published it: rows, no folder
+        db.create_table(f"{name}-{sha}", local.open_table(name).to_arrow())
+    db.drop_table(f"folder-{sha}")
     mine = clone(ci, tmp_path / "mine")
     env = {"CODECITE_BASE": str(shared)}
     assert codecite(mine, env, "index").stdout.startswith("indexed 0 files")
@@ -270,3 +279,67 @@ def test_a_teammates_edits_are_embedded_with_the_bases_model(tmp_path: Path) -> 
     assert static_model_path(mine / ".codecite" / "base" / sha).read_bytes() == published
     found = _paths(mine, env, "newheron", "zebraquartz")
     assert (found["newheron"][:1], found["zebraquartz"][:1]) == (["changed.py"], ["kept.py"]), found
+
+
+READER = """
+import sys
+from pathlib import Path
+from codecite_lsp.core.config import load_config
+from codecite_lsp.index.base import opened
+repo = Path(sys.argv[1])
+config = load_config(repo)
+print(opened(repo, config, config.resolved_index_dir(repo)).folder().name, flush=True)
+sys.stdin.read()  # reading its copy until told to end, as a server does
+"""
+
+
+def _next_base(ci: Path, shared: Path, number: int) -> str:
+    """CI commits a new file and publishes that commit's base; its sha."""
+    (ci / f"new{number}.py").write_text(f"def new_{number}():\n    return 'kiwi{number}'\n")
+    git(ci, "add", "-A")
+    git(ci, "-c", "user.name=ci", "-c", "user.email=ci@example.invalid", "commit", "-qm", "next")
+    assert codecite(ci, {}, "index", "--publish", str(shared)).returncode == 0
+    return git(ci, "rev-parse", "HEAD").strip()
+
+
+def test_earlier_copies_are_removed_but_the_newest_and_one_a_process_reads(tmp_path: Path) -> None:
+    ci, shared, first = _published_to_folder(tmp_path)
+    mine = clone(ci, tmp_path / "mine")
+    env = {"CODECITE_BASE": str(shared)}
+    copies = mine / ".codecite" / "base"
+    assert codecite(mine, env, "index").returncode == 0
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(mine)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "CODECITE_EMBEDDING": "none", **env},
+    )  # fmt: skip
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == first
+        killed = copies / f".{first}.tmp999999999.1"  # half made by a process that is gone
+        (killed / "lance").mkdir(parents=True)
+        (killed / "lance" / "part").write_bytes(b"x" * 100_000)
+        running = copies / f".{first}.tmp{os.getpid()}.1"  # one a live process is making
+        running.mkdir()
+        shas = [first]
+        for number in (2, 3):  # the teammate pulls; each new HEAD has a base of its own
+            shas.append(_next_base(ci, shared, number))
+            git(mine, "pull", "-q", "--ff-only")
+            done = codecite(mine, env, "index")
+            assert done.returncode == 0, done.stderr
+            if number == 2:
+                assert "removed 1 half-made by ended processes, 0.1 MB freed" in done.stderr
+        # the first copy is read by a live process: kept, though neither of the two newest
+        assert sorted(p.name for p in copies.iterdir()) == sorted([*shas, running.name])
+    finally:
+        reader.communicate("", timeout=60)
+    shas.append(_next_base(ci, shared, 4))
+    git(mine, "pull", "-q", "--ff-only")
+    done = codecite(mine, env, "index")
+    assert "removed 2 earlier copies of the base," in done.stderr, done.stderr
+    assert "MB freed" in done.stderr
+    assert sorted(p.name for p in copies.iterdir()) == sorted([*shas[2:], running.name])
+    # the store gone: the copy in place is still read, offline
+    shutil.rmtree(shared)
+    found = _paths(mine, env, "kiwi4", "zebraquartz")
+    assert (found["kiwi4"][:1], found["zebraquartz"]) == (["new4.py"], ["kept.py"]), found
+    assert "fetched earlier" in found.stderr
