@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from .ingest.injection import kinds
 from .service.forbidden_roots import refusal
 
 if TYPE_CHECKING:
+    from .core.answers import Citation
     from .core.records import Finding, Result
     from .index.indexer import Indexer, IndexReport
 
@@ -367,8 +368,30 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
     if args.json:
         print(answer.model_dump_json())
     else:
-        print(answer_to_text(answer))
+        print(answer_to_text(answer, _first_indent(repo)))
     return 0
+
+
+def _first_indent(repo: Path) -> Callable[[Citation], str | None]:
+    """The indentation of a citation's first line in the working tree, when that line still
+    starts with the quote (a quote begins at its first word: its own indentation is lost)."""
+    files: dict[str, list[str]] = {}
+
+    def indent(citation: Citation) -> str | None:
+        if citation.path not in files:
+            try:
+                text = (repo / citation.path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            files[citation.path] = text.splitlines()
+        lines, first = files[citation.path], citation.quote.strip().split("\n")[0].strip()
+        if not first or not 0 < citation.start_line <= len(lines):
+            return None
+        line = lines[citation.start_line - 1]
+        stripped = line.lstrip()
+        return line[: len(line) - len(stripped)] if stripped.startswith(first) else None
+
+    return indent
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:

@@ -55,12 +55,17 @@ def _first_line_indent(lines: list[str]) -> int | None:
     return None
 
 
-def _quote_lines(quote: str) -> list[str]:
+def _quote_lines(quote: str, first_indent: str | None = None) -> list[str]:
     """A quote's lines as the code reads. A quote starts at its first word, so its first line lost
-    the indentation the others kept; the others are shifted left to sit under it (display only:
-    the verified quote is unchanged)."""
+    the indentation the others kept: given back as ``first_indent`` (read from the file by a
+    caller that has it), all lines then lose their common indentation; without it the others
+    are shifted left to sit under it (display only: the verified quote is unchanged)."""
     lines = [line.rstrip() for line in quote.strip("\n").split("\n")]
     rest = [line for line in lines[1:] if line.strip()]
+    if first_indent is not None and _indent(lines[0]) == 0:
+        lines[0] = first_indent + lines[0]
+        common = min(_indent(line) for line in [lines[0], *rest])
+        return [line[common:] for line in lines]
     if not rest or _indent(lines[0]) > 0:
         return lines
     cut = _first_line_indent(lines)
@@ -73,7 +78,10 @@ def _quote_lines(quote: str) -> list[str]:
     return [lines[0]] + [line[cut:] for line in lines[1:]]
 
 
-def answer_to_text(answer: Answered | Refused) -> str:
+Indent = Callable[[Citation], "str | None"]  # the first cited line's indentation, when known
+
+
+def answer_to_text(answer: Answered | Refused, indent: Indent | None = None) -> str:
     if isinstance(answer, Refused):
         lines = [f"{label('no_answer')}: {reason(answer.reason)}"]
         if answer.detail:
@@ -91,7 +99,8 @@ def answer_to_text(answer: Answered | Refused) -> str:
         if isinstance(span, ClaimSpan):
             for citation in span.citations:
                 lines.append(f"  {where(citation)}")
-                lines.extend(f"      {line}" for line in _quote_lines(citation.quote))
+                shown = _quote_lines(citation.quote, indent(citation) if indent else None)
+                lines.extend(f"      {line}" for line in shown)
     if answer.note:
         lines.append(f"(note: {answer.note})")
     return "\n".join(lines)
