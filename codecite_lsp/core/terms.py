@@ -108,7 +108,7 @@ def terms_said(terms: Iterable[str], words: Collection[str]) -> set[str]:
     return found
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def _compound_of(term: str) -> re.Pattern[str]:
     """A word that starts with ``term`` and goes on for 3+ characters (:func:`says`)."""
     return re.compile(rf"(?<!\S){re.escape(term)}\S{{3}}")

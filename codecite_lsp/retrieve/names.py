@@ -97,7 +97,7 @@ def whole_word(name: str, text: str) -> bool:
     return name in text and _whole(name).search(text) is not None
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def _whole(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
 
@@ -147,7 +147,7 @@ def words_of(text: str) -> frozenset[str]:
 # few of the question's words).
 
 _SEGMENT_MAX = 24  # longer lower-case runs are not compounds worth splitting
-_MEMO_MAX = 100_000  # names remembered by Compounds
+_MEMO_MAX = 100_000  # names, and their parts, remembered by Compounds
 
 
 class NameMatch:
