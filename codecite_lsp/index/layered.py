@@ -65,6 +65,10 @@ class LayeredStore:
             for name in {*base, *over}
         }
 
+    def chunks_version(self) -> int:
+        """``versions()["chunks"]`` alone."""
+        return self.base.chunks_version() + self.overlay.chunks_version() + self.mask.generation
+
     # -- both, the base's masked rows left out -------------------------------------------------
 
     def _shown(self, chunks: list[Chunk]) -> list[Chunk]:

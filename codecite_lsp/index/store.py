@@ -117,6 +117,11 @@ class Store:
             result["vectors"] = vectors
         return result
 
+    def chunks_version(self) -> int:
+        """``versions()["chunks"]`` alone: a search reads it (the vectors' version opens that
+        table, ~1 ms)."""
+        return int(self.tables.chunks.version)
+
     def probe(self, whole: bool = True) -> None:
         """One keyword and one vector query, as a search makes them: a damaged full-text index
         or vectors table is rebuilt (vectors: dropped, for the indexer to fill again); what

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.records import Chunk, Result
-from ..core.terms import role, says, word_parts
+from ..core.terms import role, terms_said, word_parts
 from ..ingest.readback import read_isolated
 from ..ingest.syntax import headers
 
@@ -49,7 +49,7 @@ def rerank_signals(
     symbol_words = set(word_parts(candidate.symbol or ""))
     path_words = set(word_parts(candidate.path))
     words = words_of(candidate.text) | symbol_words | path_words
-    said = {t for t in terms if t in words or any(says(word, t) for word in words)}
+    said = terms_said(terms, words)
     exact = exact_share(typed, candidate.text) or 0.0
     # An identifier the question names weighs as much as its two rarest words together:
     # `after_this_request` is better evidence than "register" or "callback".

@@ -51,9 +51,13 @@ def _lexer(language: str) -> re.Pattern[str]:
         strings.append(r"'(?:[^'\\\n]|\\.)*'")
     if language in _BACKTICKED:
         strings.append(r"`[^`]*`")
+    # Every match opens with one of these: the lookahead skips other positions without trying
+    # each alternative there (the lexer was most of a chunk's fields).
+    opening = re.escape("".join(sorted({'"', "'", "/", "`", line[0]})))
     return re.compile(
-        r'(?P<doc>"""[\s\S]*?(?:"""|$)|\'\'\'[\s\S]*?(?:\'\'\'|$)|/\*[\s\S]*?(?:\*/|$)'
-        rf"|{re.escape(line)}[^\n]*)|(?P<str>{'|'.join(strings)})"
+        rf"(?=[{opening}])"
+        r'(?:(?P<doc>"""[\s\S]*?(?:"""|$)|\'\'\'[\s\S]*?(?:\'\'\'|$)|/\*[\s\S]*?(?:\*/|$)'
+        rf"|{re.escape(line)}[^\n]*)|(?P<str>{'|'.join(strings)}))"
     )
 
 

@@ -92,7 +92,14 @@ def _capital(word: str) -> str:
 
 
 def whole_word(name: str, text: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
+    # The substring test first: most texts do not hold the name at all, and the pattern (a
+    # lookbehind first) is tried at every position of the text.
+    return name in text and _whole(name).search(text) is not None
+
+
+@lru_cache(maxsize=1024)
+def _whole(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
 
 
 def exact_share(names: set[str], text: str) -> float | None:
@@ -140,7 +147,7 @@ def words_of(text: str) -> frozenset[str]:
 # few of the question's words).
 
 _SEGMENT_MAX = 24  # longer lower-case runs are not compounds worth splitting
-_MEMO_MAX = 100_000  # names remembered by Compounds
+_MEMO_MAX = 100_000  # names, and their parts, remembered by Compounds
 
 
 class NameMatch:
@@ -208,6 +215,7 @@ class Compounds:
     def __init__(self, known: Callable[[str], bool]) -> None:
         self.known = known
         self._names: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+        self._words: dict[str, tuple[str, ...]] = {}  # a part's words: parts recur across names
 
     def __call__(self, word: str) -> list[str]:
         return self._split(word)
@@ -220,12 +228,21 @@ class Compounds:
             if len(self._names) >= _MEMO_MAX:
                 self._names.clear()
             found = self._names[name] = tuple(
-                ("" if low in STOP_WORDS else stem(low), tuple(words) if len(words) > 1 else ())
+                ("" if low in STOP_WORDS else stem(low), self._words_of(low))
                 for part in identifier_parts(name)
                 for low in [part.lower()]
                 if len(low) >= 2 and not low.isdigit()
-                for words in [self._split(low)]
             )
+        return found
+
+    def _words_of(self, part: str) -> tuple[str, ...]:
+        """The words ``part`` splits into, or none, remembered."""
+        found = self._words.get(part)
+        if found is None:
+            if len(self._words) >= _MEMO_MAX:
+                self._words.clear()
+            words = self._split(part)
+            found = self._words[part] = tuple(words) if len(words) > 1 else ()
         return found
 
     def _split(self, word: str) -> list[str]:

@@ -330,7 +330,7 @@ class Retriever:
 
     def _centrality(self) -> dict[str, float]:
         """Each file's percentile in the reference graph (:mod:`.prior`)."""
-        return self.prior.at(self.store.versions()["chunks"])
+        return self.prior.at(self.store.chunks_version())
 
     def _legacy_files(self, centrality: dict[str, float]) -> dict[str, str]:
         """The files of old and duplicate trees (:mod:`.legacy`), found once per prior (whose

@@ -1,6 +1,6 @@
 """The shared word model: what counts as a term of a question or of code."""
 
-from codecite_lsp.core.terms import says, stem, word_parts
+from codecite_lsp.core.terms import says, stem, terms_said, word_parts
 
 
 def test_identifiers_split_in_both_styles_and_questions_lose_their_scaffolding() -> None:
@@ -34,3 +34,11 @@ def test_a_compound_says_the_word_it_starts_with_but_another_word_does_not() -> 
     assert not says("timer", stem("times"))  # an inflection stem missed, not a compound
     assert not says("tim", "timeout")  # the other way round: the question asked for more
     assert not says("at", "a")  # too short to be a compound's head
+
+
+def test_the_terms_a_chunks_words_say_are_those_says_finds_word_by_word() -> None:
+    words = {"timeout", "key", "timer", "at", "retrying"}
+    terms = ["tim", "key", "tim", "retr", "a", "ke", "timeou", "xyz"]
+    expected = {t for t in terms if any(says(w, t) for w in words)}
+    assert terms_said(terms, words) == expected == {"tim", "key", "retr"}
+    assert terms_said(terms, set()) == set()
