@@ -117,7 +117,7 @@ def _queries(repo: Path, count: int) -> list[str]:
     from codecite_lsp.index.store import Store
 
     store = Store.open(Config().resolved_index_dir(repo))
-    names = sorted({n for _, defines, _ in store.references() for n in defines if len(n) > 4})
+    names = sorted(n for n in store.references().defined_names() if len(n) > 4)
     return random.Random(1).sample(names, min(count, len(names)))
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.fulltext import search_terms
 from ..core.records import Chunk
+from ..core.references import References
 from .tables import FileRecord, chunk_from_row, chunk_rows, in_filters, read_column, sql_literal
 from .view import written_chunks
 
@@ -107,17 +108,17 @@ class ChunkTables:
                 result.setdefault(row["path"], Counter())[row["revision"]] += 1
         return result
 
-    def references(self) -> list[tuple[str, list[str], list[str]]]:
-        """(path, defines, uses) of every chunk: the reference graph's rows (no texts read)."""
+    def references(self) -> References:
+        """The reference graph of the chunks (no texts read)."""
         found = self._view.references() if self._view is not None else None
         if found is not None:
             return found
         query = self.chunks.search().select(["path", "defines", "uses"]).limit(None)
         table = query.to_arrow()
         columns = [table[name].to_pylist() for name in ("path", "defines", "uses")]
-        return [
+        return References.of_rows(
             (path, defines or [], uses or []) for path, defines, uses in zip(*columns, strict=True)
-        ]
+        )
 
     def adjacent(self, spans: Collection[tuple[str, int, int]]) -> list[Chunk]:
         """The chunks right above and right below each (path, start_line, end_line) span (a

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core.records import Chunk
+from ..core.references import References
 
 if TYPE_CHECKING:
     from ..core.config import Config
@@ -126,9 +127,9 @@ class LayeredStore:
             return self.base.chunks_for_path(path)
         return self.overlay.chunks_for_path(path)
 
-    def references(self) -> list[tuple[str, list[str], list[str]]]:
-        base = [row for row in self.base.references() if self.mask.same(row[0])]
-        return base + [row for row in self.overlay.references() if not self.mask.same(row[0])]
+    def references(self) -> References:
+        base = self.base.references().keeping(self.mask.same)
+        return base.joined(self.overlay.references().keeping(lambda path: not self.mask.same(path)))
 
 
 def open_index(repo: Path, config: Config, in_memory: bool = False) -> Store | LayeredStore:
@@ -138,9 +139,10 @@ def open_index(repo: Path, config: Config, in_memory: bool = False) -> Store | L
     from .store import Store
 
     index_dir = config.resolved_index_dir(repo)
-    store = Store.open(index_dir, in_memory=in_memory)
+    tree = repo if in_memory else None  # where the in-memory views read chunk texts back
+    store = Store.open(index_dir, in_memory=in_memory, tree=tree)
     found = opened(repo, config, index_dir)
     folder = found.folder() if isinstance(found, OpenedBase) else None
     if not isinstance(folder, Path) or not isinstance(found, OpenedBase):
         return store  # no base, or its copy failed (said in the log)
-    return LayeredStore(Store.open(folder, in_memory=in_memory), store, found.overlay)
+    return LayeredStore(Store.open(folder, in_memory=in_memory, tree=tree), store, found.overlay)

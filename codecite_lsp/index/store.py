@@ -28,6 +28,7 @@ import numpy as np
 
 from ..core.environment import apply_defaults
 from ..core.records import Chunk
+from ..core.references import References
 from .chunks import ChunkTables
 from .damage import clear_misplaced
 from .keyword import KeywordIndex
@@ -46,13 +47,21 @@ class Store:
     """One index folder. Safe to share between threads; readers always see the latest commit."""
 
     def __init__(
-        self, index_dir: Path, db: Any, chunks: Any, files: Any, in_memory: bool = False
+        self,
+        index_dir: Path,
+        db: Any,
+        chunks: Any,
+        files: Any,
+        in_memory: bool = False,
+        tree: Path | None = None,
     ) -> None:
         self.index_dir = index_dir
         self._db = db
+        self._tree = tree
         # Queries answered from memory (:mod:`.view`): for a process that serves many (the
-        # server); a one-shot command reads LanceDB directly rather than load every row.
-        self.view: IndexView | None = shared_view(index_dir, chunks) if in_memory else None
+        # server); a one-shot command reads LanceDB directly rather than load every row. The
+        # view reads chunk texts back from ``tree``, the working tree they were cut from.
+        self.view: IndexView | None = shared_view(index_dir, chunks, tree) if in_memory else None
         self.meta_file = MetaFile(index_dir)
         self.tables = ChunkTables(index_dir, chunks, files, self.view.chunks if self.view else None)
         self.keyword = KeywordIndex(index_dir, self.tables)
@@ -61,7 +70,7 @@ class Store:
         )
 
     @classmethod
-    def open(cls, index_dir: Path, in_memory: bool = False) -> Store:
+    def open(cls, index_dir: Path, in_memory: bool = False, tree: Path | None = None) -> Store:
         apply_defaults()
         lancedb = import_lancedb()  # lazy: it takes seconds (the least possible, see there)
 
@@ -85,7 +94,7 @@ class Store:
         chunk_schema, file_schema = table_schemas()
         chunks = open_or_rebuild(db, index_dir, "chunks", chunk_schema)
         files = open_or_rebuild(db, index_dir, "files", file_schema)
-        return cls(index_dir, db, chunks, files, in_memory)
+        return cls(index_dir, db, chunks, files, in_memory, tree)
 
     def reset(self) -> Store:
         """Drop every table and start an empty index (meta too): for damage found in the
@@ -98,7 +107,7 @@ class Store:
         # The indexer's "every chunk had a vector" of the old tables (index/filling.py).
         (self.index_dir / "vectors-whole.json").unlink(missing_ok=True)
         forget_view(self.index_dir)
-        return Store.open(self.index_dir, in_memory=self.view is not None)
+        return Store.open(self.index_dir, in_memory=self.view is not None, tree=self._tree)
 
     # -- what spans the parts --------------------------------------------------------------
 
@@ -171,7 +180,7 @@ class Store:
     def chunk_revisions(self, paths: Collection[str]) -> dict[str, Counter[str]]:
         return self.tables.chunk_revisions(paths)
 
-    def references(self) -> list[tuple[str, list[str], list[str]]]:
+    def references(self) -> References:
         return self.tables.references()
 
     def adjacent(self, spans: Collection[tuple[str, int, int]]) -> list[Chunk]:

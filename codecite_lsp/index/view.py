@@ -32,7 +32,10 @@ import numpy as np
 
 from ..core.memory import release
 from ..core.records import Chunk
+from ..core.references import References
+from .rows import Columns, Delta
 from .tables import CHUNK_COLUMNS, IN_BATCH, findings_of, in_filters, sql_literal
+from .texts import ChunkTexts, Wanted
 
 log = logging.getLogger(__name__)
 
@@ -78,64 +81,48 @@ def _chunks_from_table(table: Any) -> list[Chunk]:
     ]
 
 
+_HELD_COLUMNS = [name for name in CHUNK_COLUMNS if name != "text"]
+# Rows appended since the whole read (saves, a checkout's pass) beyond which the table is read
+# again: appended rows are held as whole chunks, at several times a column row's memory.
+DELTA_MAX = 20_000
+
+# A row the view returns: a row of the columns (its text read back), or a whole chunk.
+_Item = int | Chunk
+
+
 @dataclass
 class _Rows:
-    """The chunk rows at one table version, keyed by id, with the maps the queries use."""
+    """The chunk rows at one table version: a whole read (columns) and the rows since."""
 
-    version: int = -1
-    # Rank in the table's scan order (rows deleted leave gaps; rows appended rank last), and
-    # by_id in that order too.
-    position: dict[str, int] = field(default_factory=dict)
-    next_position: int = 0
-    by_id: dict[str, Chunk] = field(default_factory=dict)
-    by_path: dict[str, set[str]] = field(default_factory=dict)
-    by_hash: dict[str, set[str]] = field(default_factory=dict)
-    defines: dict[str, set[str]] = field(default_factory=dict)
-    uses: dict[str, set[str]] = field(default_factory=dict)
+    version: int
+    columns: Columns
+    delta: Delta
 
-    def _maps(self, chunk: Chunk) -> Iterable[tuple[dict[str, set[str]], str]]:
-        yield self.by_path, chunk.path
-        yield self.by_hash, chunk.content_hash
-        yield from ((self.defines, name) for name in chunk.defines)
-        yield from ((self.uses, name) for name in chunk.uses)
+    def append(self, chunk: Chunk) -> None:
+        """A row appended (LanceDB keeps both rows of an id written twice; the last counts)."""
+        key = chunk.id
+        held = self.columns.rows_of_ids([key])
+        self.columns.kill(held[held >= 0])
+        self.delta.add(key, chunk)
 
-    def add(self, key: str, chunk: Chunk) -> None:
-        """Append a row (last in scan order, as LanceDB appends it)."""
-        if key in self.by_id:
-            self.remove(key)
-        self.by_id[key] = chunk
-        self.position[key] = self.next_position
-        self.next_position += 1
-        for index, value in self._maps(chunk):
-            index.setdefault(value, set()).add(key)
-
-    def remove(self, key: str) -> None:
-        chunk = self.by_id.pop(key)
-        del self.position[key]
-        for index, value in self._maps(chunk):
-            keys = index.get(value)
-            if keys is not None:
-                keys.discard(key)
-                if not keys:
-                    del index[value]
-
-    def ordered(self, keys: Iterable[str]) -> list[Chunk]:
-        return [self.by_id[k] for k in sorted(keys, key=self.position.__getitem__)]
-
-    def reorder(self, order: list[str]) -> None:
-        """Put the rows in this scan order (ids not held are left out)."""
-        self.by_id = {k: self.by_id[k] for k in order if k in self.by_id}
-        self.position = {k: i for i, k in enumerate(self.by_id)}
-        self.next_position = len(self.position)
+    def ordered(self, rows: Iterable[int], keys: Iterable[str]) -> list[_Item]:
+        """Rows of the columns and of the delta, in scan order."""
+        position = self.columns.position
+        items: list[tuple[int, _Item]] = [(int(position[r]), int(r)) for r in rows]
+        items += [(self.delta.position[k], self.delta.by_id[k]) for k in keys]
+        items.sort(key=lambda item: item[0])
+        return [item for _, item in items]
 
 
 class ChunkView:
-    """The chunks table in memory. Loaded by a background thread (seconds on a large index);
-    until then, and while a large change is read again, every method returns None and the
-    store asks LanceDB. Once loaded, each call first brings it to the table's latest version."""
+    """The chunks table in memory, without the texts (:mod:`.rows`; texts are read back by
+    :mod:`.texts`). Loaded by a background thread (seconds on a large index); until then, and
+    while a large change is read again, every method returns None and the store asks LanceDB.
+    Once loaded, each call first brings it to the table's latest version."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Any, tree: Path | None) -> None:
         self._table = table
+        self._texts = ChunkTexts(table, tree)
         self._rows: _Rows | None = None
         self._lock = threading.Lock()
         self._loader: threading.Thread | None = None
@@ -166,14 +153,15 @@ class ChunkView:
 
     def _load(self) -> None:
         try:
-            rows = _Rows(version=self._table.version)
-            found = self._table.search().select(list(CHUNK_COLUMNS)).limit(None).to_arrow()
-            for key, chunk in zip(found["id"].to_pylist(), _chunks_from_table(found), strict=True):
-                rows.add(key, chunk)
+            version = self._table.version
+            query = self._table.search().select(_HELD_COLUMNS).with_row_id(True)
+            found = query.limit(None).to_arrow()
+            columns = Columns.of(found)
             del found
-            release()  # Arrow's pool and the heap keep ~100 MB of the read
+            release()  # Arrow's pool and the heap keep the read
             with self._lock:
-                self._rows = rows  # rows written since the version was read: the next sync
+                # rows written since the version was read: the next sync
+                self._rows = _Rows(version, columns, Delta(next_position=len(columns)))
         except Exception as exc:  # the folder removed or damaged: LanceDB answers (and reports)
             log.debug("the in-memory view of the index was not loaded: %s", exc)
         finally:
@@ -195,21 +183,28 @@ class ChunkView:
         version = self._table.version
         if version == rows.version:
             return rows
-        order = self._table.search().select(["id"]).limit(None).to_arrow()["id"].to_pylist()
+        read = self._table.search().select(["id"]).with_row_id(True).limit(None).to_arrow()
+        order: list[str] = read["id"].to_pylist()
+        in_columns = rows.columns.reposition(order, read["_rowid"].to_numpy())
+        delta = rows.delta
         current = set(order)
-        missing = [k for k in order if k not in rows.by_id]
-        if len(missing) > IN_BATCH:  # a large pass: read it all again, in the background
-            self._rows = None
+        for key in [k for k in delta.by_id if k not in current]:
+            delta.remove(key)
+        missing = [k for k, hit in zip(order, in_columns, strict=True) if not hit]
+        fetch = [k for k in missing if k not in delta.by_id]
+        if len(fetch) > IN_BATCH or len(delta) + len(fetch) > DELTA_MAX:
+            self._rows = None  # a large pass: read it all again, in the background
             return None
-        for key in [k for k in rows.by_id if k not in current]:
-            rows.remove(key)
-        for where in in_filters("id", missing):
+        for where in in_filters("id", fetch):
             query = self._table.search().where(where).select(list(CHUNK_COLUMNS))
             found = query.limit(None).to_arrow()
             for key, chunk in zip(found["id"].to_pylist(), _chunks_from_table(found), strict=True):
-                rows.add(key, chunk)
+                delta.add(key, chunk)
         # a row written after the id column was read waits for the next version check
-        rows.reorder(order)
+        for position, (key, hit) in enumerate(zip(order, in_columns, strict=True)):
+            if not hit and key in delta.by_id:
+                delta.position[key] = position
+        delta.next_position = len(order)
         rows.version = version
         return rows
 
@@ -225,11 +220,14 @@ class ChunkView:
             if rows is None or rows.version != before:
                 return
             for path in removed:
-                for key in list(rows.by_path.get(path, ())):
-                    rows.remove(key)
+                rows.columns.kill(rows.columns.rows_of_path(path))
+                for key in list(rows.delta.by_path.get(path, ())):
+                    rows.delta.remove(key)
             for chunk in added:
-                rows.add(chunk.id, chunk)
+                rows.append(chunk)
             rows.version = after
+            if len(rows.delta) > DELTA_MAX:
+                self._rows = None  # read again at the next use
 
     def _read(self, answer: Callable[[_Rows], Any]) -> Any:
         with self._lock:
@@ -239,23 +237,62 @@ class ChunkView:
             self.load()
         return found
 
+    def _chunks(self, rows: _Rows, items: Sequence[_Item | None]) -> list[Chunk | None]:
+        """The chunks of ``items``, texts read back for the rows of the columns (None: a row
+        whose text is gone, deleted meanwhile)."""
+        columns = rows.columns
+        wanted = [item for item in items if isinstance(item, int)]
+        texts = self._texts.read(
+            [
+                Wanted(
+                    columns.key(row),
+                    columns.path(row),
+                    *columns.span(row),
+                    columns.content_hash(row),
+                    int(columns.row_ids[row]),
+                )
+                for row in wanted
+            ]
+        )
+        kept = [(row, text) for row, text in zip(wanted, texts, strict=True) if text is not None]
+        made = dict(
+            zip(
+                (row for row, _ in kept),
+                columns.chunks([row for row, _ in kept], [text for _, text in kept]),
+                strict=True,
+            )
+        )
+        return [made.get(item) if isinstance(item, int) else item for item in items]
+
+    def _found(self, rows: _Rows, items: Sequence[_Item]) -> list[Chunk]:
+        return [chunk for chunk in self._chunks(rows, items) if chunk is not None]
+
     def by_ids(self, ids: Iterable[str]) -> list[Chunk | None] | None:
         wanted = list(ids)
-        found: list[Chunk | None] | None = self._read(
-            lambda rows: [rows.by_id.get(k) for k in wanted]
-        )
+
+        def answer(rows: _Rows) -> list[Chunk | None]:
+            at = rows.columns.rows_of_ids(wanted)
+            items: list[_Item | None] = [
+                rows.delta.by_id.get(key) or (int(row) if row >= 0 else None)
+                for key, row in zip(wanted, at, strict=True)
+            ]
+            return self._chunks(rows, items)
+
+        found: list[Chunk | None] | None = self._read(answer)
         return found
 
     def for_path(self, path: str) -> list[Chunk] | None:
         def answer(rows: _Rows) -> list[Chunk]:
-            return sorted(rows.ordered(rows.by_path.get(path, ())), key=lambda c: c.start_line)
+            items = rows.ordered(rows.columns.rows_of_path(path), rows.delta.by_path.get(path, ()))
+            return sorted(self._found(rows, items), key=lambda c: c.start_line)
 
         found: list[Chunk] | None = self._read(answer)
         return found
 
     def with_hashes(self, hashes: Collection[str]) -> list[Chunk] | None:
         def answer(rows: _Rows) -> list[Chunk]:
-            return rows.ordered({k for h in hashes for k in rows.by_hash.get(h, ())})
+            keys = {k for h in hashes for k in rows.delta.by_hash.get(h, ())}
+            return self._found(rows, rows.ordered(rows.columns.rows_of_hashes(hashes), keys))
 
         found: list[Chunk] | None = self._read(answer)
         return found
@@ -264,32 +301,45 @@ class ChunkView:
         """The first ``limit`` rows (scan order) whose ``column`` holds any of ``names``."""
 
         def answer(rows: _Rows) -> list[Chunk]:
-            index = rows.defines if column == "defines" else rows.uses
-            return rows.ordered({k for n in names for k in index.get(n, ())})[:limit]
+            items = rows.ordered(
+                rows.columns.rows_naming(names, column), rows.delta.naming(names, column)
+            )
+            return self._found(rows, items[:limit])
 
         found: list[Chunk] | None = self._read(answer)
         return found
 
-    def references(self) -> list[tuple[str, list[str], list[str]]] | None:
-        """(path, defines, uses) of every row, in scan order."""
+    def references(self) -> References | None:
+        """The reference graph of the live rows."""
 
-        def answer(rows: _Rows) -> list[tuple[str, list[str], list[str]]]:
-            return [(c.path, list(c.defines), list(c.uses)) for c in rows.by_id.values()]
+        def answer(rows: _Rows) -> References:
+            graph = rows.columns.references()
+            if not rows.delta.by_id:
+                return graph
+            chunks = rows.delta.by_id.values()
+            return graph.joined(References.of_rows((c.path, c.defines, c.uses) for c in chunks))
 
-        found: list[tuple[str, list[str], list[str]]] | None = self._read(answer)
+        found: References | None = self._read(answer)
         return found
 
     def adjacent(self, spans: Collection[tuple[str, int, int]]) -> list[Chunk] | None:
         """The rows right above and right below each (path, start_line, end_line) span."""
 
         def answer(rows: _Rows) -> list[Chunk]:
-            found = set()
+            columns, delta = rows.columns, rows.delta
+            found_rows: set[int] = set()
+            found_keys: set[str] = set()
             for path, start, end in spans:
-                for key in rows.by_path.get(path, ()):
-                    chunk = rows.by_id[key]
+                at = columns.rows_of_path(path)
+                lines = columns.lines[at]
+                found_rows.update(
+                    int(r) for r in at[(lines[:, 1] == start - 1) | (lines[:, 0] == end + 1)]
+                )
+                for key in delta.by_path.get(path, ()):
+                    chunk = delta.by_id[key]
                     if chunk.end_line == start - 1 or chunk.start_line == end + 1:
-                        found.add(key)
-            return rows.ordered(found)
+                        found_keys.add(key)
+            return self._found(rows, rows.ordered(found_rows, found_keys))
 
         result: list[Chunk] | None = self._read(answer)
         return result
@@ -432,13 +482,14 @@ _SHARED: weakref.WeakValueDictionary[Path, IndexView] = weakref.WeakValueDiction
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_view(index_dir: Path, chunks_table: Any) -> IndexView:
-    """The process's view of ``index_dir`` (made on first use; freed with its last store)."""
+def shared_view(index_dir: Path, chunks_table: Any, tree: Path | None) -> IndexView:
+    """The process's view of ``index_dir`` (made on first use; freed with its last store);
+    chunk texts are read back from ``tree``, the working tree (None: from the table)."""
     key = index_dir.resolve()
     with _SHARED_LOCK:
         view = _SHARED.get(key)
         if view is None:
-            view = _SHARED[key] = IndexView(ChunkView(chunks_table), VectorView())
+            view = _SHARED[key] = IndexView(ChunkView(chunks_table, tree), VectorView())
     view.chunks.load()
     return view
 

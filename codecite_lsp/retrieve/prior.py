@@ -14,18 +14,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
+from ..core.references import References
 from .centrality import file_centrality
 
 log = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 30.0
-References = Callable[[], Sequence[tuple[str, Sequence[str], Sequence[str]]]]
+Graph = Callable[[], References]
 
 
 class CentralityPrior:
-    def __init__(self, references: References, refresh_seconds: float = REFRESH_SECONDS) -> None:
+    def __init__(self, references: Graph, refresh_seconds: float = REFRESH_SECONDS) -> None:
         self._references = references
         self._refresh_seconds = refresh_seconds
         self._current: tuple[int, dict[str, float]] | None = None

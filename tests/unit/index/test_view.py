@@ -11,8 +11,9 @@ import pytest
 from lsp_helpers import FIXTURE as SAMPLE
 
 from codecite_lsp.core.config import Config
-from codecite_lsp.core.records import Chunk, Result
+from codecite_lsp.core.records import Chunk, Result, content_hash
 from codecite_lsp.index.indexer import Indexer
+from codecite_lsp.index.texts import ChunkTexts, Wanted
 from codecite_lsp.index.view import forget_view
 from codecite_lsp.retrieve.names import whole_word
 from codecite_lsp.retrieve.retriever import Retriever, open_retriever
@@ -174,3 +175,45 @@ def test_writes_told_to_the_view_leave_it_as_a_fresh_load(grown: Path) -> None:
     near, far = (r.store.vector_search(told.embedder.name, vector, 5) for r in (told, fresh))
     assert [c.id for c, _ in near] == [c.id for c, _ in far]
     assert near[0][0].path == "gen/fresh.py"
+
+
+def test_texts_are_the_indexed_ones_whatever_the_working_tree_holds(grown: Path) -> None:
+    """The view holds no texts: it reads them back from the working tree, and only where the
+    file still holds the indexed bytes. An edit not yet indexed, a file deleted, a BOM and CRLF
+    line endings: every chunk comes back with the text LanceDB holds."""
+    (grown / "gen" / "bom.py").write_bytes(
+        b"\xef\xbb\xbfdef crlf_one():\r\n    return 1\r\n\r\n\r\n"
+        b"def crlf_two():\r\n    return 2\r\n"
+    )
+    Indexer(grown, Config()).update_paths(["gen/bom.py"])
+    fast, slow = both(grown)
+    paths = ["gen/mod6.py", "gen/mod7.py", "gen/bom.py", "keyvault/keys.py"]
+    indexed = {path: slow.store.chunks_for_path(path) for path in paths}
+    assert all(indexed.values()) and "\r\n" in indexed["gen/bom.py"][0].text
+    assert fast.store.chunks_for_path("gen/bom.py") == indexed["gen/bom.py"]
+    from_files = ChunkTexts(None, grown)  # no table: the working tree alone answers
+    chunks = [c for path in paths for c in indexed[path]]
+    wanted = [Wanted(c.id, c.path, c.start_byte, c.end_byte, c.content_hash, -1) for c in chunks]
+    assert from_files.read(wanted) == [c.text for c in chunks]
+    (grown / "gen" / "mod6.py").write_text("def edited(): pass\n")  # saved, not indexed yet
+    (grown / "gen" / "mod7.py").unlink()
+    for path in paths:
+        assert fast.store.chunks_for_path(path) == indexed[path], path
+    assert fast.store.tables.by_ids(keys(chunks)) == chunks
+
+
+def test_a_text_is_never_read_from_outside_the_working_tree(tmp_path: Path) -> None:
+    """A table from elsewhere (a downloaded base) may name any path: a file outside the tree is
+    not read, even when its bytes hash as the row says."""
+    tree, outside = tmp_path / "tree", tmp_path / "secret.txt"
+    tree.mkdir()
+    outside.write_text("api_key = 1234\n")
+    (tree / "inside.py").write_text("x = 1\n")
+    texts = ChunkTexts(None, tree)
+    wanted = [
+        Wanted(str(i).zfill(32), path, 0, size, content_hash(text), -1)
+        for i, (path, text, size) in enumerate(
+            [("../secret.txt", "api_key = 1234\n", 15), ("inside.py", "x = 1\n", 6)]
+        )
+    ]
+    assert texts.read(wanted) == [None, "x = 1\n"]

@@ -11,6 +11,7 @@ from answer_helpers import index_files as _index
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Chunk, content_hash
+from codecite_lsp.core.references import References
 from codecite_lsp.retrieve.centrality import file_centrality
 from codecite_lsp.retrieve.neighbours import neighbour_scores
 from codecite_lsp.retrieve.prior import CentralityPrior
@@ -94,7 +95,7 @@ def test_the_file_the_repository_calls_is_central() -> None:
         ("leaf.py", ["__init__"], ["__init__"]),
         ("README.md", [], []),
     ]
-    central = file_centrality(rows)
+    central = file_centrality(References.of_rows(rows))
     assert central["core.py"] == 1.0
     assert central["core.py"] > central["leaf.py"]
     assert central["user0.py"] == central["user1.py"] == central["user2.py"]  # same places
@@ -162,11 +163,11 @@ def test_a_search_after_a_write_keeps_the_last_prior_while_the_graph_is_read_aga
     graphs = iter([before, after])
     release = threading.Event()
 
-    def references() -> list[tuple[str, list[str], list[str]]]:
+    def references() -> References:
         rows = next(graphs)
         if rows is after:
             assert release.wait(10)  # the read of the new graph is slow
-        return rows
+        return References.of_rows(rows)
 
     prior = CentralityPrior(references, refresh_seconds=0.0)
     assert prior.at(1)["core.py"] == 1.0
@@ -179,9 +180,9 @@ def test_a_search_after_a_write_keeps_the_last_prior_while_the_graph_is_read_aga
 def test_a_burst_of_writes_reads_the_graph_again_at_most_once_a_while() -> None:
     reads: list[int] = []
 
-    def references() -> list[tuple[str, list[str], list[str]]]:
+    def references() -> References:
         reads.append(1)
-        return [("core.py", ["load"], []), ("app.py", [], ["load"])]
+        return References.of_rows([("core.py", ["load"], []), ("app.py", [], ["load"])])
 
     prior = CentralityPrior(references, refresh_seconds=3600.0)
     for version in range(1, 20):  # a save, a search, a save, ...
