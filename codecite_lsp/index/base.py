@@ -205,7 +205,7 @@ def _publish(store: Store, config: Config, commit: str, uri: str) -> BaseManifes
     vectors = store.vectors.table()
     if vectors is not None and vectors.count_rows():
         tables["vectors"] = vectors.to_arrow()
-    db.create_table(f"folder-{commit}", _packed(tables, store.index_dir), mode="overwrite")
+    db.create_table(f"folder-{commit}", _packed(tables, store.index_dir, commit), mode="overwrite")
     model = static_model_path(store.index_dir)
     if config.embedding == "default" and model.is_file():
         blob = pa.table({"name": [model.name], "data": [model.read_bytes()]})
@@ -228,14 +228,17 @@ def _publish(store: Store, config: Config, commit: str, uri: str) -> BaseManifes
     return manifest
 
 
-def _packed(tables: dict[str, Any], index_dir: Path) -> Any:
+def _packed(tables: dict[str, Any], index_dir: Path, commit: str) -> Any:
     """The LanceDB folder of ``tables`` as rows (path inside it, bytes), the chunks' full-text
-    index built: written afresh in a scratch folder, so it holds no older versions."""
+    index built: written afresh in a scratch folder, so it holds no older versions. The scratch
+    folders of publishers that were killed are removed first."""
     import pyarrow as pa
 
     from .keyword import build_fts
 
-    scratch = index_dir / f".publish.tmp{os.getpid()}"
+    for leftover in (p for p in index_dir.iterdir() if _ended(p.name)):
+        shutil.rmtree(leftover, ignore_errors=True)
+    scratch = index_dir / f".{commit}.tmp{os.getpid()}.publish"
     shutil.rmtree(scratch, ignore_errors=True)
     try:
         db = import_lancedb().connect(scratch)

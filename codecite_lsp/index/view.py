@@ -345,11 +345,19 @@ class ChunkView:
         return result
 
 
+# Past this many vectors the matrix holds int8 codes (a quarter of float32's memory: 256 bytes
+# a vector of the default embedder instead of 1 KB; cosines within ~0.005 of the exact ones).
+EXACT_VECTORS_MAX = 200_000
+_CODE_SCALE = 127.0
+_BLOCK_ROWS = 16_384  # rows scored at a time from int8 codes (a 16 MB float block)
+
+
 @dataclass
 class _Matrix:
-    """The first ``rows`` rows of ``matrix`` are the vectors of ``hashes[:rows]``. The buffer
-    and the list grow in place when this process appends vectors (a reader holding an older
-    _Matrix keeps reading its own first rows); ``slot`` maps each hash to its row."""
+    """The first ``rows`` rows of ``matrix`` are the vectors of ``hashes[:rows]``: unit float32
+    rows, or int8 codes of them (``coded``). The buffer and the list grow in place when this
+    process appends vectors (a reader holding an older _Matrix keeps reading its own first
+    rows); ``slot`` maps each hash to its row."""
 
     version: int = -1
     embedder: str = ""
@@ -358,6 +366,23 @@ class _Matrix:
     rows: int = 0
     slot: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def coded(self) -> bool:
+        return self.matrix.dtype == np.int8
+
+    def similarity(self, query: np.ndarray) -> np.ndarray:
+        """Cosine of each row with a unit ``query``."""
+        if not self.coded:
+            # einsum, not BLAS: a multi-threaded gemv spins against a busy machine (several
+            # times slower on 2 cores under load); one pass is memory-bound anyway.
+            return np.einsum("ij,j->i", self.matrix[: self.rows], query)
+        scores = np.empty(self.rows, dtype=np.float32)
+        scaled = (query / _CODE_SCALE).astype(np.float32)
+        for start in range(0, self.rows, _BLOCK_ROWS):
+            block = self.matrix[start : min(start + _BLOCK_ROWS, self.rows)]
+            scores[start : start + len(block)] = block.astype(np.float32) @ scaled
+        return scores
+
 
 def _normalised(values: np.ndarray, dim: int) -> np.ndarray:
     block = values.reshape(-1, dim).astype(np.float32)
@@ -365,13 +390,21 @@ def _normalised(values: np.ndarray, dim: int) -> np.ndarray:
     return np.divide(block, norms, out=np.zeros_like(block), where=norms > 0)
 
 
+def _stored(unit: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+    """Unit rows as the matrix holds them."""
+    if dtype == np.int8:
+        return np.round(unit * _CODE_SCALE).astype(np.int8)
+    return unit
+
+
 class VectorView:
     """One embedder's vectors as a row-normalised matrix: a cosine top-k is one matrix-vector
     product instead of LanceDB's scan of the vectors table."""
 
-    def __init__(self) -> None:
+    def __init__(self, exact_max: int = EXACT_VECTORS_MAX) -> None:
         self._held = _Matrix()
         self._lock = threading.Lock()
+        self._exact_max = exact_max
 
     def _sync(self, table: Any, embedder: str) -> _Matrix:
         held = self._held
@@ -382,10 +415,11 @@ class VectorView:
         column = table.search().where(where).select(["content_hash"]).limit(None).to_arrow()
         hashes: list[str] = column["content_hash"].to_pylist()
         dim = table.schema.field("vector").type.list_size
+        dtype = np.dtype(np.int8 if len(hashes) > self._exact_max else np.float32)
         old = held.slot if held.embedder == embedder else {}
-        if held.matrix.shape[1:] != (dim,):
+        if held.matrix.shape[1:] != (dim,) or held.matrix.dtype != dtype:
             old = {}
-        matrix = np.zeros((len(hashes), dim), dtype=np.float32)
+        matrix = np.zeros((len(hashes), dim), dtype=dtype)
         kept = [(i, old[h]) for i, h in enumerate(hashes) if h in old]
         if kept:
             new_rows, old_rows = map(list, zip(*kept, strict=True))
@@ -398,11 +432,11 @@ class VectorView:
         else:
             wheres = [f"{where} AND {batch}" for batch in in_filters("content_hash", missing)]
         for clause in wheres:
-            query = table.search().where(clause)
-            found = query.select(["content_hash", "vector"]).limit(None).to_arrow()
-            values = found["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
-            block = _normalised(values, dim)
-            matrix[[slot[h] for h in found["content_hash"].to_pylist()]] = block
+            query = table.search().where(clause).select(["content_hash", "vector"]).limit(None)
+            for found in query.to_batches():  # batches: no float copy of every vector at once
+                values = found["vector"].flatten().to_numpy(zero_copy_only=False)
+                rows = [slot[h] for h in found["content_hash"].to_pylist()]
+                matrix[rows] = _stored(_normalised(values, dim), dtype)
         self._held = _Matrix(version, embedder, hashes, matrix, len(hashes), slot)
         if len(missing) > IN_BATCH:  # a whole read, not a save's few rows (gc costs ms)
             release()  # Arrow's pool and the heap keep tens of MB of the read
@@ -423,9 +457,10 @@ class VectorView:
             matrix = held.matrix
             if held.rows + len(new) > len(matrix):  # grow by half: appends cost their own rows
                 size = max(held.rows + len(new), len(matrix) * 3 // 2)
-                matrix = np.zeros((size, dim), dtype=np.float32)
+                matrix = np.zeros((size, dim), dtype=held.matrix.dtype)
                 matrix[: held.rows] = held.matrix[: held.rows]
-            matrix[held.rows : held.rows + len(new)] = _normalised(vectors[new], dim)
+            unit = _normalised(vectors[new], dim)
+            matrix[held.rows : held.rows + len(new)] = _stored(unit, held.matrix.dtype)
             for offset, i in enumerate(new):
                 held.slot[hashes[i]] = held.rows + offset
                 held.hashes.append(hashes[i])
@@ -455,9 +490,7 @@ class VectorView:
         norm = float(np.linalg.norm(query))
         if query.shape[0] != held.matrix.shape[1] or norm == 0.0:
             return []
-        # einsum, not BLAS: a multi-threaded gemv spins against a busy machine (several times
-        # slower on 2 cores under load); one pass over the matrix is memory-bound anyway.
-        similarity = np.einsum("ij,j->i", held.matrix[: held.rows], query / norm)
+        similarity = held.similarity(query / norm)
         if limit < len(similarity):
             # Every vector as near as the last one kept: LanceDB keeps an arbitrary few of
             # equal ones; the caller orders those by path and keeps ``limit`` chunks.

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from object_store import BUCKET, FILES, clone, codecite, committed, free_port, git, s3_server
 
+from codecite_lsp.core.config import Config
+
 
 @pytest.fixture(scope="module")
 def store_env() -> Iterator[dict[str, str]]:
@@ -58,10 +60,19 @@ def _paths(repo: Path, env: dict[str, str], *queries: str) -> Found:
 def published(tmp_path_factory: pytest.TempPathFactory, store_env: dict[str, str]) -> Path:
     """CI's checkout, whose HEAD's base was published to s3://BUCKET/team."""
     ci = committed(tmp_path_factory.mktemp("ci") / "repo", FILES)
+    # the scratch folder of a publisher killed earlier (no process has so high a pid)
+    leftover = Config().resolved_index_dir(ci) / f".{'ab' * 20}.tmp4194999.publish" / "lance"
+    leftover.mkdir(parents=True)
     done = codecite(ci, store_env, "index", "--publish", f"s3://{BUCKET}/team")
     assert done.returncode == 0, done.stderr
     assert f"published the base of {git(ci, 'rev-parse', 'HEAD')[:12]}" in done.stdout
     return ci
+
+
+def test_a_killed_publisher_leaves_no_scratch_folder_behind(published: Path) -> None:
+    index_dir = Config().resolved_index_dir(published)
+    left = [p.name for p in index_dir.iterdir() if ".tmp" in p.name]
+    assert left == []
 
 
 def _teammate(published: Path, tmp_path: Path) -> Path:

@@ -14,7 +14,7 @@ from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Chunk, Result, content_hash
 from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.index.texts import ChunkTexts, Wanted
-from codecite_lsp.index.view import forget_view
+from codecite_lsp.index.view import VectorView, forget_view
 from codecite_lsp.retrieve.names import whole_word
 from codecite_lsp.retrieve.retriever import Retriever, open_retriever
 
@@ -217,3 +217,23 @@ def test_a_text_is_never_read_from_outside_the_working_tree(tmp_path: Path) -> N
         )
     ]
     assert texts.read(wanted) == [None, "x = 1\n"]
+
+
+def test_a_large_matrix_of_int8_codes_finds_the_same_neighbours(real_code: Path) -> None:
+    """Past EXACT_VECTORS_MAX vectors the view holds int8 codes (a quarter of the memory): the
+    nearest chunks are those of the float matrix, their cosines within 0.01."""
+    import lancedb
+
+    retriever = loaded(real_code)
+    assert retriever.embedder is not None
+    name = retriever.embedder.name
+    index_dir = Config().resolved_index_dir(real_code)
+    table = lancedb.connect(index_dir / "lance").open_table("vectors")
+    exact, coded = VectorView(), VectorView(exact_max=0)
+    for query in QUERIES:
+        vector = retriever.embedder.embed([query])[0]
+        near = dict(exact.nearest(table, name, vector, 20)[:20])
+        approximate = dict(coded.nearest(table, name, vector, 20)[:20])
+        shared = near.keys() & approximate.keys()
+        assert len(shared) >= 17, query
+        assert all(abs(near[h] - approximate[h]) < 0.01 for h in shared), query
