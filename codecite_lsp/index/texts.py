@@ -3,8 +3,7 @@
 A chunk's text is read back from the working tree when the file still holds it: the bytes at
 the chunk's offsets, decoded, must hash to the chunk's content hash, so what is returned is the
 indexed text (a file edited since gives other bytes, and the table is asked). Otherwise, from the
-table: by LanceDB row id (a random read), then by id. The most recent texts are kept: one
-request reads the same chunks several times (full text, names, neighbours).
+table: by LanceDB row id (a random read), then by id. (The view keeps the chunks it made.)
 
 Reading a few hundred slices of files in the page cache costs a few milliseconds, where holding
 every text costs about a kilobyte a chunk, for the whole life of the server.
@@ -14,8 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -26,7 +23,7 @@ from .tables import in_filters
 
 log = logging.getLogger(__name__)
 
-CACHE_ENTRIES = 4096  # ~4 MB of texts: a few requests' chunks
+_PLACES_MAX = 200_000  # paths whose place in the tree is remembered
 _BOM = b"\xef\xbb\xbf"  # the indexer's offsets count from after it (ingest/scan.py)
 
 
@@ -46,16 +43,14 @@ class ChunkTexts:
     """Texts of one chunks table, read back from ``root`` (the working tree; None: the table
     only)."""
 
-    def __init__(self, table: Any, root: Path | None, entries: int = CACHE_ENTRIES) -> None:
+    def __init__(self, table: Any, root: Path | None) -> None:
         self._table = table
         self._root = os.path.realpath(root) if root is not None else None
-        self._entries = entries
-        self._kept: OrderedDict[str, str] = OrderedDict()
-        self._lock = threading.Lock()
+        self._places: dict[str, str | None] = {}  # realpath costs a stat per folder level
 
     def read(self, wanted: Sequence[Wanted]) -> list[str | None]:
         """The text of each chunk; None for one the table no longer holds."""
-        found = self._cached(wanted)
+        found: dict[str, str] = {}
         readers = (self._from_files, self._by_row_id, self._by_id)
         for reader in readers:
             rest = [w for w in wanted if w.key not in found]
@@ -65,37 +60,24 @@ class ChunkTexts:
                 found.update(reader(rest))
             except Exception as exc:  # compacted meanwhile, damaged: the next reader answers
                 log.debug("chunk texts not read by %s: %s", reader.__name__, exc)
-        self._keep(found)
         return [found.get(w.key) for w in wanted]
-
-    def _cached(self, wanted: Sequence[Wanted]) -> dict[str, str]:
-        with self._lock:
-            found = {}
-            for w in wanted:
-                text = self._kept.get(w.key)
-                if text is not None:
-                    self._kept.move_to_end(w.key)
-                    found[w.key] = text
-            return found
-
-    def _keep(self, found: dict[str, str]) -> None:
-        with self._lock:
-            self._kept.update(found)
-            for key in found:
-                self._kept.move_to_end(key)
-            while len(self._kept) > self._entries:
-                self._kept.popitem(last=False)
 
     def _inside(self, path: str) -> str | None:
         """The working-tree file of a repo-relative ``path``, if it is inside the tree (a table
         from elsewhere, a downloaded base, is not trusted to name only files inside)."""
         if self._root is None:
             return None
+        if path in self._places:
+            return self._places[path]
         relative = PurePosixPath(path)
-        if relative.is_absolute() or ".." in relative.parts:
-            return None
-        target = os.path.realpath(os.path.join(self._root, *relative.parts))
-        return target if target.startswith(self._root + os.sep) else None
+        place = None
+        if not relative.is_absolute() and ".." not in relative.parts:
+            target = os.path.realpath(os.path.join(self._root, *relative.parts))
+            place = target if target.startswith(self._root + os.sep) else None
+        if len(self._places) >= _PLACES_MAX:
+            self._places.clear()
+        self._places[path] = place
+        return place
 
     def _from_files(self, wanted: Sequence[Wanted]) -> dict[str, str]:
         by_path: dict[str, list[Wanted]] = {}

@@ -22,6 +22,7 @@ import logging
 import sys
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -86,32 +87,50 @@ _HELD_COLUMNS = [name for name in CHUNK_COLUMNS if name != "text"]
 # again: appended rows are held as whole chunks, at several times a column row's memory.
 DELTA_MAX = 20_000
 
+# Chunks kept made (~3 KB each with the text): a repository of up to this many chunks has every
+# chunk made once, as when the view held them all; a larger one keeps its most recent.
+CHUNKS_KEPT = 32_768
+
 # A row the view returns: a row of the columns (its text read back), or a whole chunk.
 _Item = int | Chunk
 
 
 @dataclass
 class _Rows:
-    """The chunk rows at one table version: a whole read (columns) and the rows since."""
+    """The chunk rows at one table version: a whole read (columns) and the rows since, and the
+    chunks last made of rows of the columns (``made``: a request asks for the same chunks
+    several times, and a small repository's every chunk stays made)."""
 
     version: int
     columns: Columns
     delta: Delta
+    made: OrderedDict[int, Chunk] = field(default_factory=OrderedDict)
+
+    def kill(self, rows: np.ndarray) -> None:
+        self.columns.kill(rows)
+        for row in rows.tolist():
+            self.made.pop(row, None)
 
     def append(self, chunk: Chunk) -> None:
         """A row appended (LanceDB keeps both rows of an id written twice; the last counts)."""
         key = chunk.id
         held = self.columns.rows_of_ids([key])
-        self.columns.kill(held[held >= 0])
+        self.kill(held[held >= 0])
         self.delta.add(key, chunk)
 
-    def ordered(self, rows: Iterable[int], keys: Iterable[str]) -> list[_Item]:
-        """Rows of the columns and of the delta, in scan order."""
+    def ordered(
+        self, rows: Iterable[int], keys: Iterable[str], limit: int | None = None
+    ) -> list[_Item]:
+        """Rows of the columns and of the delta, in scan order (the first ``limit``)."""
         position = self.columns.position
-        items: list[tuple[int, _Item]] = [(int(position[r]), int(r)) for r in rows]
+        held = np.asarray(rows if isinstance(rows, np.ndarray) else list(rows), dtype=np.int64)
+        # a common name (`get`) is used by tens of thousands of rows: ordered by numpy, and
+        # only the first ``limit`` of them can be among the first ``limit`` in all
+        held = held[np.argsort(position[held], kind="stable")][:limit]
+        items: list[tuple[int, _Item]] = [(int(position[r]), int(r)) for r in held]
         items += [(self.delta.position[k], self.delta.by_id[k]) for k in keys]
         items.sort(key=lambda item: item[0])
-        return [item for _, item in items]
+        return [item for _, item in items][:limit]
 
 
 class ChunkView:
@@ -159,9 +178,12 @@ class ChunkView:
             columns = Columns.of(found)
             del found
             release()  # Arrow's pool and the heap keep the read
+            rows = _Rows(version, columns, Delta(next_position=len(columns)))
+            if len(columns) <= CHUNKS_KEPT:  # a small index: every chunk made before any use
+                self._chunks(rows, range(len(columns)))
             with self._lock:
                 # rows written since the version was read: the next sync
-                self._rows = _Rows(version, columns, Delta(next_position=len(columns)))
+                self._rows = rows
         except Exception as exc:  # the folder removed or damaged: LanceDB answers (and reports)
             log.debug("the in-memory view of the index was not loaded: %s", exc)
         finally:
@@ -183,6 +205,7 @@ class ChunkView:
         version = self._table.version
         if version == rows.version:
             return rows
+        rows.made.clear()  # another writer: a row kept may now carry another revision
         read = self._table.search().select(["id"]).with_row_id(True).limit(None).to_arrow()
         order: list[str] = read["id"].to_pylist()
         in_columns = rows.columns.reposition(order, read["_rowid"].to_numpy())
@@ -220,7 +243,7 @@ class ChunkView:
             if rows is None or rows.version != before:
                 return
             for path in removed:
-                rows.columns.kill(rows.columns.rows_of_path(path))
+                rows.kill(rows.columns.rows_of_path(path))
                 for key in list(rows.delta.by_path.get(path, ())):
                     rows.delta.remove(key)
             for chunk in added:
@@ -238,10 +261,10 @@ class ChunkView:
         return found
 
     def _chunks(self, rows: _Rows, items: Sequence[_Item | None]) -> list[Chunk | None]:
-        """The chunks of ``items``, texts read back for the rows of the columns (None: a row
-        whose text is gone, deleted meanwhile)."""
-        columns = rows.columns
-        wanted = [item for item in items if isinstance(item, int)]
+        """The chunks of ``items``, texts read back for the rows of the columns not made yet
+        (None: a row whose text is gone, deleted meanwhile)."""
+        columns, made = rows.columns, rows.made
+        wanted = list(dict.fromkeys(i for i in items if isinstance(i, int) and i not in made))
         texts = self._texts.read(
             [
                 Wanted(
@@ -255,14 +278,20 @@ class ChunkView:
             ]
         )
         kept = [(row, text) for row, text in zip(wanted, texts, strict=True) if text is not None]
-        made = dict(
+        made.update(
             zip(
                 (row for row, _ in kept),
                 columns.chunks([row for row, _ in kept], [text for _, text in kept]),
                 strict=True,
             )
         )
-        return [made.get(item) if isinstance(item, int) else item for item in items]
+        found = [made.get(item) if isinstance(item, int) else item for item in items]
+        for item in items:
+            if isinstance(item, int) and item in made:
+                made.move_to_end(item)
+        while len(made) > CHUNKS_KEPT:
+            made.popitem(last=False)
+        return found
 
     def _found(self, rows: _Rows, items: Sequence[_Item]) -> list[Chunk]:
         return [chunk for chunk in self._chunks(rows, items) if chunk is not None]
@@ -302,9 +331,9 @@ class ChunkView:
 
         def answer(rows: _Rows) -> list[Chunk]:
             items = rows.ordered(
-                rows.columns.rows_naming(names, column), rows.delta.naming(names, column)
+                rows.columns.rows_naming(names, column), rows.delta.naming(names, column), limit
             )
-            return self._found(rows, items[:limit])
+            return self._found(rows, items)
 
         found: list[Chunk] | None = self._read(answer)
         return found
