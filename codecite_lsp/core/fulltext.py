@@ -54,34 +54,38 @@ def _identifier_parts(ident: str) -> list[str]:
 def _identifier_terms(ident: str) -> str:
     """What an identifier adds to itself: ``rotate_key`` -> rotatekey rotate key."""
     if ident.isalpha() and ident.islower():  # the commonest case: a plain word, one part
-        stem = _stem(ident) if MIN_TERM <= len(ident) <= MAX_TERM else ident
-        return stem if stem != ident else ""
+        if MIN_TERM <= len(ident) <= MAX_TERM and (stem := _stem(ident)) != ident:
+            return stem
+        return ""
     parts = _identifier_parts(ident)
-    terms: list[str] = []
-    if len(parts) > 1:
+    if len(parts) == 1:  # one part, perhaps in another case: HTTP, Key, 2
+        part = parts[0]
+        terms = [] if part == ident.lower() else [part]
+        if (stem := _stem(part)) != part:
+            terms.append(stem)
+    elif parts:
         joined = "".join(parts)
-        if joined != ident.lower():
-            terms.append(joined)  # rotate_key is also found by "rotatekey"
-        terms.extend(parts)
-    elif parts and parts[0] != ident.lower():
-        terms.extend(parts)
-    terms.extend(stem for stem in map(_stem, parts) if stem not in parts)
-    return " ".join(term for term in terms if len(term) >= MIN_TERM)
+        terms = [joined, *parts] if joined != ident.lower() else parts.copy()  # also "rotatekey"
+        terms.extend(stem for stem in map(_stem, parts) if stem not in parts)
+    else:
+        return ""
+    return " ".join([term for term in terms if len(term) >= MIN_TERM])
 
 
 def _word_terms(word: str) -> str:
     """``rotateKey`` -> rotatekey rotate key; ``auth.keys`` -> auth.keys auth keys key."""
     whole = word.lower()
+    if "." not in word:  # the word's own memo entry is all the caching
+        own = _identifier_terms(word)
+        if MIN_TERM <= len(whole) <= MAX_TERM:
+            return f"{whole} {own}" if own else whole
+        return own
     terms = [whole] if MIN_TERM <= len(whole) <= MAX_TERM else []
-    idents = word.split(".")
-    if len(idents) == 1:
-        terms.append(_identifier_terms(word))  # the word's own memo entry is all the caching
-    else:
-        for ident in idents:
-            low = ident.lower()
-            if MIN_TERM <= len(low) <= MAX_TERM:
-                terms.append(low)
-            terms.append(_identifiers[ident])
+    for ident in word.split("."):
+        low = ident.lower()
+        if MIN_TERM <= len(low) <= MAX_TERM:
+            terms.append(low)
+        terms.append(_identifiers[ident])
     return " ".join(filter(None, terms))
 
 

@@ -34,12 +34,22 @@ _AI = (
     r"(?:ai|a\.i\.|llms?|large\s+language\s+models?|language\s+models?|assistants?|chat\s?bots?"
     r"|copilots?|ai\s+agents?|gpts?|chatgpt|claude|gemini)"
 )
-# Each pattern with the words one of which any match holds (lower case for a case-blind pattern):
-# every chunk is scanned when it is indexed, and on ASCII text (where case-blind matching is
-# plain lower-casing) a pattern whose words are all absent is not run, which makes a scan
-# several times cheaper (bench/scan_injection.py). Other text runs every pattern: Unicode case
-# folding lets letters such as the long s (U+017F) match "s".
-_PATTERNS: list[tuple[FindingKind, re.Pattern[str], tuple[str, ...]]] = [
+# Each pattern with its cues, one of which any match holds (lower case for a case-blind pattern):
+# a word, or a word and a pattern found in the text when the word is (a common word, such as
+# "end", says little alone). Every chunk is scanned when it is indexed, and on ASCII text (where
+# case-blind matching is plain lower-casing) a pattern whose cues are all absent is not run,
+# which makes a scan several times cheaper (bench/scan_injection.py). Other text runs every
+# pattern: Unicode case folding lets letters such as the long s (U+017F) match "s".
+Cue = str | tuple[str, re.Pattern[str]]
+
+
+def _followed(words: tuple[str, ...], then: str) -> tuple[Cue, ...]:
+    """Cues for a pattern that begins with one of ``words`` (each perhaps plural) and goes on
+    with ``then``: each word, with that pattern."""
+    return tuple((word, re.compile(rf"{word}s?{then}")) for word in words)
+
+
+_PATTERNS: list[tuple[FindingKind, re.Pattern[str], tuple[Cue, ...]]] = [
     (
         "addressed_to_ai",
         re.compile(
@@ -49,7 +59,10 @@ _PATTERNS: list[tuple[FindingKind, re.Pattern[str], tuple[str, ...]]] = [
             rf"(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai\s+)?{_AI}\s*[:,;!\u2013\u2014-]",
             re.IGNORECASE,
         ),
-        ("note", "message", "instruction", "reminder", "notice", "directive", "attention"),
+        _followed(
+            ("note", "message", "instruction", "reminder", "notice", "directive", "attention"),
+            r"\s+(?:to|for)\s",
+        ),
     ),
     (
         "addressed_to_ai",
@@ -120,7 +133,7 @@ _PATTERNS: list[tuple[FindingKind, re.Pattern[str], tuple[str, ...]]] = [
             r"|^\s*\[S\d+\]\s+\S+:\d+-\d+",
             re.IGNORECASE | re.MULTILINE,
         ),
-        ("<<<", "end", "[s"),
+        ("<<<", ("end", re.compile(r"end\s+of\s")), ("[s", re.compile(r"\[s\d"))),
     ),
     (
         "label_steering",
@@ -187,7 +200,10 @@ def findings(text: str) -> tuple[Finding, ...]:
         if ascii_only:
             seen = lower if blind else text
             for cue in cues:  # a loop, not any(<generator>): this runs for every chunk
-                if cue in seen:
+                if type(cue) is str:
+                    if cue in seen:
+                        break
+                elif cue[0] in seen and cue[1].search(seen):
                     break
             else:
                 continue
