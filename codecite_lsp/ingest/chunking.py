@@ -190,8 +190,9 @@ class _Planner:
         """Rows where a child of ``node`` begins or ends, descending into children over the
         budget. Only the children overlapping rows lo..hi-1 are visited; no recursion, since
         expression chains can nest thousands deep."""
-        lines, rows = self.lines, set()
+        lines, rows, budget = self.lines, set(), self.budget
         start_byte, end_byte = lines.byte_starts[lo], lines.byte_starts[hi]
+        sizes, final = lines.char_starts, lines.count - 1
         pending = [node]
         while pending:
             # a cursor, not Node.first_named_child_for_byte: that one crashes when no child is found
@@ -199,10 +200,14 @@ class _Planner:
             found = cursor.goto_first_child_for_byte(start_byte) is not None
             while found and (child := cursor.node) is not None and child.start_byte < end_byte:
                 if child.is_named:
-                    first, last = child.start_point.row, lines.last_row(child) + 1
+                    # Lines.last_row and Lines.size, inlined: this runs for every statement
+                    first, (last, column) = child.start_point.row, child.end_point
+                    if column == 0 and last > first:
+                        last -= 1
+                    last = min(last, final) + 1
                     rows.add(first)
                     rows.add(last)
-                    if lines.size(max(first, lo), min(last, hi)) > self.budget:
+                    if sizes[min(last, hi)] - sizes[max(first, lo)] > budget:
                         pending.append(child)
                 found = cursor.goto_next_sibling()
         return rows

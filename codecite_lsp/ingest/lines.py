@@ -4,6 +4,7 @@ ranges on (pure: no I/O)."""
 from __future__ import annotations
 
 from itertools import accumulate
+from operator import not_
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ class Lines:
             lengths if "\r" not in text else list(accumulate(map(lf_len, lines), initial=0))
         )
         # non-blank lines before each row: blank checks of any range are O(1) too
-        self.solid_starts = list(accumulate(map(bool, map(str.strip, lines)), initial=0))
+        # (a line is never empty, so "not blank" is "not all space")
+        self.solid_starts = list(accumulate(map(not_, map(str.isspace, lines)), initial=0))
         if text.isascii():
             self.byte_starts = lengths
             self.source = text.encode("ascii")
