@@ -47,26 +47,33 @@ def _stem(part: str) -> str:
 
 def _identifier_parts(ident: str) -> list[str]:
     if ident.isascii():
+        if len(ident) <= MAX_TERM:  # then no part is longer
+            return [p.lower() for p in identifier_parts(ident)]
         return [p.lower() for p in identifier_parts(ident) if len(p) <= MAX_TERM]
     return [p.lower() for p in ident.split("_") if p and len(p) <= MAX_TERM]
 
 
 def _identifier_terms(ident: str) -> str:
     """What an identifier adds to itself: ``rotate_key`` -> rotatekey rotate key."""
+    # Computed once per distinct word of a repository, in every worker: hence the special
+    # cases, and _stem called only for parts ending in "s" (it changes no other).
     if ident.isalpha() and ident.islower():  # the commonest case: a plain word, one part
-        if MIN_TERM <= len(ident) <= MAX_TERM and (stem := _stem(ident)) != ident:
-            return stem
+        if MIN_TERM <= len(ident) <= MAX_TERM and ident.endswith("s"):
+            stem = _stem(ident)
+            return stem if stem != ident else ""
         return ""
     parts = _identifier_parts(ident)
     if len(parts) == 1:  # one part, perhaps in another case: HTTP, Key, 2
         part = parts[0]
         terms = [] if part == ident.lower() else [part]
-        if (stem := _stem(part)) != part:
+        if part.endswith("s") and (stem := _stem(part)) != part:
             terms.append(stem)
     elif parts:
         joined = "".join(parts)
         terms = [joined, *parts] if joined != ident.lower() else parts.copy()  # also "rotatekey"
-        terms.extend(stem for stem in map(_stem, parts) if stem not in parts)
+        for part in parts:
+            if part.endswith("s") and (stem := _stem(part)) not in parts:
+                terms.append(stem)
     else:
         return ""
     return " ".join([term for term in terms if len(term) >= MIN_TERM])

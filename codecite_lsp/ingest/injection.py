@@ -143,8 +143,16 @@ _PATTERNS: list[tuple[FindingKind, re.Pattern[str], tuple[Cue, ...]]] = [
 ]
 
 # Whether each pattern is case-blind, read once: flags tests cost an enum operation per chunk.
+# Its cues apart: the words alone first, then those that need a pattern after them.
 _SCANS = [
-    (kind, pattern, cues, bool(pattern.flags & re.IGNORECASE)) for kind, pattern, cues in _PATTERNS
+    (
+        kind,
+        pattern,
+        tuple(cue for cue in cues if isinstance(cue, str)),
+        tuple(cue for cue in cues if not isinstance(cue, str)),
+        bool(pattern.flags & re.IGNORECASE),
+    )
+    for kind, pattern, cues in _PATTERNS
 ]
 
 # Always hidden: zero-width space and word joiners, bidi embeddings, overrides and isolates, and
@@ -196,17 +204,18 @@ def findings(text: str) -> tuple[Finding, ...]:
     found: list[tuple[int, Finding]] = []
     ascii_only = text.isascii()
     lower = text.lower() if ascii_only else ""
-    for kind, pattern, cues, blind in _SCANS:
+    for kind, pattern, words, gated, blind in _SCANS:
         if ascii_only:
             seen = lower if blind else text
-            for cue in cues:  # a loop, not any(<generator>): this runs for every chunk
-                if type(cue) is str:
-                    if cue in seen:
-                        break
-                elif cue[0] in seen and cue[1].search(seen):
+            for word in words:  # a loop, not any(<generator>): this runs for every chunk
+                if word in seen:
                     break
             else:
-                continue
+                for word, then in gated:
+                    if word in seen and then.search(seen):
+                        break
+                else:
+                    continue
         for match in pattern.finditer(text):
             # A chat token is prompt syntax wherever it stands; a phrase may be quoted as such.
             if kind != "chat_token" and _mentioned(text, match.start(), match.end()):
@@ -219,6 +228,8 @@ def findings(text: str) -> tuple[Finding, ...]:
             found.append(
                 (match.start(), Finding("invisible", _line_of(text, match.start()), excerpt))
             )
+    if not found:
+        return ()
     found.sort(key=lambda item: item[0])
     return tuple(finding for _, finding in found)
 
@@ -230,7 +241,10 @@ def kinds(found: tuple[Finding, ...]) -> list[str]:
 
 def at_lines(text: str, start_line: int) -> tuple[Finding, ...]:
     """The findings of a text that starts at file line ``start_line``, at file lines."""
-    return tuple(replace(f, line=f.line + start_line - 1) for f in findings(text))
+    found = findings(text)
+    if not found or start_line == 1:
+        return found
+    return tuple(replace(f, line=f.line + start_line - 1) for f in found)
 
 
 def source_findings(source: Source) -> tuple[Finding, ...]:

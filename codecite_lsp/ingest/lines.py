@@ -41,9 +41,7 @@ class Lines:
             self.source = text.encode("ascii")
         else:
             self.source = text.encode("utf-8")  # first: fails fast on a lone surrogate
-            self.byte_starts = list(
-                accumulate((len(line.encode("utf-8")) for line in lines), initial=0)
-            )
+            self.byte_starts = list(accumulate(map(len, map(str.encode, lines)), initial=0))
 
     def size(self, start: int, end: int) -> int:
         """Characters in rows start..end-1 (a "\r\n" counts as one)."""
