@@ -127,6 +127,7 @@ def _node_text(node: Node, source: bytes) -> str:
 def _match(pattern: int, captures: dict[str, list[Node]], source: bytes) -> _Match:
     for capture, nodes in captures.items():  # a loop, not next(<generator>): per definition
         if capture.startswith("definition."):
+            node, kind = nodes[0], capture.removeprefix("definition.")
             break
     else:
         raise StopIteration  # as next() did: a pattern with a name but no definition
@@ -135,7 +136,7 @@ def _match(pattern: int, captures: dict[str, list[Node]], source: bytes) -> _Mat
     name = source[start:end].decode("utf-8", "replace")
     if "receiver" in captures:
         name = f"{_node_text(captures['receiver'][0], source)}{CODE_SEPARATOR}{name}"
-    return _Match(pattern, nodes[0], capture[11:], name, (start, end))
+    return _Match(pattern, node, kind, name, (start, end))
 
 
 def _parse(language: str, lines: Lines, root: Node) -> Parsed:
