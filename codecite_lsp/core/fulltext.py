@@ -47,41 +47,52 @@ def _stem(part: str) -> str:
 
 def _identifier_parts(ident: str) -> list[str]:
     if ident.isascii():
+        if len(ident) <= MAX_TERM:  # then no part is longer
+            return [p.lower() for p in identifier_parts(ident)]
         return [p.lower() for p in identifier_parts(ident) if len(p) <= MAX_TERM]
     return [p.lower() for p in ident.split("_") if p and len(p) <= MAX_TERM]
 
 
 def _identifier_terms(ident: str) -> str:
     """What an identifier adds to itself: ``rotate_key`` -> rotatekey rotate key."""
+    # Computed once per distinct word of a repository, in every worker: hence the special
+    # cases, and _stem called only for parts ending in "s" (it changes no other).
     if ident.isalpha() and ident.islower():  # the commonest case: a plain word, one part
-        stem = _stem(ident) if MIN_TERM <= len(ident) <= MAX_TERM else ident
-        return stem if stem != ident else ""
+        if MIN_TERM <= len(ident) <= MAX_TERM and ident.endswith("s"):
+            stem = _stem(ident)
+            return stem if stem != ident else ""
+        return ""
     parts = _identifier_parts(ident)
-    terms: list[str] = []
-    if len(parts) > 1:
+    if len(parts) == 1:  # one part, perhaps in another case: HTTP, Key, 2
+        part = parts[0]
+        terms = [] if part == ident.lower() else [part]
+        if part.endswith("s") and (stem := _stem(part)) != part:
+            terms.append(stem)
+    elif parts:
         joined = "".join(parts)
-        if joined != ident.lower():
-            terms.append(joined)  # rotate_key is also found by "rotatekey"
-        terms.extend(parts)
-    elif parts and parts[0] != ident.lower():
-        terms.extend(parts)
-    terms.extend(stem for stem in map(_stem, parts) if stem not in parts)
-    return " ".join(term for term in terms if len(term) >= MIN_TERM)
+        terms = [joined, *parts] if joined != ident.lower() else parts.copy()  # also "rotatekey"
+        for part in parts:
+            if part.endswith("s") and (stem := _stem(part)) not in parts:
+                terms.append(stem)
+    else:
+        return ""
+    return " ".join([term for term in terms if len(term) >= MIN_TERM])
 
 
 def _word_terms(word: str) -> str:
     """``rotateKey`` -> rotatekey rotate key; ``auth.keys`` -> auth.keys auth keys key."""
     whole = word.lower()
+    if "." not in word:  # the word's own memo entry is all the caching
+        own = _identifier_terms(word)
+        if MIN_TERM <= len(whole) <= MAX_TERM:
+            return f"{whole} {own}" if own else whole
+        return own
     terms = [whole] if MIN_TERM <= len(whole) <= MAX_TERM else []
-    idents = word.split(".")
-    if len(idents) == 1:
-        terms.append(_identifier_terms(word))  # the word's own memo entry is all the caching
-    else:
-        for ident in idents:
-            low = ident.lower()
-            if MIN_TERM <= len(low) <= MAX_TERM:
-                terms.append(low)
-            terms.append(_identifiers[ident])
+    for ident in word.split("."):
+        low = ident.lower()
+        if MIN_TERM <= len(low) <= MAX_TERM:
+            terms.append(low)
+        terms.append(_identifiers[ident])
     return " ".join(filter(None, terms))
 
 

@@ -132,9 +132,18 @@ class _Planner:
         """Greedy: neighbours join while the budget allows; sealed pieces stay alone."""
         spans: list[_Span] = []
         group: list[_Piece] = []
+        sizes, budget = self.lines.char_starts, self.budget
 
         def flush() -> None:
             if not group:
+                return
+            if len(group) == 1:  # most groups: what the lists below find, for one piece
+                piece = group.pop()
+                blank = self.lines.is_blank_range(piece.start, piece.end)
+                symbol = piece.symbol if piece.is_def else parent_symbol
+                spans.append(
+                    _Span(piece.start, piece.end, symbol, "block" if blank else piece.kind)
+                )
                 return
             definitions = [piece for piece in group if piece.is_def]
             # blank lines joining a piece do not make it a merged block
@@ -151,7 +160,7 @@ class _Planner:
                 group
                 and not piece.sealed
                 and not group[-1].sealed
-                and self.lines.size(group[0].start, piece.end) <= self.budget
+                and sizes[piece.end] - sizes[group[0].start] <= budget  # Lines.size, inlined
             ):
                 group.append(piece)
                 continue
@@ -179,8 +188,9 @@ class _Planner:
 
     def _pack(self, segments: list[tuple[int, int]]) -> list[tuple[int, int]]:
         packed: list[tuple[int, int]] = []
+        sizes, budget = self.lines.char_starts, self.budget
         for start, end in segments:
-            if packed and self.lines.size(packed[-1][0], end) <= self.budget:
+            if packed and sizes[end] - sizes[packed[-1][0]] <= budget:  # Lines.size, inlined
                 packed[-1] = (packed[-1][0], end)
             else:
                 packed.append((start, end))
@@ -190,8 +200,9 @@ class _Planner:
         """Rows where a child of ``node`` begins or ends, descending into children over the
         budget. Only the children overlapping rows lo..hi-1 are visited; no recursion, since
         expression chains can nest thousands deep."""
-        lines, rows = self.lines, set()
+        lines, rows, budget = self.lines, set(), self.budget
         start_byte, end_byte = lines.byte_starts[lo], lines.byte_starts[hi]
+        sizes, final = lines.char_starts, lines.count - 1
         pending = [node]
         while pending:
             # a cursor, not Node.first_named_child_for_byte: that one crashes when no child is found
@@ -199,10 +210,14 @@ class _Planner:
             found = cursor.goto_first_child_for_byte(start_byte) is not None
             while found and (child := cursor.node) is not None and child.start_byte < end_byte:
                 if child.is_named:
-                    first, last = child.start_point.row, lines.last_row(child) + 1
+                    # Lines.last_row and Lines.size, inlined: this runs for every statement
+                    first, (last, column) = child.start_point.row, child.end_point
+                    if column == 0 and last > first:
+                        last -= 1
+                    last = min(last, final) + 1
                     rows.add(first)
                     rows.add(last)
-                    if lines.size(max(first, lo), min(last, hi)) > self.budget:
+                    if sizes[min(last, hi)] - sizes[max(first, lo)] > budget:
                         pending.append(child)
                 found = cursor.goto_next_sibling()
         return rows

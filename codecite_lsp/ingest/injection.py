@@ -34,12 +34,22 @@ _AI = (
     r"(?:ai|a\.i\.|llms?|large\s+language\s+models?|language\s+models?|assistants?|chat\s?bots?"
     r"|copilots?|ai\s+agents?|gpts?|chatgpt|claude|gemini)"
 )
-# Each pattern with the words one of which any match holds (lower case for a case-blind pattern):
-# every chunk is scanned when it is indexed, and on ASCII text (where case-blind matching is
-# plain lower-casing) a pattern whose words are all absent is not run, which makes a scan
-# several times cheaper (bench/scan_injection.py). Other text runs every pattern: Unicode case
-# folding lets letters such as the long s (U+017F) match "s".
-_PATTERNS: list[tuple[FindingKind, re.Pattern[str], tuple[str, ...]]] = [
+# Each pattern with its cues, one of which any match holds (lower case for a case-blind pattern):
+# a word, or a word and a pattern found in the text when the word is (a common word, such as
+# "end", says little alone). Every chunk is scanned when it is indexed, and on ASCII text (where
+# case-blind matching is plain lower-casing) a pattern whose cues are all absent is not run,
+# which makes a scan several times cheaper (bench/scan_injection.py). Other text runs every
+# pattern: Unicode case folding lets letters such as the long s (U+017F) match "s".
+Cue = str | tuple[str, re.Pattern[str]]
+
+
+def _followed(words: tuple[str, ...], then: str) -> tuple[Cue, ...]:
+    """Cues for a pattern that begins with one of ``words`` (each perhaps plural) and goes on
+    with ``then``: each word, with that pattern."""
+    return tuple((word, re.compile(rf"{word}s?{then}")) for word in words)
+
+
+_PATTERNS: list[tuple[FindingKind, re.Pattern[str], tuple[Cue, ...]]] = [
     (
         "addressed_to_ai",
         re.compile(
@@ -49,7 +59,10 @@ _PATTERNS: list[tuple[FindingKind, re.Pattern[str], tuple[str, ...]]] = [
             rf"(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai\s+)?{_AI}\s*[:,;!\u2013\u2014-]",
             re.IGNORECASE,
         ),
-        ("note", "message", "instruction", "reminder", "notice", "directive", "attention"),
+        _followed(
+            ("note", "message", "instruction", "reminder", "notice", "directive", "attention"),
+            r"\s+(?:to|for)\s",
+        ),
     ),
     (
         "addressed_to_ai",
@@ -120,7 +133,7 @@ _PATTERNS: list[tuple[FindingKind, re.Pattern[str], tuple[str, ...]]] = [
             r"|^\s*\[S\d+\]\s+\S+:\d+-\d+",
             re.IGNORECASE | re.MULTILINE,
         ),
-        ("<<<", "end", "[s"),
+        ("<<<", ("end", re.compile(r"end\s+of\s")), ("[s", re.compile(r"\[s\d"))),
     ),
     (
         "label_steering",
@@ -130,8 +143,16 @@ _PATTERNS: list[tuple[FindingKind, re.Pattern[str], tuple[str, ...]]] = [
 ]
 
 # Whether each pattern is case-blind, read once: flags tests cost an enum operation per chunk.
+# Its cues apart: the words alone first, then those that need a pattern after them.
 _SCANS = [
-    (kind, pattern, cues, bool(pattern.flags & re.IGNORECASE)) for kind, pattern, cues in _PATTERNS
+    (
+        kind,
+        pattern,
+        tuple(cue for cue in cues if isinstance(cue, str)),
+        tuple(cue for cue in cues if not isinstance(cue, str)),
+        bool(pattern.flags & re.IGNORECASE),
+    )
+    for kind, pattern, cues in _PATTERNS
 ]
 
 # Always hidden: zero-width space and word joiners, bidi embeddings, overrides and isolates, and
@@ -183,14 +204,18 @@ def findings(text: str) -> tuple[Finding, ...]:
     found: list[tuple[int, Finding]] = []
     ascii_only = text.isascii()
     lower = text.lower() if ascii_only else ""
-    for kind, pattern, cues, blind in _SCANS:
+    for kind, pattern, words, gated, blind in _SCANS:
         if ascii_only:
             seen = lower if blind else text
-            for cue in cues:  # a loop, not any(<generator>): this runs for every chunk
-                if cue in seen:
+            for word in words:  # a loop, not any(<generator>): this runs for every chunk
+                if word in seen:
                     break
             else:
-                continue
+                for word, then in gated:
+                    if word in seen and then.search(seen):
+                        break
+                else:
+                    continue
         for match in pattern.finditer(text):
             # A chat token is prompt syntax wherever it stands; a phrase may be quoted as such.
             if kind != "chat_token" and _mentioned(text, match.start(), match.end()):
@@ -203,6 +228,8 @@ def findings(text: str) -> tuple[Finding, ...]:
             found.append(
                 (match.start(), Finding("invisible", _line_of(text, match.start()), excerpt))
             )
+    if not found:
+        return ()
     found.sort(key=lambda item: item[0])
     return tuple(finding for _, finding in found)
 
@@ -214,7 +241,10 @@ def kinds(found: tuple[Finding, ...]) -> list[str]:
 
 def at_lines(text: str, start_line: int) -> tuple[Finding, ...]:
     """The findings of a text that starts at file line ``start_line``, at file lines."""
-    return tuple(replace(f, line=f.line + start_line - 1) for f in findings(text))
+    found = findings(text)
+    if not found or start_line == 1:
+        return found
+    return tuple(replace(f, line=f.line + start_line - 1) for f in found)
 
 
 def source_findings(source: Source) -> tuple[Finding, ...]:

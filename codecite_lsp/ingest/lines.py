@@ -4,6 +4,7 @@ ranges on (pure: no I/O)."""
 from __future__ import annotations
 
 from itertools import accumulate
+from operator import not_
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -33,15 +34,14 @@ class Lines:
             lengths if "\r" not in text else list(accumulate(map(lf_len, lines), initial=0))
         )
         # non-blank lines before each row: blank checks of any range are O(1) too
-        self.solid_starts = list(accumulate(map(bool, map(str.strip, lines)), initial=0))
+        # (a line is never empty, so "not blank" is "not all space")
+        self.solid_starts = list(accumulate(map(not_, map(str.isspace, lines)), initial=0))
         if text.isascii():
             self.byte_starts = lengths
             self.source = text.encode("ascii")
         else:
             self.source = text.encode("utf-8")  # first: fails fast on a lone surrogate
-            self.byte_starts = list(
-                accumulate((len(line.encode("utf-8")) for line in lines), initial=0)
-            )
+            self.byte_starts = list(accumulate(map(len, map(str.encode, lines)), initial=0))
 
     def size(self, start: int, end: int) -> int:
         """Characters in rows start..end-1 (a "\r\n" counts as one)."""

@@ -309,7 +309,7 @@ def _content_problem(data: bytes, config: Config) -> tuple[str, str]:
 
 
 def _minified(text: str, lines: list[str], limit: int) -> bool:
-    if len(text) <= limit:
+    if len(text) <= limit or max(map(len, lines)) <= limit:  # nearly every file: no long line
         return False
     long = [line for line in lines if len(line) > limit]
     if not long:

@@ -69,7 +69,7 @@ class Def:
     children: list[Def] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Match:
     pattern: int
     node: Node
@@ -125,18 +125,18 @@ def _node_text(node: Node, source: bytes) -> str:
 
 
 def _match(pattern: int, captures: dict[str, list[Node]], source: bytes) -> _Match:
-    kind, nodes = next((k, v) for k, v in captures.items() if k.startswith("definition."))
+    for capture, nodes in captures.items():  # a loop, not next(<generator>): per definition
+        if capture.startswith("definition."):
+            node, kind = nodes[0], capture.removeprefix("definition.")
+            break
+    else:
+        raise StopIteration  # as next() did: a pattern with a name but no definition
     name_node = captures["name"][0]
-    name = _node_text(name_node, source)
+    start, end = name_node.start_byte, name_node.end_byte
+    name = source[start:end].decode("utf-8", "replace")
     if "receiver" in captures:
         name = f"{_node_text(captures['receiver'][0], source)}{CODE_SEPARATOR}{name}"
-    return _Match(
-        pattern,
-        nodes[0],
-        kind.removeprefix("definition."),
-        name,
-        (name_node.start_byte, name_node.end_byte),
-    )
+    return _Match(pattern, node, kind, name, (start, end))
 
 
 def _parse(language: str, lines: Lines, root: Node) -> Parsed:
@@ -149,9 +149,10 @@ def _parse(language: str, lines: Lines, root: Node) -> Parsed:
     references: list[tuple[int, str]] = []
     source = lines.source
     for pattern, captures in QueryCursor(query_for(language)).matches(root):
-        if "reference" in captures:
+        if "reference" in captures:  # most matches: a slice of the source, not _node_text
             for ref in captures["reference"]:
-                references.append((ref.start_point.row, _node_text(ref, source)))
+                text = source[ref.start_byte : ref.end_byte].decode("utf-8", "replace")
+                references.append((ref.start_point.row, text))
         elif "comment" in captures:
             comments.extend(captures["comment"])
         elif "error" in captures:
@@ -173,16 +174,21 @@ def _nest(matches: Sequence[_Match], lines: Lines, leading: set[int]) -> list[De
     starts below its parent's first row, leading comments never reach into a previous sibling."""
     roots: list[Def] = []
     stack: list[tuple[int, Def]] = []  # (end byte, def) of the open ancestors
+    last = lines.count - 1
     for match in matches:
         node = match.node
-        while stack and stack[-1][0] <= node.start_byte:
+        start_byte, end_byte = node.start_byte, node.end_byte
+        while stack and stack[-1][0] <= start_byte:
             stack.pop()
-        if stack and node.end_byte > stack[-1][0]:
+        if stack and end_byte > stack[-1][0]:
             continue  # overlaps its would-be parent (error recovery): not a definition
         parent = stack[-1][1] if stack else None
         siblings = parent.children if parent else roots
         outer = _outer(node)
-        head, end = outer.start_point.row, lines.last_row(outer) + 1
+        head, (end_row, end_column) = outer.start_point.row, outer.end_point
+        if end_column == 0 and end_row > head:  # Lines.last_row, inlined: once a definition
+            end_row -= 1
+        end = min(end_row, last) + 1
         if parent is not None and (head <= parent.head or end > parent.end):
             continue  # on the parent's first row: it stays in the parent's header
         floor = siblings[-1].end if siblings else (parent.head + 1 if parent else 0)
@@ -199,7 +205,7 @@ def _nest(matches: Sequence[_Match], lines: Lines, leading: set[int]) -> list[De
         path = f"{parent.path}{CODE_SEPARATOR}{match.name}" if parent else match.name
         definition = Def(start, head, end, path, kind, node, match.name_bytes)
         siblings.append(definition)
-        stack.append((node.end_byte, definition))
+        stack.append((end_byte, definition))
     return roots
 
 
@@ -261,16 +267,23 @@ class Names:
             heads.append((definition.head, definition.path.rsplit(CODE_SEPARATOR, 1)[-1]))
             pending.extend(definition.children)
         heads.sort()
-        self.heads = heads
+        # rows and names apart: a chunk's names are then one slice each, read in C
         self.head_rows = [row for row, _ in heads]
-        self.references = parsed.references
+        self.head_names = [name for _, name in heads]
         self.reference_rows = [row for row, _ in parsed.references]
+        self.reference_names = [name for _, name in parsed.references]
 
     def within(self, start: int, end: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        lo, hi = bisect_left(self.head_rows, start), bisect_left(self.head_rows, end)
-        defines = tuple(dict.fromkeys(name for _, name in self.heads[lo:hi]))
-        lo, hi = bisect_left(self.reference_rows, start), bisect_left(self.reference_rows, end)
-        used = dict.fromkeys(name for _, name in self.references[lo:hi])
+        rows = self.head_rows
+        defines = tuple(
+            dict.fromkeys(self.head_names[bisect_left(rows, start) : bisect_left(rows, end)])
+        )
+        rows = self.reference_rows
+        used = dict.fromkeys(
+            self.reference_names[bisect_left(rows, start) : bisect_left(rows, end)]
+        )
+        if not defines:
+            return defines, tuple(used)
         return defines, tuple(name for name in used if name not in defines)
 
 
