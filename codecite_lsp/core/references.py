@@ -111,11 +111,6 @@ class References:
         )
         return References(list(path_number), list(name_number), defines, uses, counts)
 
-    def files(self) -> list[str]:
-        """The files in the graph (defining or using a name)."""
-        numbers = np.unique(np.concatenate([self.defines[:, 0], self.uses[:, 0]]))
-        return [self.paths[int(i)] for i in numbers]
-
     def defined_names(self) -> set[str]:
         return {self.names[int(i)] for i in np.unique(self.defines[:, 1])}
 

@@ -220,11 +220,6 @@ class Columns:
         rows = (self.defines if column == "defines" else self.uses).naming(names)
         return rows[self.alive[rows]]
 
-    def live_rows(self) -> np.ndarray:
-        """Every live row, in scan order."""
-        rows = np.flatnonzero(self.alive)
-        return rows[np.argsort(self.position[rows], kind="stable")]
-
     def references(self) -> References:
         """The reference graph of the live rows."""
         occurrences = []
@@ -254,9 +249,6 @@ class Columns:
             ),
         )
 
-    def in_scan_order(self, rows: np.ndarray) -> np.ndarray:
-        return rows[np.argsort(self.position[rows], kind="stable")]
-
     # -- the rows' fields ------------------------------------------------------------------
 
     def key(self, row: int) -> str:
@@ -271,9 +263,6 @@ class Columns:
     def span(self, row: int) -> tuple[int, int]:
         start, end = self.spans[row]
         return int(start), int(end)
-
-    def names(self, row: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        return self.defines.of_row(row), self.uses.of_row(row)
 
     def chunks(self, rows: Sequence[int], texts: Sequence[str]) -> list[Chunk]:
         """The chunks of ``rows``, given their texts."""
@@ -341,14 +330,13 @@ class Delta:
     def __len__(self) -> int:
         return len(self.by_id)
 
-    def add(self, key: str, chunk: Chunk, position: int | None = None) -> None:
-        """Append a row (last in scan order, as LanceDB appends it, unless ``position``)."""
+    def add(self, key: str, chunk: Chunk) -> None:
+        """Append a row (last in scan order, as LanceDB appends it)."""
         if key in self.by_id:
             self.remove(key)
         self.by_id[key] = chunk
-        if position is None:
-            position, self.next_position = self.next_position, self.next_position + 1
-        self.position[key] = position
+        self.position[key] = self.next_position
+        self.next_position += 1
         for index, value in self._maps(chunk):
             index.setdefault(value, set()).add(key)
 
