@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from .memory import cap_arenas
+
 
 def apply_defaults() -> None:
     # lancedb's deprecation chatter on stderr floods editors' logs.
@@ -19,3 +21,4 @@ def apply_defaults() -> None:
     # serially at the end of a cold index. With every core counted (and a memory limit at which
     # each worker writes its own partition) both cores build it, ~30% faster, same scores.
     os.environ.setdefault("LANCE_CPU_THREADS", str(os.cpu_count() or 1))
+    cap_arenas()
