@@ -64,7 +64,11 @@ class Session:
             if self._answerer is None:
                 from ..answer.pipeline import Answerer
 
-                self._answerer = Answerer(self.root, self.config, in_memory=True)
+                # One retriever for searches and answers: one prior, one set of caches (the
+                # prior's graph alone takes seconds and a gigabyte at a million chunks).
+                self._answerer = Answerer(
+                    self.root, self.config, retriever=self.retriever, in_memory=True
+                )
             return self._answerer
 
     def privacy(self) -> Privacy:
@@ -87,9 +91,9 @@ class Session:
             self.index_dir = config.resolved_index_dir(self.root)
             self.upkeep.configure(config, self.index_dir, reopen=reindex)
             self._answerer = None
+            self._retriever = None  # it holds the old settings (rerank, weights)
             self.hovers.clear()
             if reindex:
-                self._retriever = None
                 self._log_file = logfile.attach(self.index_dir)
         return reindex
 

@@ -80,3 +80,22 @@ def test_a_setting_that_keeps_the_index_keeps_the_indexer(tmp_path: Path) -> Non
         assert session.upkeep.indexer is indexer and session.upkeep.config.hover is False
     finally:
         session.close()
+
+
+def test_searches_and_answers_share_one_retriever_until_a_setting_changes(tmp_path: Path) -> None:
+    """One retriever for both: the prior's graph (seconds and a gigabyte at a million chunks)
+    is computed once, and a retrieval setting reaches searches and answers alike."""
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE, repo)
+    settings = {"index_dir": str(tmp_path / "idx"), "embedding": "none"}
+    session = Session(repo, settings)
+    try:
+        session.upkeep.index(lambda *_: None, threading.Event())
+        retriever = session.retriever
+        assert session.answerer.retriever is retriever
+        assert session.reconfigure({**settings, "candidates": 12}) is False
+        assert session.retriever is not retriever
+        assert session.retriever.config.candidates == 12
+        assert session.answerer.retriever is session.retriever
+    finally:
+        session.close()
