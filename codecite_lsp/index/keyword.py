@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.fulltext import query_terms
+from ..core.memory import release
 from ..core.records import Chunk
 from .chunks import ChunkTables
 from .tables import IndexDamaged, chunk_from_row, in_filters, said
@@ -24,7 +25,11 @@ log = logging.getLogger(__name__)
 
 _FTS_INDEX = "search_text_idx"
 _CREATE_TRIES = 3  # two writers creating the index at once: lance fails one of them
-_FTS_MEMORY_MB = 64
+# Each build worker writes a partition of the index whenever its postings reach this size, and
+# a query reads every partition: at 1.1M chunks 64 MB made 72 partitions, 512 MB makes 6, and a
+# first query's terms cost 33 instead of 70 ms p50 and 0.4 instead of 0.9 GB of LanceDB's cache
+# (docs/benchmarks.md). The build's peak grows with it: 1.4 GB at that size.
+_FTS_MEMORY_MB = 512
 
 
 def build_fts(chunks: Any) -> None:
@@ -75,6 +80,7 @@ class KeywordIndex:
                 return
             if chunks.count_rows() == 0:
                 return
+            release()  # what the pass before freed: the build's peak comes on top of it
             for attempt in range(_CREATE_TRIES):
                 try:
                     build_fts(chunks)
