@@ -129,12 +129,14 @@ def serve(
         percentile(walls, 0.95),
     )
     figures["search_cpu_p95"] = percentile(cpus, 0.95)
+    figures["rss_searched_mb"] = rss_mb()
     asks = []
     for question in QUESTIONS:
         c0 = time.process_time()
         retriever.retrieve(question)
         asks.append(time.process_time() - c0)
     figures["ask_cpu_p50"], figures["ask_cpu_max"] = statistics.median(asks), max(asks)
+    figures["rss_asked_mb"] = rss_mb()
     indexer = Indexer(tree, config)
     files = sorted(p for p in indexer.store.files() if p.count("/") == 1)  # round0/x.py
     latencies, update_cpus = [], []
@@ -206,6 +208,10 @@ def main() -> int:
     print(
         f"| server RSS: view loaded / after requests | {served['rss_loaded_mb']:.0f} /"
         f" {served['rss_after_mb']:.0f} MB | <= 1536 MB | |"
+    )
+    print(
+        f"| ... after the searches / the questions | {served['rss_searched_mb']:.0f} /"
+        f" {served['rss_asked_mb']:.0f} MB | | |"
     )
     per_chunk = (float(served["rss_after_mb"]) - float(served["rss_start_mb"])) * 1024 / chunks
     print(f"| ... per chunk (after - before opening) | {per_chunk:.1f} KB | | |")
