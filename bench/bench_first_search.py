@@ -1,0 +1,109 @@
+"""Time to the first search result on a fresh repository of 200 files (issue 24: <= 2 s).
+
+Each round makes a new git repository of 200 real files (the running interpreter's standard
+library, a different slice each round) with no index, then runs what a user runs, as child
+processes timed from their start to their exit:
+
+- ``codecite index`` then ``codecite search QUERY --json``: both commands, one after the other;
+- the parts: the index pass alone, the search alone, and ``python -c "import lancedb"`` (the
+  floor every command that opens an index pays, measured in the same round).
+
+Wall times depend on what else the machine runs: the load average is printed with each round,
+and CPU time (user + sys of the child) beside the wall time.
+
+Run: ``python bench/bench_first_search.py [--rounds 5] [--files 200]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+QUERY = "parse an address header"
+
+
+def stdlib_files() -> list[Path]:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        parts = set(path.relative_to(root).parts)
+        if parts & {"site-packages", "test", "tests", "__pycache__", "idlelib", "lib2to3"}:
+            continue
+        if 0 < path.stat().st_size <= 200_000:
+            found.append(path)
+    return found
+
+
+def make_repo(target: Path, files: list[Path]) -> None:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    for path in files:
+        destination = target / path.relative_to(root)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, destination)
+    git = ["git", "-C", str(target)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b"}
+    env["GIT_COMMITTER_EMAIL"] = "b@x"
+    subprocess.run([*git, "commit", "-qm", "fresh"], check=True, env=env)
+
+
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """(wall, CPU of the child, stdout)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--files", type=int, default=200)
+    args = parser.parse_args()
+    pool = stdlib_files()
+    step = max(1, (len(pool) - args.files) // max(1, args.rounds))
+    codecite = [sys.executable, "-m", "codecite_lsp"]
+    totals: list[float] = []
+    print("| round | load | index + search wall (CPU) | index | search | import lancedb |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for round_ in range(args.rounds):
+        with tempfile.TemporaryDirectory(prefix="codecite-first-") as scratch:
+            repo, cache = Path(scratch) / "repo", Path(scratch) / "cache"
+            make_repo(repo, pool[round_ * step : round_ * step + args.files])
+            env = {**os.environ, "XDG_CACHE_HOME": str(cache), "CODECITE_EMBEDDING": "default"}
+            load = f"{os.getloadavg()[0]:.1f}"
+            floor, _, _ = timed([sys.executable, "-c", "import lancedb"], env)
+            index = timed([*codecite, "index", "--quiet", "--repo", str(repo)], env)
+            search = timed([*codecite, "search", QUERY, "--json", "--repo", str(repo)], env)
+            results = json.loads(search[2])["results"]
+            if not results:
+                raise SystemExit(f"no result for {QUERY!r} in round {round_}")
+            total = index[0] + search[0]
+            totals.append(total)
+            print(
+                f"| {round_ + 1} | {load} | {total:.2f} s ({index[1] + search[1]:.2f} s) |"
+                f" {index[0]:.2f} s | {search[0]:.2f} s | {floor:.2f} s |"
+            )
+    print(f"\nmedian index + search: {statistics.median(totals):.2f} s (target <= 2 s)")
+    print(f"command: python bench/bench_first_search.py --rounds {args.rounds} --files {args.files}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
