@@ -53,7 +53,12 @@ def make_repo(target: Path, files: list[Path]) -> None:
     git = ["git", "-C", str(target)]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@x",
+        "GIT_COMMITTER_NAME": "b",
+    }
     env["GIT_COMMITTER_EMAIL"] = "b@x"
     subprocess.run([*git, "commit", "-qm", "fresh"], check=True, env=env)
 
@@ -101,7 +106,9 @@ def main() -> int:
                 f" {index[0]:.2f} s | {search[0]:.2f} s | {floor:.2f} s |"
             )
     print(f"\nmedian index + search: {statistics.median(totals):.2f} s (target <= 2 s)")
-    print(f"command: python bench/bench_first_search.py --rounds {args.rounds} --files {args.files}")
+    print(
+        f"command: python bench/bench_first_search.py --rounds {args.rounds} --files {args.files}"
+    )
     return 0
 
 

@@ -145,4 +145,5 @@ def open_index(repo: Path, config: Config, in_memory: bool = False) -> Store | L
     folder = found.folder() if isinstance(found, OpenedBase) else None
     if not isinstance(folder, Path) or not isinstance(found, OpenedBase):
         return store  # no base, or its copy failed (said in the log)
-    return LayeredStore(Store.open(folder, in_memory=in_memory, tree=tree), store, found.overlay)
+    base = Store.open(folder, in_memory=in_memory, tree=tree, fixed=True)  # one commit's copy
+    return LayeredStore(base, store, found.overlay)

@@ -14,6 +14,7 @@ Both are pure: the view reads the table and the texts (:mod:`.texts`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -200,19 +201,24 @@ class Columns:
         return rows[self.alive[rows]]
 
     def rows_of_hashes(self, hashes: Collection[str]) -> np.ndarray:
-        found: list[np.ndarray] = []
+        digests = []
         for value in hashes:
-            if len(value) != 2 * _HASH_BYTES:
-                continue
-            try:
-                digest = np.frombuffer(bytes.fromhex(value), dtype=np.uint8)
-            except ValueError:
-                continue
-            prefix = digest[:8].copy().view(">u8")[0]
-            low = int(np.searchsorted(self.hash_prefix, prefix, side="left"))
-            high = int(np.searchsorted(self.hash_prefix, prefix, side="right"))
-            rows = self.hash_rows[low:high]
-            found.append(rows[(self.hashes[rows] == digest).all(axis=1)])
+            if len(value) == 2 * _HASH_BYTES:
+                with contextlib.suppress(ValueError):  # not hex: no row holds it
+                    digests.append(bytes.fromhex(value))
+        if not digests or not len(self.ids):
+            return np.zeros(0, dtype=np.int32)
+        wanted = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, _HASH_BYTES)
+        prefixes = wanted[:, :8].copy().view(">u8").ravel()
+        # one binary search for all of them: a vector search asks for dozens at once
+        lows = np.searchsorted(self.hash_prefix, prefixes, side="left")
+        highs = np.searchsorted(self.hash_prefix, prefixes, side="right")
+        found = [
+            rows[(self.hashes[rows] == digest).all(axis=1)]
+            for digest, low, high in zip(wanted, lows, highs, strict=True)
+            if high > low
+            for rows in (self.hash_rows[low:high],)
+        ]
         rows = np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int32)
         return rows[self.alive[rows]]
 

@@ -79,7 +79,11 @@ class Store:
         )
 
     @classmethod
-    def open(cls, index_dir: Path, in_memory: bool = False, tree: Path | None = None) -> Store:
+    def open(
+        cls, index_dir: Path, in_memory: bool = False, tree: Path | None = None, fixed: bool = False
+    ) -> Store:
+        """``fixed``: a folder no other process writes (a shared base's copy), whose reads need
+        not ask the disk for a newer version first."""
         apply_defaults()
         lancedb = import_lancedb()  # lazy: it takes seconds (the least possible, see there)
 
@@ -89,9 +93,9 @@ class Store:
         if not ignore.exists():
             ignore.write_text("*\n", encoding="utf-8")  # the index never shows up in git status
         # Interval 0: every read sees writes made by other processes (a CLI run, the server).
-        db = lancedb.connect(
-            index_dir / "lance", read_consistency_interval=timedelta(0), session=_session()
-        )
+        interval = None if fixed else timedelta(0)
+        lance_dir = index_dir / "lance"
+        db = lancedb.connect(lance_dir, read_consistency_interval=interval, session=_session())
         meta_file = MetaFile(index_dir)
         meta = meta_file.read()
         if not meta_file.exists():

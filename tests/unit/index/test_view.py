@@ -105,6 +105,10 @@ def test_the_view_answers_as_lancedb_does(real_code: Path) -> None:
     spans = [(path, middle.start_line, middle.end_line)]
     assert sorted(keys(fast.store.adjacent(spans))) == sorted(keys(slow.store.adjacent(spans)))
     assert len(fast.store.adjacent(spans)) == 2
+    asked = [c.content_hash for c in slow.store.chunks_for_path(path)[:4]]
+    asked += [asked[0], "zz" * 32, "ab", content_hash("in no chunk")]  # repeated, not hex, short
+    same = [sorted(keys(r.store.tables.with_hashes(asked))) for r in (fast, slow)]
+    assert len(same[0]) >= 4 and same[0] == same[1]
 
 
 def test_a_saved_file_is_searched_as_saved(grown: Path) -> None:
