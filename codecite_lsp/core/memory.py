@@ -15,7 +15,7 @@ ARENAS_MAX = 4
 def cap_arenas() -> None:
     """glibc gives each thread that meets a locked heap an arena of its own, up to 8 per core,
     and LanceDB's threads use many: freed memory stays behind in each of them. A cold index of
-    194k chunks peaked at 1,133 MB of RSS with the default and 775 MB with two arenas; a user's
+    194k chunks peaked at 756 MB of RSS with the default and 559 MB with two arenas; a user's
     own ``MALLOC_ARENA_MAX`` wins. Call it before LanceDB starts its threads."""
     if "MALLOC_ARENA_MAX" in os.environ:
         return
