@@ -1,12 +1,14 @@
 """Importing lancedb without building the validators of a REST client a local index never calls.
 
 ``import lancedb`` imports ``lance_namespace_urllib3_client`` (the generated client of Lance's REST
-namespace), whose API classes decorate ~370 methods with pydantic's ``validate_call``; pydantic
-builds each validator as the method is decorated: a large share of the whole import
-(bench/bench_cli.py prints where a search's imports go), paid by every ``codecite search``.
-While that one package is imported, its methods get their validator at their first call instead:
-the same validation, built when (if ever) it is needed. Anything else decorated meanwhile (another
-thread's import) is decorated at once, as usual.
+namespace), whose API classes decorate ~370 methods with pydantic's ``validate_call`` and whose
+~250 request and response models each build a validator and a serializer as the class is made: a
+large share of the whole import (bench/bench_cli.py prints where a search's imports go), paid by
+every ``codecite search``. While that one package is imported, its methods get their validator at
+their first call instead, and its models are made with pydantic's ``defer_build``: the same
+validation, built when (if ever) it is needed. Anything else decorated meanwhile (another thread's
+import) is decorated at once, as usual; a model another thread makes meanwhile is built at its
+first use, which changes when, not what, it validates.
 """
 
 from __future__ import annotations
@@ -48,11 +50,14 @@ def _validators_deferred() -> Iterator[None]:
     import pydantic
 
     real = pydantic.validate_call
+    config = pydantic.BaseModel.model_config  # what every model inherits unless it says otherwise
     pydantic.validate_call = _deferring(real)
+    pydantic.BaseModel.model_config = {**config, "defer_build": True}
     try:
         yield
     finally:
         pydantic.validate_call = real
+        pydantic.BaseModel.model_config = config
 
 
 def import_lancedb() -> Any:

@@ -88,6 +88,10 @@ class Overlay:
         """How many of the base's files are hidden."""
         return len(self._base) - len(self._same)
 
+    def masked_share(self) -> float:
+        """The hidden files' share of the base's files (0 for a base of none)."""
+        return self.masked() / len(self._base) if self._base else 0.0
+
     def _unchanged(self, found: WorkspaceFile) -> bool:
         return self._hashed.get(found.path) == (found.size, found.mtime_ns, found.ctime_ns)
 

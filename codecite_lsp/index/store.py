@@ -63,6 +63,7 @@ class Store:
         files: Any,
         in_memory: bool = False,
         tree: Path | None = None,
+        fixed: bool = False,
     ) -> None:
         self.index_dir = index_dir
         self._db = db
@@ -70,20 +71,21 @@ class Store:
         # Queries answered from memory (:mod:`.view`): for a process that serves many (the
         # server); a one-shot command reads LanceDB directly rather than load every row. The
         # view reads chunk texts back from ``tree``, the working tree they were cut from.
-        self.view: IndexView | None = shared_view(index_dir, chunks, tree) if in_memory else None
+        self.view: IndexView | None = (
+            shared_view(index_dir, chunks, tree, fixed) if in_memory else None
+        )
         self.meta_file = MetaFile(index_dir)
         self.tables = ChunkTables(index_dir, chunks, files, self.view.chunks if self.view else None)
         self.keyword = KeywordIndex(index_dir, self.tables)
-        self.vectors = Vectors(
-            index_dir, db, self.tables, self.meta_file, self.view.vectors if self.view else None
-        )
+        vectors_view = self.view.vectors if self.view else None
+        self.vectors = Vectors(index_dir, db, self.tables, self.meta_file, vectors_view, fixed)
 
     @classmethod
     def open(
         cls, index_dir: Path, in_memory: bool = False, tree: Path | None = None, fixed: bool = False
     ) -> Store:
-        """``fixed``: a folder no other process writes (a shared base's copy), whose reads need
-        not ask the disk for a newer version first."""
+        """``fixed``: a folder nobody writes (a shared base's copy), whose reads need not ask
+        the disk for a newer version first, nor open a table again."""
         apply_defaults()
         lancedb = import_lancedb()  # lazy: it takes seconds (the least possible, see there)
 
@@ -109,7 +111,7 @@ class Store:
         chunk_schema, file_schema = table_schemas()
         chunks = open_or_rebuild(db, index_dir, "chunks", chunk_schema)
         files = open_or_rebuild(db, index_dir, "files", file_schema)
-        return cls(index_dir, db, chunks, files, in_memory, tree)
+        return cls(index_dir, db, chunks, files, in_memory, tree, fixed)
 
     def reset(self) -> Store:
         """Drop every table and start an empty index (meta too): for damage found in the

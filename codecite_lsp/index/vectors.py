@@ -48,6 +48,7 @@ class Vectors:
         tables: ChunkTables,
         meta: MetaFile,
         view: VectorView | None,
+        fixed: bool = False,
     ) -> None:
         self._index_dir = index_dir
         self._db = db
@@ -56,14 +57,24 @@ class Vectors:
         self._view = view
         self._lock = threading.Lock()  # guards the lazy creation of the table
         self.drops = 0  # tables dropped as damaged by this Store (the filler counts on it)
+        # A folder nobody writes (a base's copy): its table, once opened, is the table. Any
+        # other may be dropped and made again by another process, so it is opened each time
+        # (~1.5 ms, a large share of a layered search: bench/bench_base.py).
+        self._fixed = fixed
+        self._opened: Any | None = None
 
     def table(self) -> Any | None:
         """The LanceDB table, or None if there is none (yet, or it was damaged and dropped)."""
+        if self._opened is not None:
+            return self._opened
         try:
-            return open_table(self._db, self._index_dir, "vectors")
+            table = open_table(self._db, self._index_dir, "vectors")
         except Exception as exc:  # a damaged manifest: the vectors are rebuilt from the chunks
             self.drop(exc)
             return None
+        if self._fixed:
+            self._opened = table
+        return table
 
     def version(self) -> int | None:
         """The table's version (every write makes a new one); None without a table."""
@@ -76,6 +87,7 @@ class Vectors:
             "the vectors in %s were damaged (%s); computing them again", self._index_dir, said(exc)
         )
         self.drops += 1  # an indexer filling only what it wrote must fill everything now
+        self._opened = None
         with contextlib.suppress(Exception):
             self._db.drop_table("vectors")
         shutil.rmtree(self._index_dir / "lance" / "vectors.lance", ignore_errors=True)

@@ -139,8 +139,9 @@ class ChunkView:
     while a large change is read again, every method returns None and the store asks LanceDB.
     Once loaded, each call first brings it to the table's latest version."""
 
-    def __init__(self, table: Any, tree: Path | None) -> None:
+    def __init__(self, table: Any, tree: Path | None, fixed: bool = False) -> None:
         self._table = table
+        self._fixed = fixed  # a table nobody writes: loaded once, its version never asked again
         self._texts = ChunkTexts(table, tree)
         self._rows: _Rows | None = None
         self._lock = threading.Lock()
@@ -199,7 +200,7 @@ class ChunkView:
         if rows is None:
             return None
         pinned = getattr(self._pins, "depth", 0) > 0
-        if pinned and self._pins.checked:
+        if self._fixed or (pinned and self._pins.checked):
             return rows
         self._pins.checked = pinned
         version = self._table.version
@@ -430,13 +431,16 @@ class VectorView:
     """One embedder's vectors as a row-normalised matrix: a cosine top-k is one matrix-vector
     product instead of LanceDB's scan of the vectors table."""
 
-    def __init__(self, exact_max: int = EXACT_VECTORS_MAX) -> None:
+    def __init__(self, exact_max: int = EXACT_VECTORS_MAX, fixed: bool = False) -> None:
         self._held = _Matrix()
         self._lock = threading.Lock()
         self._exact_max = exact_max
+        self._fixed = fixed  # as ChunkView's
 
     def _sync(self, table: Any, embedder: str) -> _Matrix:
         held = self._held
+        if self._fixed and held.embedder == embedder:
+            return held
         version = table.version
         if (version, embedder) == (held.version, held.embedder):
             return held
@@ -544,14 +548,18 @@ _SHARED: weakref.WeakValueDictionary[Path, IndexView] = weakref.WeakValueDiction
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_view(index_dir: Path, chunks_table: Any, tree: Path | None) -> IndexView:
+def shared_view(
+    index_dir: Path, chunks_table: Any, tree: Path | None, fixed: bool = False
+) -> IndexView:
     """The process's view of ``index_dir`` (made on first use; freed with its last store);
-    chunk texts are read back from ``tree``, the working tree (None: from the table)."""
+    chunk texts are read back from ``tree``, the working tree (None: from the table).
+    ``fixed``: a folder nobody writes (a base's copy), read once."""
     key = index_dir.resolve()
     with _SHARED_LOCK:
         view = _SHARED.get(key)
         if view is None:
-            view = _SHARED[key] = IndexView(ChunkView(chunks_table, tree), VectorView())
+            chunks = ChunkView(chunks_table, tree, fixed)
+            view = _SHARED[key] = IndexView(chunks, VectorView(fixed=fixed))
     view.chunks.load()
     return view
 
