@@ -51,10 +51,17 @@ def clear_misplaced(index_dir: Path) -> None:
 
 
 def not_a_folder(index_dir: Path) -> str | None:
-    """What to run when the index folder is a file or a dangling link, or None."""
+    """What to run when the index folder is a file or a dangling link, or None. Moving it
+    away is advised for a regular file or a dangling link only: a device, pipe or socket
+    (``--index-dir /dev/null``) is the system's, never the user's to move."""
     if not os.path.lexists(index_dir) or index_dir.is_dir():
         return None
-    kind = "a broken symlink" if index_dir.is_symlink() else "a file"
+    if index_dir.is_symlink() and not index_dir.exists():
+        kind = "a broken symlink"
+    elif index_dir.is_file():
+        kind = "a file"
+    else:
+        return f"the index folder {index_dir} is not a folder: pass --index-dir DIR"
     quoted = shlex.quote(str(index_dir))
     return (
         f"the index folder {index_dir} is {kind}, not a folder: move it away "

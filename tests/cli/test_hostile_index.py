@@ -178,6 +178,22 @@ def test_an_index_folder_that_is_not_a_folder_is_said_with_what_to_run(
     assert kind != "file" or index_dir.read_text() == "notes\n"  # left for the user
 
 
+@pytest.mark.parametrize("special", ["/dev/null", "fifo"])
+def test_an_index_folder_that_is_a_device_or_pipe_is_never_to_be_moved(
+    repo: Path, capsys: pytest.CaptureFixture[str], special: str
+) -> None:
+    """Not the user's file: the message names the flag, never a command moving a system file."""
+    index_dir = Path(special)
+    if special == "fifo":
+        index_dir = repo.parent / "pipe"
+        os.mkfifo(index_dir)
+    for command in (["index", "--quiet"], ["search", "rotate"], ["ask", "What rotates keys?"]):
+        code, out, err = _run(capsys, *command, "--repo", str(repo), "--index-dir", str(index_dir))
+        assert code == 1 and not out
+        said = f"codecite: the index folder {index_dir} is not a folder: pass --index-dir DIR\n"
+        assert err == said
+
+
 def test_links_in_a_checked_out_index_folder_never_write_outside_it(
     tmp_path: Path, repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
