@@ -52,6 +52,8 @@ TRAIN_MAX_CHUNKS = 40_000  # a sample this big already fixes the vocabulary of a
 # Below this many chunks co-occurrence statistics are noise: such a repository stays keyword-only
 # (a judgement, not a measurement: on the 8-chunk sample repository the vectors ranked at random).
 MIN_TRAIN_CHUNKS = 100
+_EMBED_BLOCK = 4096  # known words embedded at once: their vectors stay in the cache
+_PAIRS_HELD = 4_000_000  # co-occurrence pairs counted at once in training (32 MB of keys)
 
 
 @dataclass(frozen=True)
@@ -120,18 +122,26 @@ def train_static(texts: Sequence[str], params: TrainingParams | None = None) -> 
     stream = np.fromiter(
         (i for doc in docs for i in [*(vocab[w] for w in doc if w in vocab), *gap]), dtype=np.int32
     )
-    # Co-occurrence counts, one window offset and direction at a time: all pairs at once would
-    # hold ~16 copies of the token stream (a gigabyte for the stdlib).
+    # Co-occurrence counts, the pairs of a few window offsets and directions at a time: all
+    # at once would hold ~16 copies of the token stream (a gigabyte for the stdlib), and a
+    # count of the whole matrix per offset was most of a small repository's training.
     cells = len(words) * contexts
     counts = np.zeros(cells, dtype=np.int32)
+    pending: list[np.ndarray] = []
+    held = 0
     for offset in range(1, params.window + 1):
         left, right = stream[:-offset], stream[offset:]
         for word, ctx in ((left, right), (right, left)):
             keep = (word >= 0) & (ctx >= 0) & (ctx < contexts)
-            keys = word[keep].astype(np.int64) * contexts + ctx[keep]
-            counts += np.bincount(keys, minlength=cells)
+            pending.append(word[keep].astype(np.int64) * contexts + ctx[keep])
+            held += len(pending[-1])
+            if held >= min(cells, _PAIRS_HELD):
+                counts += np.bincount(np.concatenate(pending), minlength=cells)
+                pending, held = [], 0
+    if pending:
+        counts += np.bincount(np.concatenate(pending), minlength=cells)
     matrix = counts.reshape(len(words), contexts).astype(np.float32)
-    del counts
+    del counts, pending
 
     total = matrix.sum()
     word_p = matrix.sum(axis=1, keepdims=True) / max(total, 1.0)
@@ -247,10 +257,18 @@ class StaticEmbedder:
                     ids.append(index)
                     tfs.append(1 + math.log(count))
         out = np.zeros((len(texts), model.dim), dtype=np.float32)
-        if ids:  # one scatter-add for all known words: ~5x faster than a loop per word
-            known = np.asarray(ids)
-            weights = np.asarray(tfs, dtype=np.float32) * model.idf[known]
-            np.add.at(out, np.asarray(rows), weights[:, None] * model.vectors[known])
+        known = np.asarray(ids, dtype=np.int64)
+        weights = np.asarray(tfs, dtype=np.float32) * model.idf[known]
+        row_of = np.asarray(rows, dtype=np.int64)
+        # The known words' weighted vectors summed per row (rows come in order), a block of
+        # words at a time: one (words x dim) product for all was 100 MB on 2,500 chunks, and
+        # its memory traffic most of the time (bench/bench_first_search.py).
+        for start in range(0, len(known), _EMBED_BLOCK):
+            part = slice(start, start + _EMBED_BLOCK)
+            row = row_of[part]
+            firsts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+            summed = np.add.reduceat(weights[part, None] * model.vectors[known[part]], firsts)
+            out[row[firsts]] += summed  # each row once per block: no repeated index
         for row, word, weight in unknown:
             out[row] += weight * _hashed_vector(word, model.dim)
         out[~out.any(axis=1), 0] = 1.0  # no words at all: a fixed unit vector keeps rows unit

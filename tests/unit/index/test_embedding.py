@@ -13,6 +13,7 @@ from lsp_helpers import FIXTURE as SAMPLE
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Chunk, content_hash
+from codecite_lsp.index import static_embedding
 from codecite_lsp.index.embedder import EmbeddingError
 from codecite_lsp.index.embedding import LiteLLMEmbedder, fill_vectors, make_embedder
 from codecite_lsp.index.static_embedding import (
@@ -114,6 +115,19 @@ def test_embeddings_are_normalised_deterministic_and_topical(tmp_path: Path) -> 
     # Words the model never saw still match themselves (hashed vectors).
     unseen = embedder.embed(["zzqx unknownword", "zzqx unknownword plus key"])
     assert float(vectors[4] @ unseen[1]) > 0.3
+
+
+def test_a_batch_embeds_each_text_as_it_would_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch's known words are summed a block at a time: a text whose words straddle two
+    blocks gets the same vector as on its own."""
+    embedder = StaticEmbedder(tmp_path / "model.npz")
+    embedder.fit(corpus())
+    texts = [" ".join([TOPICS[name]] * (1 + i)) for i in range(5) for name in TOPICS]
+    alone = np.vstack([embedder.embed([text]) for text in texts])
+    monkeypatch.setattr(static_embedding, "_EMBED_BLOCK", 7)  # fewer than a text's words
+    assert np.allclose(embedder.embed(texts), alone, atol=1e-6)
 
 
 def test_model_is_saved_and_reloaded_under_the_same_name(tmp_path: Path) -> None:
