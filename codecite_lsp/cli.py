@@ -138,11 +138,11 @@ class _ProgressBar:
             sys.stderr.flush()
 
 
-def _run_index(indexer: Indexer, quiet: bool) -> IndexReport:
+def _run_index(indexer: Indexer, quiet: bool, vectors: bool = True) -> IndexReport:
     """One index pass with the progress bar; skipped files are listed on stderr."""
     bar = _ProgressBar(not quiet)
     try:
-        report = indexer.run(progress=bar)
+        report = indexer.run(progress=bar, vectors=vectors)
     finally:
         bar.close()
     _print_skips(report)
@@ -292,7 +292,39 @@ def _search_queries(args: argparse.Namespace) -> list[str] | str:
     return queries or f"{args.queries} holds no query"
 
 
+def _first_keyword_pass(repo: Path, config: Config) -> Indexer | None:
+    """A repository never indexed: its keyword index, so that the first search answers from
+    it at once (the vectors are filled after the results: ``_fill_behind``). None if another
+    process holds the index (it is building it: the search reads what is there)."""
+    from .index.indexer import IndexBusy, Indexer
+
+    print("codecite: no index yet; indexing the repository first", file=sys.stderr)
+    indexer = Indexer(repo, config)
+    try:
+        report = _run_index(indexer, quiet=False, vectors=False)
+    except IndexBusy as exc:
+        print(f"codecite: {exc}", file=sys.stderr)
+        return None
+    print(report.summary(), file=sys.stderr)  # stdout holds the results only
+    return indexer
+
+
+def _fill_behind(indexer: Indexer) -> None:
+    """After a first search's results: the rest of the index (vectors), so the next search is
+    hybrid. Standard output is closed first: a reader of the results (a pipe, ``--json``)
+    has them all, and its end, now."""
+    sys.stdout.flush()
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    from .index.indexer import IndexBusy
+
+    try:
+        indexer.run()  # every file unchanged since the keyword pass: only the vectors
+    except IndexBusy as exc:  # another process took the index meanwhile and goes on with it
+        print(f"codecite: vectors not filled: {exc}", file=sys.stderr)
+
+
 def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
+    from .index.meta import MetaFile
     from .retrieve.retriever import open_retriever
 
     queries = _search_queries(args)
@@ -300,8 +332,11 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
         print(f"codecite: {queries}", file=sys.stderr)
         return 2
     _say_base(repo, config)
+    first = None
+    if MetaFile(config.resolved_index_dir(repo)).read().chunk_budget is None:  # never indexed
+        first = _first_keyword_pass(repo, config)
     retriever = open_retriever(repo, config)
-    if retriever.store.meta.chunk_budget is None:  # set by the first complete index pass
+    if retriever.store.meta.chunk_budget is None:  # still none: another process is building it
         # stderr: an empty result list alone reads as "nothing matches"
         print("codecite: no index yet; run `codecite index` first", file=sys.stderr)
     batch = args.queries is not None
@@ -324,6 +359,8 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
                 print(_untrusted_mark(result.untrusted))
             if args.explain:
                 print("    " + "  ".join(f"{name} {value:+.3f}" for name, value in result.terms))
+    if first is not None:
+        _fill_behind(first)
     return 0
 
 

@@ -52,8 +52,37 @@ if TYPE_CHECKING:
     from .base import OpenedBase
     from .overlay import Overlay
     from .store import Meta, Store
+    from .tables import FileRecord
 
 log = logging.getLogger(__name__)
+
+
+class _Opening:
+    """``task`` (the store's opening) run in a thread while the caller goes on: ``wait``
+    returns once it is done, raising what it raised."""
+
+    def __init__(self, task: Callable[[], object]) -> None:
+        self._task = task
+        self._done = threading.Event()
+        self._error: BaseException | None = None
+        threading.Thread(target=self._open, name="codecite-open-index", daemon=True).start()
+
+    def _open(self) -> None:
+        try:
+            self._task()
+        except BaseException as exc:  # raised in the caller's thread, by wait()
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def settle(self) -> None:
+        self._done.wait()
+
+    def wait(self) -> None:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+
 
 Progress = Callable[[int, int, str], None]
 
@@ -121,16 +150,25 @@ class Indexer:
     # -- full pass -------------------------------------------------------------------------
 
     def run(
-        self, progress: Progress | None = None, cancel: threading.Event | None = None
+        self,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+        *,
+        vectors: bool = True,
     ) -> IndexReport:
-        """Bring the whole index up to date with the working tree."""
+        """Bring the whole index up to date with the working tree. ``vectors=False``: the
+        keyword side only, for a first search that cannot wait for the vectors; the pass is not
+        recorded as complete, so the next run (or ``run()`` right after) fills them."""
         started = time.monotonic()
         with self._write_lock(progress):
             refused = manifest.lasting_skips(self.index_dir, self.config)
             manifest.discard(self.index_dir)  # until this pass has finished everything
             self._ignore = None  # ignore files may have changed unseen: reload them later
             totals = self._healing(
-                lambda: self._full_pass(progress, cancel, refused), progress, cancel
+                lambda: self._full_pass(progress, cancel, refused, vectors),
+                progress,
+                cancel,
+                vectors,
             )
         if not totals.cancelled:
             self.optimize_if_due()
@@ -138,7 +176,7 @@ class Indexer:
         report = pass_report(self.store, started, totals)
         cancelled = totals.cancelled or (cancel is not None and cancel.is_set())  # e.g. embedding
         failed = self._vectors.state(None)["state"] == "failed"
-        if totals.walked is not None and not cancelled and not failed:
+        if totals.walked is not None and vectors and not cancelled and not failed:
             manifest.record_pass(self.index_dir, self.config, totals.walked, report)
         return report
 
@@ -147,6 +185,7 @@ class Indexer:
         write: Callable[[], Totals],
         progress: Progress | None,
         cancel: threading.Event | None,
+        vectors: bool = True,
     ) -> Totals:
         """Run ``write``; if the index's rows cannot be read (a truncated data file, a lost
         fragment), only reading the repository again repairs them: start an empty index and
@@ -160,30 +199,37 @@ class Indexer:
                 said(exc),
             )
             self._store = self.store.reset()
-            return self._full_pass(progress, cancel, {})
+            return self._full_pass(progress, cancel, {}, vectors)
 
     def _full_pass(
         self,
         progress: Progress | None,
         cancel: threading.Event | None,
         refused: Mapping[str, tuple[FileStat, str]],
+        vectors: bool = True,
     ) -> Totals:
         """``refused``: files the last pass refused for a lasting reason (manifest.lasting_skips);
         those whose stat is unchanged are refused again without being read."""
         from ..ingest.scan import Skip, scan
 
-        store = self.store
         found = scan(self.repo, self.config)
         listed = self._beyond_base(found.files)
-        known = store.files()
-        counts = store.chunk_counts()
-        meta = store.meta
-        cut_with = meta.chunk_budget if meta.chunk_budget is not None else meta.cold_budget
-        rechunk = bool(known) and cut_with != self.config.chunk_budget
-        if not known:
-            # Recorded up front: a cancelled cold pass must not look like a budget change.
-            meta.cold_budget = self.config.chunk_budget
-            store.save_meta(meta)
+        # A first pass reads nothing from the index before its first write: the store (a
+        # second of lancedb's imports) opens in a thread while the files are read and chunked.
+        opening = None
+        if self._cold():
+            opening = _Opening(lambda: self._record_cold_budget(self.store))
+        known: dict[str, FileRecord] = {}
+        counts: dict[str, int] = {}
+        rechunk = False
+        if opening is None:
+            store = self.store
+            known, counts = store.files(), store.chunk_counts()
+            meta = store.meta
+            cut_with = meta.chunk_budget if meta.chunk_budget is not None else meta.cold_budget
+            rechunk = bool(known) and cut_with != self.config.chunk_budget
+            if not known:
+                self._record_cold_budget(store)
         changed = [
             f
             for f in listed
@@ -201,7 +247,8 @@ class Indexer:
         gone = {path for path in known if path not in on_disk}  # or now the base's
         with self._state:
             self._pending = {f.path for f in todo}
-        store.delete(gone)
+        if gone:
+            self.store.delete(gone)
 
         totals = Totals(deleted=len(gone), skipped=[*found.skipped, *again], walked=found.files)
         batch = Batch()
@@ -219,18 +266,21 @@ class Indexer:
                     progress(done, len(todo), job.path)
                 batch.add(job.path, ready, known.get(job.path), rechunk, self.config.chunk_budget)
                 if batch.chunk_rows >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
-                    self._commit(batch, totals)
+                    self._commit(batch, totals, opening)
                     batch = Batch()
-            self._commit(batch, totals)
+            self._commit(batch, totals, opening)
         finally:
             with self._state:
                 self._pending.clear()  # whatever happened, this pass no longer works on them
+            if opening is not None:
+                opening.settle()  # nothing else may open the store while the thread does
         if totals.cancelled:
             return totals  # the next run finishes the job; meta keeps the old budget
+        store = self.store
         store.remove_orphans()
         meta = store.meta
         meta.chunk_budget = self.config.chunk_budget
-        self._finish(store, meta, progress, cancel)
+        self._finish(store, meta, progress, cancel, vectors=vectors)
         return totals
 
     def _finish(
@@ -240,9 +290,12 @@ class Indexer:
         progress: Progress | None,
         cancel: threading.Event | None,
         written: Mapping[str, str] | None = None,
+        *,
+        vectors: bool = True,
     ) -> None:
         """After the chunks are written: meta, the search index, vectors (of the content
-        hashes ``written`` only, when the vector filler knows the rest have theirs)."""
+        hashes ``written`` only, when the vector filler knows the rest have theirs; none
+        with ``vectors=False``)."""
         meta.last_update = self._stamp(meta.last_update)
         meta.files, meta.chunks = store.file_count(), store.chunk_count()
         store.save_meta(meta)
@@ -253,7 +306,8 @@ class Indexer:
         # reads one row of each table; its fill reads the vectors' hash column (a filter).
         store.probe(whole=written is None)
         self._base_model()  # the overlay embeds with the base's model, copied first
-        self._vectors.fill(store, progress, cancel, written)
+        if vectors:
+            self._vectors.fill(store, progress, cancel, written)
 
     def optimize_if_due(self) -> bool:
         """Compact the tables and fold new rows into the indexes if enough has piled up.
@@ -392,8 +446,24 @@ class Indexer:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _commit(self, batch: Batch, totals: Totals) -> None:
-        """Write one batch and count it into ``totals``."""
+    def _cold(self) -> bool:
+        """No store opened yet and no tables on disk (a base's overlay excepted: choosing the
+        base reads the index folder)."""
+        return (
+            self._store is None and not self.config.base and not (self.index_dir / "lance").exists()
+        )
+
+    def _record_cold_budget(self, store: Store) -> None:
+        """Before a first pass writes: a cancelled one must not look like a budget change."""
+        meta = store.meta
+        meta.cold_budget = self.config.chunk_budget
+        store.save_meta(meta)
+
+    def _commit(self, batch: Batch, totals: Totals, opening: _Opening | None = None) -> None:
+        """Write one batch (once ``opening``, if any, has opened the store) and count it into
+        ``totals``."""
+        if opening is not None:
+            opening.wait()
         if len(batch):
             self._write(batch)
         totals.files += len(batch.chunks)

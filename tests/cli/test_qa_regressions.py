@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from corpora import write_trainable_tree
 from lsp_helpers import FIXTURE, copy_repo, init_params, request, server_config, wait_indexed
 from lsprotocol import types
 from pytest_lsp import LanguageClient
@@ -77,11 +78,22 @@ def test_an_index_dir_that_cannot_be_created_is_a_clear_error(tmp_path: Path) ->
     assert str(blocker) in done.stderr
 
 
-def test_search_before_any_index_says_so(tmp_path: Path) -> None:
-    done = codecite(sample(tmp_path), tmp_path / "index", "search", "rotate", "--json")
-    assert done.returncode == 0
-    assert json.loads(done.stdout) == {"results": []}
-    assert "no index yet" in done.stderr
+def test_a_first_search_indexes_the_repository_and_leaves_it_complete(tmp_path: Path) -> None:
+    """No index yet: the search builds the keyword index, answers from it, then fills the
+    vectors, so the index is complete when the command ends (an index pass finds nothing)."""
+    repo = sample(tmp_path)
+    write_trainable_tree(repo)
+    done = codecite(repo, tmp_path / "index", "search", "handler_3_7", "--json")
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)["results"]  # stdout: the results alone
+    assert results[0]["path"] == "module_3.py"
+    said = done.stderr.splitlines()
+    assert said[0] == "codecite: no index yet; indexing the repository first"
+    assert said[-1].startswith("indexed ") and "written" in said[-1], said
+    again = codecite(repo, tmp_path / "index", "index")
+    assert again.stdout.strip().endswith("unchanged since the last pass"), again.stdout
+    explained = codecite(repo, tmp_path / "index", "search", "rotate key", "--explain").stdout
+    assert "vector +" in explained, explained  # the next search is hybrid
 
 
 def test_an_empty_search_query_is_an_error_like_an_empty_question(tmp_path: Path) -> None:

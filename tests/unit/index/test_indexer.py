@@ -13,10 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from corpora import write_trainable_tree
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import content_hash
 from codecite_lsp.index import indexer as indexer_module
+from codecite_lsp.index import manifest
 from codecite_lsp.index.indexer import IndexBusy, Indexer
 from codecite_lsp.ingest.chunking import chunk_text
 
@@ -292,6 +294,28 @@ def test_the_default_embedder_fills_vectors_after_the_chunks(repo: Path) -> None
     embedder_name = store.meta.embedder  # (the default embedder may have retrained: new name)
     assert embedder_name and store.missing_vectors(embedder_name, 100) == []
     assert ix.status()["embedder"]["vectors"] == len(hashes) + 1
+
+
+def test_a_keyword_only_pass_searches_at_once_and_the_next_run_fills_the_vectors(
+    repo: Path,
+) -> None:
+    """A first search's pass (``vectors=False``): the keyword index is complete and searchable,
+    no vector is written, and the pass is not recorded as complete, so the next run fills the
+    vectors without reading any file again and records it."""
+    write_trainable_tree(repo)
+    config = Config(embedding="default", chunk_budget=100)  # a chunk per function: trainable
+    ix = Indexer(repo, config)
+    first = ix.run(vectors=False)
+    assert first.written_files == first.files > 12
+    assert ix.store.vector_count(None) == 0
+    assert ix.store.keyword_search("handler_3_7", 1)[0][0].path == "module_3.py"
+    assert manifest.unchanged_since_last_pass(repo, config) is None  # not complete yet
+    second = Indexer(repo, config).run()
+    assert (second.written_files, second.deleted_files) == (0, 0)
+    store = ix.store
+    hashes = {c.content_hash for path in store.files() for c in store.chunks_for_path(path)}
+    assert store.vector_count(None) == len(hashes) > 100  # a vector for every chunk's text
+    assert manifest.unchanged_since_last_pass(repo, config) is not None
 
 
 def test_a_second_indexer_waits_then_reports_clearly(
