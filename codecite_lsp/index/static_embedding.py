@@ -265,10 +265,10 @@ class StaticEmbedder:
         # its memory traffic most of the time (bench/bench_first_search.py).
         for start in range(0, len(known), _EMBED_BLOCK):
             part = slice(start, start + _EMBED_BLOCK)
-            row = row_of[part]
-            firsts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+            block_rows = row_of[part]
+            firsts = np.flatnonzero(np.r_[True, block_rows[1:] != block_rows[:-1]])
             summed = np.add.reduceat(weights[part, None] * model.vectors[known[part]], firsts)
-            out[row[firsts]] += summed  # each row once per block: no repeated index
+            out[block_rows[firsts]] += summed  # each row once per block: no repeated index
         for row, word, weight in unknown:
             out[row] += weight * _hashed_vector(word, model.dim)
         out[~out.any(axis=1), 0] = 1.0  # no words at all: a fixed unit vector keeps rows unit
