@@ -309,18 +309,26 @@ def _first_keyword_pass(repo: Path, config: Config) -> Indexer | None:
     return indexer
 
 
-def _fill_behind(indexer: Indexer) -> None:
+def _fill_behind(indexer: Indexer) -> int:
     """After a first search's results: the rest of the index (vectors), so the next search is
     hybrid. Standard output is closed first: a reader of the results (a pipe, ``--json``)
-    has them all, and its end, now."""
+    has them all, and its end, now. The exit status: 130 if interrupted (nothing is lost: the
+    next command that indexes fills the vectors)."""
     sys.stdout.flush()
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     from .index.indexer import IndexBusy
 
+    bar = _ProgressBar(True)  # on a terminal: why the prompt has not come back yet
     try:
-        indexer.run()  # every file unchanged since the keyword pass: only the vectors
+        indexer.run(progress=bar)  # every file unchanged since the keyword pass: the vectors
     except IndexBusy as exc:  # another process took the index meanwhile and goes on with it
         print(f"codecite: vectors not filled: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:  # the results are out: no traceback over them
+        bar.close()
+        print("codecite: interrupted; the next index pass fills the vectors", file=sys.stderr)
+        return 130
+    bar.close()
+    return 0
 
 
 def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
@@ -359,9 +367,7 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
                 print(_untrusted_mark(result.untrusted))
             if args.explain:
                 print("    " + "  ".join(f"{name} {value:+.3f}" for name, value in result.terms))
-    if first is not None:
-        _fill_behind(first)
-    return 0
+    return 0 if first is None else _fill_behind(first)
 
 
 def _result_json(result: Result, explain: bool) -> dict[str, object]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 from functools import lru_cache
+from itertools import chain
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TEST_PATH = re.compile(
@@ -67,10 +68,9 @@ def identifier_parts(identifier: str) -> list[str]:
 def word_parts(text: str) -> list[str]:
     """Stemmed lower-case parts of every identifier in ``text``, in order, without stop words,
     one-letter parts and bare numbers."""
-    words: list[str] = []
-    for identifier in IDENTIFIER.findall(text):
-        words.extend(_identifier_words(identifier))
-    return words
+    # map and chain: no Python step per identifier (a chunk has hundreds; the default
+    # embedding reads every chunk's twice)
+    return list(chain.from_iterable(map(_identifier_words, IDENTIFIER.findall(text))))
 
 
 @lru_cache(maxsize=65536)

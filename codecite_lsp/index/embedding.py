@@ -110,6 +110,8 @@ def minilm_cache(index_dir: Path) -> VectorCache:
 # ---------------------------------------------------------------------------------------------
 # Filling the store's vectors behind the keyword index
 
+READ_BATCH = 4096  # chunks lacking a vector read (and their vectors written) at once
+
 
 def fill_vectors(
     store: Store,
@@ -138,24 +140,37 @@ def fill_vectors(
     done = store.vector_count(name) if progress else 0
     written = 0
     previous: list[str] = []
+    # What lacks a vector is read a few thousand chunks at a time, not per embedded batch:
+    # each read scans every content hash and vector (the stdlib's 29k chunks: 57 reads took
+    # a third of the fill, bench/bench_index.py), and each write merges into the table.
+    read = max(batch, READ_BATCH)
     while not (cancel and cancel.is_set()):
-        pending = store.missing_vectors(name, batch, among)
+        pending = store.missing_vectors(name, read, among)
         hashes = [h for h, _ in pending]
         if not pending or hashes == previous:  # nothing left, or the store did not take them
             break
-        texts = [text for _, text in pending]
-        # MiniLM: through its cache, so vectors the rerank embedded are not computed again
-        vectors = (
-            embedder.vectors(hashes, texts)
-            if isinstance(embedder, VectorCache)
-            else embedder.embed(texts)
-        )
-        store.put_vectors(name, hashes, vectors)
+        embedded: list[np.ndarray] = []
+        try:
+            for start in range(0, len(pending), batch):
+                if embedded and cancel and cancel.is_set():
+                    break
+                part = pending[start : start + batch]
+                texts = [text for _, text in part]
+                # MiniLM: through its cache, so vectors the rerank embedded are not computed again
+                embedded.append(
+                    embedder.vectors([h for h, _ in part], texts)
+                    if isinstance(embedder, VectorCache)
+                    else embedder.embed(texts)
+                )
+                done += len(part)
+                if progress:
+                    progress(min(done, total), total, "embedding chunks")
+        finally:  # cancelled, or the model failed: what is embedded is kept
+            if embedded:
+                vectors = np.vstack(embedded)
+                store.put_vectors(name, hashes[: len(vectors)], vectors)
+                written += len(vectors)
         previous = hashes
-        written += len(pending)
-        done += len(pending)
-        if progress:
-            progress(min(done, total), total, "embedding chunks")
-        if len(pending) < batch:
+        if len(pending) < read:
             break  # that was the rest: a saved file must not pay for another scan
     return written

@@ -233,6 +233,33 @@ def test_fill_vectors_stops_when_cancelled(tmp_path: Path) -> None:
     assert store.vector_count(embedder.name) == 0
 
 
+def test_a_model_failing_mid_fill_keeps_the_vectors_it_gave(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A remote model that fails on its third batch: the two batches it embedded are stored
+    (they cost a call each), the error reaches the caller, and the next fill does the rest."""
+    store = store_with(tmp_path, grown_files())
+    embedder = StaticEmbedder(tmp_path / "model.npz")
+    embedder.fit([text for _, text in store.missing_vectors("corpus", 10_000)])
+    real = embedder.embed
+    calls: list[int] = []
+
+    def failing(texts: list[str]) -> np.ndarray:
+        calls.append(len(texts))
+        if len(calls) == 3:
+            raise EmbeddingError("the model timed out")
+        return real(texts)
+
+    monkeypatch.setattr(embedder, "embed", failing)
+    with pytest.raises(EmbeddingError, match="timed out"):
+        fill_vectors(store, embedder, batch=5, train=False)
+    assert store.vector_count(embedder.name) == 10
+    monkeypatch.setattr(embedder, "embed", real)
+    unique = len({h for h, _ in store.missing_vectors("nothing-yet", 10_000)})
+    assert fill_vectors(store, embedder, batch=5, train=False) == unique - 10
+    assert store.missing_vectors(embedder.name, 10_000) == []
+
+
 def test_vocabulary_drift_retrains_under_a_new_name(tmp_path: Path) -> None:
     store = store_with(tmp_path, grown_files())
     embedder = StaticEmbedder(tmp_path / "model.npz")
