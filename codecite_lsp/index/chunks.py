@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -159,6 +159,13 @@ class ChunkTables:
         if found is not None:
             return found
         return [c for where in in_filters("content_hash", hashes) for c in self._read(where)]
+
+    def text_batches(self, rows: int) -> Iterator[tuple[list[str], list[str]]]:
+        """Every chunk row's (content hashes, texts), ``rows`` at a time, in one scan of the
+        two columns: the whole index read without holding it."""
+        scan = self.chunks.search().select(["content_hash", "text"]).limit(None)
+        for batch in scan.to_batches(rows):
+            yield batch.column("content_hash").to_pylist(), batch.column("text").to_pylist()
 
     def texts(self, hashes: Collection[str]) -> dict[str, str]:
         """The text of a chunk with each content hash (the two columns only)."""

@@ -5,7 +5,7 @@ filling of the store's vectors behind the keyword index."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,7 +110,28 @@ def minilm_cache(index_dir: Path) -> VectorCache:
 # ---------------------------------------------------------------------------------------------
 # Filling the store's vectors behind the keyword index
 
-READ_BATCH = 4096  # chunks lacking a vector read (and their vectors written) at once
+READ_BATCH = 4096  # chunks lacking a vector read, and their vectors written, at once
+
+
+def _lacking(
+    store: Store, name: str, size: int, among: Collection[str] | None
+) -> Iterator[list[tuple[str, str]]]:
+    """The chunks lacking a vector, ``size`` at a time. The whole index in one scan of the
+    chunks table (reading each batch's texts by their hashes instead took a third of the
+    stdlib's fill: bench/bench_index.py); an update's hashes ``among`` by a filter."""
+    if among is None:
+        yield from store.lacking_vectors(name, size)
+        return
+    previous: list[str] = []
+    while True:
+        pending = store.missing_vectors(name, size, among)
+        hashes = [h for h, _ in pending]
+        if not pending or hashes == previous:  # nothing left, or the store did not take them
+            return
+        yield pending
+        if len(pending) < size:
+            return  # that was the rest: a saved file must not pay for another scan
+        previous = hashes
 
 
 def fill_vectors(
@@ -139,16 +160,10 @@ def fill_vectors(
     total = store.chunk_count()
     done = store.vector_count(name) if progress else 0
     written = 0
-    previous: list[str] = []
-    # What lacks a vector is read a few thousand chunks at a time, not per embedded batch:
-    # each read scans every content hash and vector (the stdlib's 29k chunks: 57 reads took
-    # a third of the fill, bench/bench_index.py), and each write merges into the table.
-    read = max(batch, READ_BATCH)
-    while not (cancel and cancel.is_set()):
-        pending = store.missing_vectors(name, read, among)
-        hashes = [h for h, _ in pending]
-        if not pending or hashes == previous:  # nothing left, or the store did not take them
+    for pending in _lacking(store, name, max(batch, READ_BATCH), among):
+        if cancel and cancel.is_set():
             break
+        hashes = [h for h, _ in pending]
         embedded: list[np.ndarray] = []
         try:
             for start in range(0, len(pending), batch):
@@ -170,7 +185,4 @@ def fill_vectors(
                 vectors = np.vstack(embedded)
                 store.put_vectors(name, hashes[: len(vectors)], vectors)
                 written += len(vectors)
-        previous = hashes
-        if len(pending) < read:
-            break  # that was the rest: a saved file must not pay for another scan
     return written

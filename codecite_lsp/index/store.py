@@ -20,7 +20,7 @@ import functools
 import logging
 import shutil
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -242,6 +242,9 @@ class Store:
         self, embedder: str, limit: int, among: Collection[str] | None = None
     ) -> list[tuple[str, str]]:
         return self.vectors.missing(embedder, limit, among)
+
+    def lacking_vectors(self, embedder: str, size: int) -> Iterator[list[tuple[str, str]]]:
+        return self.vectors.lacking(embedder, size)
 
     def put_vectors(self, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:
         self.vectors.put(embedder, hashes, vectors)

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import shutil
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +127,22 @@ class Vectors:
         hashes = list(wanted)[:limit]
         texts = among if isinstance(among, Mapping) else self._tables.texts(hashes)
         return [(h, texts[h]) for h in hashes if h in texts]
+
+    def lacking(self, embedder: str, size: int) -> Iterator[list[tuple[str, str]]]:
+        """(content_hash, text) of every chunk without a vector from ``embedder``, ``size`` at a
+        time, in one scan of the chunks table (each content hash once)."""
+        seen = set(self.hashes(embedder))
+        found: list[tuple[str, str]] = []
+        for hashes, texts in self._tables.text_batches(size):
+            for content_hash, text in zip(hashes, texts, strict=True):
+                if content_hash not in seen:
+                    seen.add(content_hash)
+                    found.append((content_hash, text))
+            while len(found) >= size:
+                yield found[:size]
+                found = found[size:]
+        if found:
+            yield found
 
     def put(self, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:
         """Store one vector per content hash; an existing (hash, embedder) pair is kept."""
