@@ -10,17 +10,21 @@ processes timed from their start to their exit:
   its exit (the index complete);
 - ``codecite index`` then ``codecite search QUERY --json`` on another copy: both commands, one
   after the other, and each alone;
-- ``python -c "import lancedb"`` (the floor every command that opens an index pays).
+- ``python -c "import lancedb"`` (the floor every command that opens an index pays);
+- with ``--server``, a language server started on a third copy (what an editor opening the
+  repository gets): ``codecite/search`` sent every 100 ms from the spawn until it returns a
+  result, timed from the spawn.
 
 Wall times depend on what else the machine runs: the load average is printed with each round,
 and CPU time (user + sys of the child) beside the wall time.
 
-Run: ``python bench/bench_first_search.py [--rounds 5] [--files 200]``.
+Run: ``python bench/bench_first_search.py [--rounds 5] [--files 200] [--server]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import resource
@@ -82,6 +86,23 @@ def first_search(command: list[str], env: dict[str, str]) -> tuple[float, float,
     return results, time.perf_counter() - started, out
 
 
+async def server_first_results(repo: Path) -> float:
+    """Seconds from a language server's spawn to the first ``codecite/search`` with results."""
+    from bench_server import start, stop  # main() put bench/ and tests/ on the path
+    from lsp_helpers import request
+
+    spawned = time.perf_counter()
+    client, _ = await start(repo, repo / ".codecite")
+    try:
+        while True:
+            reply = await request(client, "codecite/search", {"query": QUERY, "limit": 5})
+            if reply["results"]:
+                return time.perf_counter() - spawned
+            await asyncio.sleep(0.1)
+    finally:
+        await stop(client)
+
+
 def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     """(wall, CPU of the child, stdout)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -99,17 +120,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--server", action="store_true", help="also a language server's")
     args = parser.parse_args()
+    if args.server:  # the language-server client helpers of bench/ and tests/
+        sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent / "tests")]
     pool = stdlib_files()
     step = max(1, (len(pool) - args.files) // max(1, args.rounds))
     codecite = [sys.executable, "-m", "codecite_lsp"]
     firsts: list[float] = []
     totals: list[float] = []
+    servers: list[float] = []
     print(
         "| round | load | search alone: results / exit | index + search wall (CPU) | index"
-        " | search | import lancedb |"
+        " | search | import lancedb | language server: first results |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for round_ in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="codecite-first-") as scratch:
             files = pool[round_ * step : round_ * step + args.files]
@@ -129,18 +154,27 @@ def main() -> int:
             total = index[0] + search[0]
             firsts.append(first[0])
             totals.append(total)
+            server = "-"
+            if args.server:
+                served = Path(scratch) / "served"
+                make_repo(served, files)
+                servers.append(asyncio.run(server_first_results(served)))
+                server = f"{servers[-1]:.2f} s"
             print(
                 f"| {round_ + 1} | {load} | {first[0]:.2f} s / {first[1]:.2f} s |"
                 f" {total:.2f} s ({index[1] + search[1]:.2f} s) |"
-                f" {index[0]:.2f} s | {search[0]:.2f} s | {floor:.2f} s |"
+                f" {index[0]:.2f} s | {search[0]:.2f} s | {floor:.2f} s | {server} |"
             )
     print(
         f"\nmedian first search result, `codecite search` alone: {statistics.median(firsts):.2f} s"
         " (target <= 2 s)"
     )
     print(f"median index + search: {statistics.median(totals):.2f} s")
+    if servers:
+        print(f"median language server, spawn to first results: {statistics.median(servers):.2f} s")
     print(
         f"command: python bench/bench_first_search.py --rounds {args.rounds} --files {args.files}"
+        + (" --server" if args.server else "")
     )
     return 0
 

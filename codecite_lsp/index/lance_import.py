@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -60,12 +61,17 @@ def _validators_deferred() -> Iterator[None]:
         pydantic.BaseModel.model_config = config
 
 
+_IMPORTING = threading.Lock()  # two threads patching pydantic at once could leave it patched
+
+
 def import_lancedb() -> Any:
-    """The lancedb module, imported (the first time) without the REST client's validators."""
-    if "lancedb" not in sys.modules:
-        with contextlib.suppress(ImportError), _validators_deferred():
-            # A lancedb without this package: nothing to defer, the import below tells the rest.
-            __import__(_PACKAGE)
-    import lancedb
+    """The lancedb module, imported (the first time) without the REST client's validators.
+    Thread-safe: an index opened in one thread while another opens one waits for its import."""
+    with _IMPORTING:
+        if "lancedb" not in sys.modules:
+            with contextlib.suppress(ImportError), _validators_deferred():
+                # A lancedb without this package: nothing to defer, the import below tells.
+                __import__(_PACKAGE)
+        import lancedb
 
     return lancedb

@@ -50,3 +50,32 @@ def test_the_rest_client_validates_at_its_first_use_not_at_import() -> None:
         "validated 2",
         "connect",
     ]
+
+
+CONCURRENT = """
+import threading
+import pydantic
+real, config = pydantic.validate_call, dict(pydantic.BaseModel.model_config)
+from codecite_lsp.index.lance_import import import_lancedb
+start = threading.Barrier(4)
+def opening():
+    start.wait()
+    import_lancedb()
+threads = [threading.Thread(target=opening) for _ in range(4)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(pydantic.validate_call is real, dict(pydantic.BaseModel.model_config) == config)
+"""
+
+
+def test_indexes_opened_in_several_threads_at_once_leave_pydantic_as_it_was() -> None:
+    """The server opens its reader and its indexer in two threads; each import of lancedb
+    patches pydantic for its duration, and two at once used to leave it patched."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", CONCURRENT], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True True"
