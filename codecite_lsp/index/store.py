@@ -19,6 +19,7 @@ import contextlib
 import functools
 import logging
 import shutil
+import threading
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from datetime import timedelta
@@ -50,6 +51,18 @@ def _session() -> Any:
     the server reads an index and its indexer writes it through two connections, and each of
     its own would load the same full-text index again (~300 MB at a million chunks)."""
     return import_lancedb().Session()
+
+
+_OPENING: dict[Path, threading.Lock] = {}
+_OPENING_GUARD = threading.Lock()
+
+
+def _opening(index_dir: Path) -> threading.Lock:
+    """The lock of one index folder's opening in this process: two threads opening a folder
+    that has no tables yet (the server's reader and its indexer, at start) each created them,
+    and one took the other's half-made table for damage and removed it."""
+    with _OPENING_GUARD:
+        return _OPENING.setdefault(index_dir.resolve(), threading.Lock())
 
 
 class Store:
@@ -88,7 +101,13 @@ class Store:
         the disk for a newer version first, nor open a table again."""
         apply_defaults()
         lancedb = import_lancedb()  # lazy: it takes seconds (the least possible, see there)
+        with _opening(index_dir):
+            return cls._open(lancedb, index_dir, in_memory, tree, fixed)
 
+    @classmethod
+    def _open(
+        cls, lancedb: Any, index_dir: Path, in_memory: bool, tree: Path | None, fixed: bool
+    ) -> Store:
         index_dir.mkdir(parents=True, exist_ok=True)
         clear_misplaced(index_dir)
         ignore = index_dir / ".gitignore"
