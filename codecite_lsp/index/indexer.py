@@ -19,6 +19,8 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent import futures
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -55,33 +57,6 @@ if TYPE_CHECKING:
     from .tables import FileRecord
 
 log = logging.getLogger(__name__)
-
-
-class _Opening:
-    """``task`` (the store's opening) run in a thread while the caller goes on: ``wait``
-    returns once it is done, raising what it raised."""
-
-    def __init__(self, task: Callable[[], object]) -> None:
-        self._task = task
-        self._done = threading.Event()
-        self._error: BaseException | None = None
-        threading.Thread(target=self._open, name="codecite-open-index", daemon=True).start()
-
-    def _open(self) -> None:
-        try:
-            self._task()
-        except BaseException as exc:  # raised in the caller's thread, by wait()
-            self._error = exc
-        finally:
-            self._done.set()
-
-    def settle(self) -> None:
-        self._done.wait()
-
-    def wait(self) -> None:
-        self._done.wait()
-        if self._error is not None:
-            raise self._error
 
 
 Progress = Callable[[int, int, str], None]
@@ -218,7 +193,9 @@ class Indexer:
         # second of lancedb's imports) opens in a thread while the files are read and chunked.
         opening = None
         if self._cold():
-            opening = _Opening(lambda: self._record_cold_budget(self.store))
+            pool = ThreadPoolExecutor(1, thread_name_prefix="codecite-open-index")
+            opening = pool.submit(lambda: self._record_cold_budget(self.store))
+            pool.shutdown(wait=False)  # the opening goes on; the pass waits at its first write
         known: dict[str, FileRecord] = {}
         counts: dict[str, int] = {}
         rechunk = False
@@ -273,7 +250,7 @@ class Indexer:
             with self._state:
                 self._pending.clear()  # whatever happened, this pass no longer works on them
             if opening is not None:
-                opening.settle()  # nothing else may open the store while the thread does
+                futures.wait([opening])  # nothing else may open the store while the thread does
         if totals.cancelled:
             return totals  # the next run finishes the job; meta keeps the old budget
         store = self.store
@@ -459,11 +436,13 @@ class Indexer:
         meta.cold_budget = self.config.chunk_budget
         store.save_meta(meta)
 
-    def _commit(self, batch: Batch, totals: Totals, opening: _Opening | None = None) -> None:
-        """Write one batch (once ``opening``, if any, has opened the store) and count it into
-        ``totals``."""
+    def _commit(
+        self, batch: Batch, totals: Totals, opening: futures.Future[None] | None = None
+    ) -> None:
+        """Write one batch (once ``opening``, if any, has opened the store: what it raised is
+        raised here) and count it into ``totals``."""
         if opening is not None:
-            opening.wait()
+            opening.result()
         if len(batch):
             self._write(batch)
         totals.files += len(batch.chunks)

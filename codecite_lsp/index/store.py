@@ -101,13 +101,13 @@ class Store:
         the disk for a newer version first, nor open a table again."""
         apply_defaults()
         lancedb = import_lancedb()  # lazy: it takes seconds (the least possible, see there)
-        with _opening(index_dir):
-            return cls._open(lancedb, index_dir, in_memory, tree, fixed)
+        with _opening(index_dir):  # the tables only: a server's view loads after, unlocked
+            db, chunks, files = cls._tables(lancedb, index_dir, fixed)
+        return cls(index_dir, db, chunks, files, in_memory, tree, fixed)
 
-    @classmethod
-    def _open(
-        cls, lancedb: Any, index_dir: Path, in_memory: bool, tree: Path | None, fixed: bool
-    ) -> Store:
+    @staticmethod
+    def _tables(lancedb: Any, index_dir: Path, fixed: bool) -> tuple[Any, Any, Any]:
+        """The folder's connection and its chunk and file tables, made if missing."""
         index_dir.mkdir(parents=True, exist_ok=True)
         clear_misplaced(index_dir)
         ignore = index_dir / ".gitignore"
@@ -130,7 +130,7 @@ class Store:
         chunk_schema, file_schema = table_schemas()
         chunks = open_or_rebuild(db, index_dir, "chunks", chunk_schema)
         files = open_or_rebuild(db, index_dir, "files", file_schema)
-        return cls(index_dir, db, chunks, files, in_memory, tree, fixed)
+        return db, chunks, files
 
     def reset(self) -> Store:
         """Drop every table and start an empty index (meta too): for damage found in the
