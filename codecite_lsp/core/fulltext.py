@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
 
+from .memo import Memo
 from .terms import identifier_parts
 
 # A single character (x, i, 0) is in every other chunk and never what anyone searches for;
@@ -27,7 +27,7 @@ _MEMO_MAX = 500_000  # distinct words remembered (~60 MB at most)
 _WORD = re.compile(r"\w+(?:\.\w+)*")
 # Every ASCII character that cannot be part of a word becomes a space: then str.split() finds
 # the same words as _WORD (~2.5x faster), except that stray dots ("end.", "a..b", "...") stay
-# attached; _Memo cleans those up once per distinct token.
+# attached; _token_terms cleans those up once per distinct token.
 _ASCII_WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_.")
 _ASCII_SEPARATORS = {code: " " for code in range(128) if chr(code) not in _ASCII_WORD_CHARS}
 
@@ -96,24 +96,6 @@ def _word_terms(word: str) -> str:
     return " ".join(filter(None, terms))
 
 
-class _Memo(dict[str, str]):
-    """key -> its terms joined by spaces, computed on first use.
-
-    A dict with ``__missing__`` rather than lru_cache: hits stay in C, and a repository's
-    vocabulary (~300k words for the CPython stdlib) would thrash a bounded LRU.
-    """
-
-    def __init__(self, compute: Callable[[str], str]) -> None:
-        super().__init__()
-        self.compute = compute
-
-    def __missing__(self, key: str) -> str:
-        if len(self) >= _MEMO_MAX:
-            self.clear()  # a bound on memory; refilled at the cost of recomputing
-        value = self[key] = self.compute(key)
-        return value
-
-
 def _token_terms(token: str) -> str:
     """A token of split ASCII text: a word, or words with stray dots around them."""
     if token[0] != "." and token[-1] != "." and ".." not in token:
@@ -121,8 +103,8 @@ def _token_terms(token: str) -> str:
     return " ".join(filter(None, map(_tokens.__getitem__, _WORD.findall(token))))
 
 
-_identifiers = _Memo(_identifier_terms)
-_tokens = _Memo(_token_terms)
+_identifiers = Memo(_identifier_terms, _MEMO_MAX)
+_tokens = Memo(_token_terms, _MEMO_MAX)
 
 
 def search_terms(text: str, path: str, symbol: str | None) -> str:

@@ -12,6 +12,8 @@ from collections.abc import Collection, Iterable
 from functools import lru_cache
 from itertools import chain
 
+from .memo import Memo
+
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$"
@@ -70,19 +72,22 @@ def word_parts(text: str) -> list[str]:
     one-letter parts and bare numbers."""
     # map and chain: no Python step per identifier (a chunk has hundreds; the default
     # embedding reads every chunk's twice)
-    return list(chain.from_iterable(map(_identifier_words, IDENTIFIER.findall(text))))
+    return list(chain.from_iterable(map(_identifier_words.__getitem__, IDENTIFIER.findall(text))))
 
 
-@lru_cache(maxsize=65536)
-def _identifier_words(identifier: str) -> tuple[str, ...]:
-    """word_parts of one identifier, remembered: code repeats its identifiers, and splitting
-    and stemming them again was most of a question's reranking time."""
+def _split_identifier(identifier: str) -> tuple[str, ...]:
+    """word_parts of one identifier."""
     parts = (part.lower() for part in _PART.findall(identifier))
     return tuple(
         stem(lower)
         for lower in parts
         if len(lower) > 1 and lower not in STOP_WORDS and not lower.isdigit()
     )
+
+
+# Code repeats its identifiers: splitting and stemming them again was most of a question's
+# reranking time and of the default embedding's (which reads every chunk twice).
+_identifier_words = Memo(_split_identifier, 250_000)  # ~60 MB at most
 
 
 def says(word: str, term: str) -> bool:

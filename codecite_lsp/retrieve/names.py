@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from functools import lru_cache
 
+from ..core.memo import Memo
 from ..core.terms import STOP_WORDS, identifier_parts, says, stem, word_parts
 from .weights import WEIGHTS
 
@@ -214,8 +215,8 @@ class Compounds:
 
     def __init__(self, known: Callable[[str], bool]) -> None:
         self.known = known
-        self._names: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
-        self._words: dict[str, tuple[str, ...]] = {}  # a part's words: parts recur across names
+        self._names = Memo(self._parts_of, _MEMO_MAX)
+        self._words = Memo(self._words_of, _MEMO_MAX)  # a part's words: parts recur across names
 
     def __call__(self, word: str) -> list[str]:
         return self._split(word)
@@ -223,27 +224,20 @@ class Compounds:
     def parts(self, name: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """Each part of ``name`` (``winfo_screenwidth``: winfo, screenwidth) as (its stem, or
         "" for a function word; the words it splits into, or none), remembered."""
-        found = self._names.get(name)
-        if found is None:
-            if len(self._names) >= _MEMO_MAX:
-                self._names.clear()
-            found = self._names[name] = tuple(
-                ("" if low in STOP_WORDS else stem(low), self._words_of(low))
-                for part in identifier_parts(name)
-                for low in [part.lower()]
-                if len(low) >= 2 and not low.isdigit()
-            )
-        return found
+        return self._names[name]
+
+    def _parts_of(self, name: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        return tuple(
+            ("" if low in STOP_WORDS else stem(low), self._words[low])
+            for part in identifier_parts(name)
+            for low in [part.lower()]
+            if len(low) >= 2 and not low.isdigit()
+        )
 
     def _words_of(self, part: str) -> tuple[str, ...]:
-        """The words ``part`` splits into, or none, remembered."""
-        found = self._words.get(part)
-        if found is None:
-            if len(self._words) >= _MEMO_MAX:
-                self._words.clear()
-            words = self._split(part)
-            found = self._words[part] = tuple(words) if len(words) > 1 else ()
-        return found
+        """The words ``part`` splits into, or none."""
+        words = self._split(part)
+        return tuple(words) if len(words) > 1 else ()
 
     def _split(self, word: str) -> list[str]:
         if len(word) > _SEGMENT_MAX:
