@@ -37,15 +37,33 @@ async def test_lists_the_four_tools_with_schemas_for_a_model(repo: Path) -> None
     assert "results" in (listed["verify_citations"].output_schema or {})["properties"]
 
 
-async def test_a_call_before_the_index_is_open_answers_at_once_with_a_note(repo: Path) -> None:
+SLOW_LANCEDB = """
+import importlib.abc, sys, time
+
+class SlowLancedb(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "lancedb":
+            time.sleep(6)
+        return None
+
+sys.meta_path.insert(0, SlowLancedb())
+"""
+
+
+async def test_a_call_before_the_index_is_open_answers_at_once_with_a_note(
+    repo: Path, tmp_path: Path
+) -> None:
+    # A cold disk: importing lancedb takes seconds (here 6, in the server's opening thread), so
+    # both calls below come while the index is still opening, however fast this machine is.
+    (tmp_path / "slow").mkdir()
+    (tmp_path / "slow" / "sitecustomize.py").write_text(SLOW_LANCEDB)
     progress: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append((done, total, message))
 
-    async with connect(repo) as session:
-        # Right after start the index is still opening (importing lancedb alone takes seconds):
-        # the call must not wait for it, and says why it has nothing yet.
+    async with connect(repo, PYTHONPATH=str(tmp_path / "slow")) as session:
+        # The calls must not wait for the index, and say why they have nothing yet.
         first = await session.call_tool(
             "search_code", {"query": "rotate_key"}, progress_callback=on_progress
         )
