@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import anyio
@@ -62,7 +63,8 @@ async def test_a_call_before_the_index_is_open_answers_at_once_with_a_note(
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append((done, total, message))
 
-    async with connect(repo, PYTHONPATH=str(tmp_path / "slow")) as session:
+    path = os.pathsep.join(filter(None, [str(tmp_path / "slow"), os.environ.get("PYTHONPATH")]))
+    async with connect(repo, PYTHONPATH=path) as session:
         # The calls must not wait for the index, and say why they have nothing yet.
         first = await session.call_tool(
             "search_code", {"query": "rotate_key"}, progress_callback=on_progress
