@@ -66,15 +66,17 @@ def cold_index(tree: Path, index_dir: Path, embedding: str) -> dict[str, float]:
     command = [sys.executable, "-m", "codecite_lsp", "index", "--quiet"]
     command += ["--repo", str(tree), "--index-dir", str(index_dir)]
     started = time.perf_counter()
-    # stderr (a line per skipped file) dropped: the summary line counts them
-    child = subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
-    _, status, usage = os.wait4(child.pid, 0)
+    # stderr (a line per skipped file) kept aside: the summary line counts them, and a failure
+    # shows its last lines
+    errors = index_dir.parent / "index.stderr"
+    with open(errors, "w") as stderr:
+        child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     output = child.stdout.read() if child.stdout else ""
     if status != 0:
-        raise SystemExit(f"codecite index failed ({status}): {output}")
+        said = [line for line in errors.read_text().splitlines() if not line.startswith("skipped")]
+        raise SystemExit(f"codecite index failed ({status}): {output}" + "\n".join(said[-20:]))
     print(f"  {output.strip()}")
     return {
         "wall": wall,

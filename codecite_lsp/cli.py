@@ -18,6 +18,7 @@ from . import __version__
 from .core.config import Config, ConfigError, load_config
 from .core.environment import apply_defaults
 from .core.limits import MAX_LIMIT, MAX_TEXT_CHARS
+from .core.terminal import TerminalStream, for_terminal, raw
 from .ingest.injection import kinds
 from .service.forbidden_roots import refusal
 
@@ -128,13 +129,13 @@ class _ProgressBar:
         width = 30
         filled = width * done // total if total else width
         percent = 100 * done // total if total else 100
-        line = f"\r[{'#' * filled}{'.' * (width - filled)}] {percent:3d}% {message[:50]:<50}"
-        sys.stderr.write(line)
+        line = f"[{'#' * filled}{'.' * (width - filled)}] {percent:3d}% {message[:50]:<50}"
+        raw(sys.stderr).write("\r" + for_terminal(line))  # the message is a repository path
         sys.stderr.flush()
 
     def close(self) -> None:
         if self.enabled:
-            sys.stderr.write("\r" + " " * 90 + "\r")
+            raw(sys.stderr).write("\r" + " " * 90 + "\r")
             sys.stderr.flush()
 
 
@@ -495,6 +496,8 @@ _COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     apply_defaults()
     args = _build_parser().parse_args(argv)
+    if args.command not in ("serve", "mcp"):  # those speak a protocol on stdout
+        _show_without_acting()
     if args.command == "eval":  # no repository involved
         return _cmd_eval(args)
     repo = Path(args.repo).resolve()
@@ -530,6 +533,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # e.g. an index folder that cannot be created or written
         print(f"codecite: {_os_error(exc)}", file=sys.stderr)
         return 1
+
+
+def _show_without_acting() -> None:
+    """On a terminal, repository text (paths, quotes, symbols) is shown, never obeyed: a
+    control or bidi character in it is written as its escape. Piped output stays exact."""
+    if sys.stdout.isatty() and not isinstance(sys.stdout, TerminalStream):
+        sys.stdout = TerminalStream(sys.stdout)
+    if sys.stderr.isatty() and not isinstance(sys.stderr, TerminalStream):
+        sys.stderr = TerminalStream(sys.stderr)
 
 
 def _os_error(exc: OSError) -> str:

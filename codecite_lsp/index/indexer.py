@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..core.config import Config
 from ..ingest.paths import repo_relative
-from ..ingest.workers import Job, Prepared, prepared
+from ..ingest.workers import Job, Prepared, WorkerUnavailable, prepared
 from . import manifest
 from .filling import VectorFiller
 from .lock import IndexBusy, write_lock
@@ -44,7 +44,7 @@ from .passes import (
     pass_report,
     unchanged,
 )
-from .tables import said
+from .tables import said, unwritable
 
 __all__ = ["IndexBusy", "IndexReport", "IndexStatus", "Indexer", "Progress"]
 
@@ -167,7 +167,11 @@ class Indexer:
         do a full pass. A second failure is not damage and is raised."""
         try:
             return write()
+        except WorkerUnavailable:
+            raise  # the interpreter cannot parse anything: the index is not to blame
         except Exception as exc:
+            if (environment := unwritable(exc, self.index_dir)) is not None:
+                raise environment from exc
             log.warning(
                 "the index in %s is damaged (%s); rebuilding it from the files",
                 self.index_dir,

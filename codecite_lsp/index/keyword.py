@@ -19,7 +19,7 @@ from ..core.fulltext import query_terms
 from ..core.memory import release
 from ..core.records import Chunk
 from .chunks import ChunkTables
-from .tables import IndexDamaged, chunk_from_row, in_filters, said
+from .tables import IndexDamaged, chunk_from_row, in_filters, said, unwritable
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,8 @@ class KeywordIndex:
         try:
             rows = self._rows(terms, limit, paths, columns)
         except Exception as exc:  # damaged full-text index files: rebuild them, once
+            if (environment := unwritable(exc, self._index_dir)) is not None:
+                raise environment from exc  # dropping the index would lose it, not repair it
             log.warning(
                 "the full-text index in %s was damaged (%s); rebuilding it",
                 self._index_dir,

@@ -6,6 +6,7 @@ the connection (importing it costs seconds).
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import re
 import shutil
@@ -41,6 +42,41 @@ def in_filters(column: str, values: Iterable[str]) -> Iterator[str]:
 
 class IndexDamaged(RuntimeError):
     """A part of the index could not be read even after it was rebuilt (plain words)."""
+
+
+class IndexUnwritable(OSError):
+    """A write to the index failed for want of room or memory: nothing in the index is damaged
+    (every write commits whole, and a pass cut short is finished by the next), so nothing is
+    rebuilt, which would only drop what can still be searched."""
+
+
+# errno -> what happened and what to do, for the failures of a write no rebuild repairs.
+_ENVIRONMENT = {
+    errno.ENOSPC: ("the disk is full", "free some space"),
+    errno.EDQUOT: ("the disk quota is exceeded", "free some space"),
+    errno.ENOMEM: ("the machine is out of memory", "close other programs"),
+}
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")  # how Lance's Rust I/O errors carry an errno
+
+
+def unwritable(exc: BaseException, index_dir: Path) -> IndexUnwritable | None:
+    """``exc`` said as an :class:`IndexUnwritable` if the environment, not the index, is to
+    blame (a full disk, an exceeded quota, no memory); else None."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # the exception and what it was raised from or while handling
+        if seen is None:
+            break
+        code = seen.errno if isinstance(seen, OSError) else None
+        if code is None and (found := _OS_ERROR.search(str(seen))):
+            code = int(found.group(1))
+        if code in _ENVIRONMENT:
+            what, remedy = _ENVIRONMENT[code]
+            return IndexUnwritable(
+                f"cannot write the index in {index_dir}: {what}. What was indexed before is "
+                f"kept; {remedy} and run `codecite index` again"
+            )
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 # Where in Lance's Rust sources an error was raised: noise to a user.

@@ -1,7 +1,7 @@
 """Reading, chunking and parsing of repository and buffer text, always in worker processes, so
 a crash in a grammar no guard foresaw (guard.py) costs one file, never the indexer or the server.
 
-Workers are plain ``python -m codecite_lsp.ingest.workers`` processes fed over pipes rather than a
+Workers are plain Python processes running ``serve_tasks``, fed over pipes rather than a
 multiprocessing pool: a pool's spawn start re-imports the caller's main script (breaking any
 unguarded script that embeds the indexer), and its workers outlive a parent killed with -9.
 Here a worker exits as soon as its stdin closes, which a dead parent always does.
@@ -44,6 +44,7 @@ REASON_CRASHED = "the parser crashed on this file"
 PARALLEL_MIN_FILES = 200  # below this, starting workers costs more than it saves
 _SLICE = 16  # files per message to a worker
 _HEADER = 8
+_READY = b"ready\n"  # a worker's first words, once its imports are done
 _RESIDENT_IDLE = 2  # warm workers kept between requests (a pass and a hover at the same time)
 _GC_THRESHOLD = 20_000  # allocations between a worker's youngest-generation collections
 
@@ -240,12 +241,16 @@ class _WorkerPool:
                 _reap(process)
 
     def _start(self) -> subprocess.Popen[bytes] | None:
+        if self._stop.is_set():
+            return None
+        process = _spawn()  # outside the lock: the workers' imports run side by side
         with self._live_lock:
-            if self._stop.is_set():
-                return None
-            process = _spawn()
-            self._live.add(process)
-            return process
+            if not self._stop.is_set():
+                self._live.add(process)
+                return process
+        _close_input(process)
+        _reap(process)
+        return None
 
     def _retire(self, process: subprocess.Popen[bytes]) -> None:
         """Close a worker that stopped answering."""
@@ -332,12 +337,37 @@ class _Resident:
 _RESIDENT = _Resident(_RESIDENT_IDLE)
 
 
+# A worker runs with the parent's working directory, usually the repository. ``-m`` would put
+# that folder first on sys.path, where a repository's `json/` or `logging.py` shadows the standard
+# library (every file then "crashed the parser") and runs the repository's code. The folder this
+# package was imported from goes there instead.
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+_WORKER_MAIN = (
+    "import sys; sys.path[0] = sys.argv.pop(1); "
+    "import codecite_lsp.ingest.workers as workers; workers.serve_tasks()"
+)
+
+
+class WorkerUnavailable(OSError):
+    """A worker process died before it could take a task: the environment is broken (its
+    error is on stderr), not the file it was to parse nor the index, so neither is blamed."""
+
+
 def _spawn() -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "codecite_lsp.ingest.workers"],
+    process = subprocess.Popen(
+        [sys.executable, "-c", _WORKER_MAIN, _PACKAGE_ROOT],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
+    assert process.stdout is not None
+    if process.stdout.read(len(_READY)) != _READY:
+        _close_input(process)
+        _reap(process)
+        raise WorkerUnavailable(
+            f"the parsing worker could not start ({Died(process.returncode)}; its error is"
+            f" above): {sys.executable} cannot import codecite_lsp cleanly; nothing was indexed"
+        )
+    return process
 
 
 def _exchange(process: subprocess.Popen[bytes], part: list[Any]) -> list[Any] | None:
@@ -383,6 +413,8 @@ def serve_tasks() -> None:
     # with the imported modules frozen out of every collection, almost nothing.
     gc.freeze()
     gc.set_threshold(_GC_THRESHOLD, 10, 10)
+    stdout.write(_READY)  # imports done: a death from now on is a task's (see _spawn)
+    stdout.flush()
     try:
         while (part := _receive(stdin)) is not None:
             assert isinstance(part, list)
@@ -392,11 +424,3 @@ def serve_tasks() -> None:
     # Every result is flushed: skip the interpreter's teardown (a tenth of a second the parent
     # would wait for at the end of each pass).
     os._exit(0)
-
-
-if __name__ == "__main__":
-    # Run the module's own copy, not __main__'s: results must pickle as
-    # codecite_lsp.ingest.workers.Prepared for the parent to load them.
-    from codecite_lsp.ingest import workers
-
-    workers.serve_tasks()
