@@ -18,7 +18,7 @@ from . import __version__
 from .core.config import Config, ConfigError, load_config
 from .core.environment import apply_defaults
 from .core.limits import MAX_LIMIT, MAX_TEXT_CHARS
-from .core.terminal import TerminalStream, for_terminal, raw
+from .core.visible import TerminalStream, for_terminal, raw
 from .ingest.injection import kinds
 from .service.forbidden_roots import refusal
 

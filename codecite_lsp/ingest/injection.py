@@ -25,6 +25,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from ..core.records import Finding, FindingKind, Source
+from ..core.visible import INVISIBLE, JOINER, visible
 
 RULES_VERSION = 1  # of the patterns below, as the index records it (meta.json)
 
@@ -155,24 +156,6 @@ _SCANS = [
     for kind, pattern, cues in _PATTERNS
 ]
 
-# Always hidden: zero-width space and word joiners, bidi embeddings, overrides and isolates, and
-# the tag characters that spell ASCII invisibly. (A byte-order mark is left alone: code that
-# strips one holds one.)
-_INVISIBLE = re.compile("[\u200b\u2060-\u2064\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]+")
-# Joiners and marks have honest uses (emoji sequences, Persian, Hebrew): hidden only between
-# ASCII letters, where no script needs them.
-_JOINER = re.compile("(?<=[A-Za-z])[\u200c\u200d\u200e\u200f]+(?=[A-Za-z])")
-
-
-def visible(text: str) -> str:
-    """Invisible characters spelled out as ``<U+200B>``; everything else unchanged."""
-
-    def spell(match: re.Match[str]) -> str:
-        return "".join(f"<U+{ord(char):04X}>" for char in match.group(0))
-
-    return _JOINER.sub(spell, _INVISIBLE.sub(spell, text))
-
-
 # A quoted phrase on one line; a docstring's triple quotes open no phrase.
 _QUOTED = re.compile(
     r'(?<!")"(?!")[^"\n]*(?<!")"(?!")|(?<!\')\'(?!\')[^\'\n]*(?<!\')\'(?!\')|`[^`\n]*`'
@@ -222,7 +205,7 @@ def findings(text: str) -> tuple[Finding, ...]:
                 continue
             excerpt = " ".join(match.group(0).split())[:80]
             found.append((match.start(), Finding(kind, _line_of(text, match.start()), excerpt)))
-    for pattern in () if ascii_only else (_INVISIBLE, _JOINER):
+    for pattern in () if ascii_only else (INVISIBLE, JOINER):
         for match in pattern.finditer(text):
             excerpt = visible(match.group(0))[:80]
             found.append(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from codecite_lsp.core.terminal import for_terminal
+from codecite_lsp.core.visible import for_terminal
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ SOURCE = (
 
 def test_controls_and_bidi_are_written_as_their_escapes() -> None:
     shown = for_terminal("a\x1b[2Jb\rc\td\ne\u202ef\x9bg\x7f")
-    assert shown == "a\\x1b[2Jb\\x0dc\td\ne\\u202ef\\x9bg\\x7f"
+    assert shown == "a\\x1b[2Jb\\x0dc\td\ne<U+202E>f\\x9bg\\x7f"
     assert for_terminal("naïve café → ok 日本") == "naïve café → ok 日本"
 
 
@@ -66,7 +66,7 @@ def test_repository_text_on_a_terminal_cannot_act_on_it(tmp_path: Path) -> None:
         assert b"\x1b" not in shown and b"\xe2\x80\xae" not in shown, shown  # ESC, U+202E
     assert b"evil\\x1b]0;title\\x07.py" in index  # the progress bar's path
     assert b"Rotate the API key.\\x1b]0;owned\\x07\\x1b[2J" in answer
-    assert found.startswith(b"roles_admin\\u202eyp.py:1-2"), found
+    assert found.startswith(b"roles_admin<U+202E>yp.py:1-2"), found
 
     piped = subprocess.run(
         [*codecite, "ask", "How is the API key rotated?", "--repo", "."],
