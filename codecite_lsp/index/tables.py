@@ -61,12 +61,14 @@ _OS_ERROR = re.compile(r"\(os error (\d+)\)")  # how Lance's Rust I/O errors car
 
 def unwritable(exc: BaseException, index_dir: Path) -> IndexUnwritable | None:
     """``exc`` said as an :class:`IndexUnwritable` if the environment, not the index, is to
-    blame (a full disk, an exceeded quota, no memory); else None."""
+    blame (a full disk, an exceeded quota, no memory: ``MemoryError`` too); else None."""
     seen: BaseException | None = exc
     for _ in range(8):  # the exception and what it was raised from or while handling
         if seen is None:
             break
         code = seen.errno if isinstance(seen, OSError) else None
+        if isinstance(seen, MemoryError):  # Python's own allocation failed
+            code = errno.ENOMEM
         if code is None and (found := _OS_ERROR.search(str(seen))):
             code = int(found.group(1))
         if code in _ENVIRONMENT:

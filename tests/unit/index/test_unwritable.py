@@ -33,8 +33,9 @@ def _raised_from(cause: BaseException) -> RuntimeError:
         (RuntimeError(LANCE_FULL), "the disk is full"),
         (OSError(errno.EDQUOT, "Disk quota exceeded"), "the disk quota is exceeded"),
         (_raised_from(OSError(errno.ENOMEM, "Cannot allocate memory")), "out of memory"),
+        (MemoryError(), "out of memory"),
     ],
-    ids=["python", "lance", "quota", "chained"],
+    ids=["python", "lance", "quota", "chained", "MemoryError"],
 )
 def test_a_full_disk_or_no_memory_is_said_with_what_to_do(exc: BaseException, said: str) -> None:
     found = unwritable(exc, INDEX)
