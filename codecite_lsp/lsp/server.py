@@ -51,6 +51,7 @@ class CodeciteServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.tasks: set[asyncio.Future[None]] = set()
         self.index_runs: set[threading.Event] = set()  # cancel flags of running index passes
+        self.shown: set[str] = set()  # failures already shown to the user (report)
         self.file_links = False  # hover links as file: URIs: set at initialize (clientInfo)
 
     # -- sending from any thread ------------------------------------------------------------
@@ -69,9 +70,16 @@ class CodeciteServer(LanguageServer):
         self.soon(self.window_log_message, types.LogMessageParams(type=kind, message=message))
 
     def report(self, feature: str, exc: BaseException) -> None:
-        """One feature failed: log it (file + client) and carry on."""
+        """One feature failed: log it (file + client) and carry on. A failure only the user
+        can fix (a full disk, a Python that cannot start a worker) is also shown, once."""
+        from ..index.tables import IndexUnwritable  # here: 0.25 s of imports at start
+        from ..ingest.workers import WorkerUnavailable
+
         log.error("%s failed", feature, exc_info=exc)
         self.log_to_client(f"codecite: {feature} failed: {exc!r}", types.MessageType.Error)
+        if isinstance(exc, (IndexUnwritable, WorkerUnavailable)) and str(exc) not in self.shown:
+            self.shown.add(str(exc))  # each save on a full disk would say it again
+            self.tell(f"codecite: {exc}", types.MessageType.Error)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking work in the pool; a cancelled request sets the worker's cancel flag."""

@@ -14,6 +14,8 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
+NO_WORKER = Path(__file__).parents[1] / "fixtures" / "no_worker"
+
 APP = '''def rotate_api_key(store, user):
     """Replace the user's API key with a fresh one and revoke the old key."""
     old = store.key_for(user)
@@ -61,14 +63,7 @@ def test_a_worker_that_cannot_start_fails_the_pass_and_keeps_the_index(tmp_path:
     (repo / "other.py").write_text("def unrelated():\n    return 1\n")
     assert codecite(repo, "index").returncode == 0
     # An interpreter that dies while the worker starts, as a broken environment would.
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    (shim / "sitecustomize.py").write_text(
-        "import sys\n"
-        "if any('codecite_lsp.ingest.workers' in arg for arg in sys.orig_argv):\n"
-        "    raise SystemExit('no worker here')\n"
-    )
-    path = os.pathsep.join(filter(None, [str(shim), os.environ.get("PYTHONPATH")]))
+    path = os.pathsep.join(filter(None, [str(NO_WORKER), os.environ.get("PYTHONPATH")]))
     (repo / "other.py").write_text("def unrelated():\n    return 2\n")
 
     broken = codecite(repo, "index", PYTHONPATH=path)
