@@ -255,6 +255,8 @@ def open_or_rebuild(db: Any, index_dir: Path, name: str, schema: pa.Schema) -> A
         table.count_rows()
         return table
     except Exception as exc:
+        if (environment := unwritable(exc, index_dir)) is not None:
+            raise environment from exc  # no memory to open it is not damage to drop it for
         log.warning(
             "the index table %r in %s was damaged (%s); rebuilding it", name, index_dir, said(exc)
         )

@@ -27,6 +27,7 @@ from .tables import (
     readable,
     said,
     sql_literal,
+    unwritable,
     vector_schema,
 )
 from .view import vectors_having, written_vectors
@@ -82,7 +83,12 @@ class Vectors:
         return None if table is None else int(table.version)
 
     def drop(self, exc: BaseException) -> None:
-        """Vectors can always be computed again: a damaged table is dropped, never a failure."""
+        """Vectors can always be computed again: a damaged table is dropped, never a failure.
+        One that failed for want of memory or room is kept (computing them again may cost a
+        paid embedder's calls): this search goes on without them."""
+        if (environment := unwritable(exc, self._index_dir)) is not None:
+            log.warning("vectors not read: %s", environment)
+            return
         log.warning(
             "the vectors in %s were damaged (%s); computing them again", self._index_dir, said(exc)
         )

@@ -99,3 +99,11 @@ def test_a_cancelled_fill_is_finished_by_the_next_save(tmp_path: Path) -> None:
     ix.update_paths(["module_3.py"])
     assert _missing(ix) == []
     assert ix.status()["embedder"]["vectors"] == _distinct(ix) == 144
+
+
+def test_vectors_that_could_not_be_read_for_want_of_memory_are_kept(indexed: Indexer) -> None:
+    other = Store.open(indexed.index_dir)
+    other.vectors.drop(MemoryError())  # a search that ran out of memory reading them
+    assert other.vectors.drops == 0
+    assert _missing(indexed) == []  # nothing to compute again
+    assert indexed.status()["embedder"]["vectors"] == 144
