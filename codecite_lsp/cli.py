@@ -537,11 +537,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _show_without_acting() -> None:
     """On a terminal, repository text (paths, quotes, symbols) is shown, never obeyed: a
-    control or bidi character in it is written as its escape. Piped output stays exact."""
-    if sys.stdout.isatty() and not isinstance(sys.stdout, TerminalStream):
-        sys.stdout = TerminalStream(sys.stdout)
-    if sys.stderr.isatty() and not isinstance(sys.stderr, TerminalStream):
-        sys.stderr = TerminalStream(sys.stderr)
+    control or invisible character in it is spelled out. Piped output stays exact, but for
+    what its encoding cannot hold (`PYTHONIOENCODING=ascii`, a Latin-1 locale): a backslash
+    escape, not a traceback."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if isinstance(stream, TerminalStream):
+            continue
+        reconfigure = getattr(stream, "reconfigure", None)  # absent on a replaced stream
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+        if stream.isatty():
+            setattr(sys, name, TerminalStream(stream))
 
 
 def _os_error(exc: OSError) -> str:

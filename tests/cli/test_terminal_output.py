@@ -75,3 +75,22 @@ def test_repository_text_on_a_terminal_cannot_act_on_it(tmp_path: Path) -> None:
         env={**os.environ, "CODECITE_EMBEDDING": "none", "RUST_LOG": "error"},
     )
     assert b"Rotate the API key.\x1b]0;owned\x07\x1b[2J" in piped.stdout  # exact for programs
+
+
+def test_text_the_output_encoding_cannot_hold_is_escaped_not_a_traceback(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "greet.py").write_text(
+        'def greet():\n    """Say こんにちは to the user."""\n    return "こんにちは"\n'
+    )
+    env = {**os.environ, "CODECITE_EMBEDDING": "none", "RUST_LOG": "error"}
+    codecite = [sys.executable, "-m", "codecite_lsp"]
+    asked = subprocess.run(
+        [*codecite, "ask", "How does greet say hello?", "--repo", "."],
+        cwd=repo,
+        capture_output=True,
+        env={**env, "PYTHONIOENCODING": "ascii"},
+    )
+    assert asked.returncode == 0, asked.stderr
+    assert b'return "\\u3053\\u3093\\u306b\\u3061\\u306f"' in asked.stdout, asked.stdout
+    assert b"Traceback" not in asked.stderr
