@@ -527,6 +527,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except IndexDamaged as exc:  # search/ask on an index a rebuild of its parts did not fix
         print(f"codecite: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: every write commits whole, so nothing is lost
+        kept = "; what was indexed is kept, and the next run goes on from there"
+        print(f"codecite: interrupted{kept if args.command == 'index' else ''}", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `codecite search ... | head`: the reader is gone, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit flush
         return 1

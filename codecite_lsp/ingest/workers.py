@@ -408,6 +408,9 @@ def serve_tasks() -> None:
     ``readback.Reading``) from stdin until it closes (the parent finished, or died)."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but results may reach the pipe
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides what it means
+    # (it closes our stdin, and we exit), not a traceback per worker.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A file's parse and query make a few hundred thousand short-lived objects (nodes, matches):
     # collected every 700 allocations, they cost a worker ~3% of its CPU; every 20,000, and
     # with the imported modules frozen out of every collection, almost nothing.

@@ -228,3 +228,37 @@ def test_kill_during_a_rechunk_for_a_new_budget(tmp_path: Path) -> None:
     complete_run(repo, clean)
     assert contents(index_dir) == contents(clean)
     shutil.rmtree(clean)
+
+
+def test_ctrl_c_stops_the_run_in_one_line_and_the_next_run_finishes_it(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    write_tree(repo, 240)
+    index_dir = tmp_path / "interrupted"
+    # Ctrl-C in a terminal: SIGINT to the whole process group, the workers included.
+    process = subprocess.Popen(
+        index_command(repo, index_dir),
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 120
+    while versions(index_dir, "files") < 2 and process.poll() is None:  # 1: made, 2: written
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    if process.returncode == 0:
+        pytest.fail("the run finished before Ctrl-C reached it: make the tree larger")
+    assert process.returncode == 130, err
+    assert err.strip() == (
+        "codecite: interrupted; what was indexed is kept, and the next run goes on from there"
+    ), err  # one line: no traceback from the indexer nor from any worker
+    assert_no_workers_left(session=process.pid)
+
+    summary = complete_run(repo, index_dir)
+    written = int(summary.split("(")[1].split(" written")[0])
+    assert written < 241, summary  # what was committed before Ctrl-C was not written again
+    assert contents(index_dir) == clean_index(repo, tmp_path, "clean")
