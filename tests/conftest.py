@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,12 @@ pytest_plugins = ["answer_helpers"]
 
 # Quiet lancedb's deprecation chatter; litellm must not fetch its price table at import.
 apply_defaults()
+
+# What is indexed must not depend on this machine's global git excludes (ingest/ignore.py reads
+# them, and the tests' git oracles would too): every process of the run sees none.
+_GIT_GLOBAL = Path(tempfile.mkdtemp(prefix="codecite-tests-git-")) / "config"
+_GIT_GLOBAL.write_text(f"[core]\n\texcludesFile = {os.devnull}\n", encoding="utf-8")
+os.environ["GIT_CONFIG_GLOBAL"] = str(_GIT_GLOBAL)
 
 
 _TIERS = ("unit", "fuzz", "cli", "lsp", "mcp", "editors")

@@ -17,10 +17,13 @@ Precedence of the ignore rules, strongest first:
    the file stays out and is reported as such (``REASON_UNTRUSTED``);
 3. the built-in vendored/build folders (``VENDORED_DIRS``);
 4. ``.gitignore`` files, the deepest folder first, each anchored at its own folder, then
-   ``.git/info/exclude``. As in git, nothing inside an excluded folder comes back.
+   ``.git/info/exclude``, then the user's global excludes file (``core.excludesFile``, else
+   ``~/.config/git/ignore``: where many keep ``.env.local`` or their notes). As in git, nothing
+   inside an excluded folder comes back.
 
-Not read: the user's global git excludes, .gitignore files above the repository folder, and git's
-index (a file git tracks although .gitignore matches it is excluded; no git process is started).
+Not read: .gitignore files above the repository folder, and git's index (a file git tracks
+although .gitignore matches it is excluded). The only git process started is one ``git config``
+per load, for where the global excludes file is.
 Symlinked files are followed when they resolve inside the repository (to a file that is neither
 ignored nor secret); symlinked folders are never followed — their target is scanned where it
 lives, so nothing is indexed twice and a loop cannot hang the walk.
@@ -31,6 +34,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import subprocess
 import threading
 from enum import Enum
 from pathlib import Path
@@ -57,6 +61,7 @@ VENDORED_DIRS = frozenset(
 )  # fmt: skip
 
 _EXCLUDE_FILE = ".git/info/exclude"
+_GIT_CONFIG_TIMEOUT = 5.0  # seconds for `git config` (a hung credential helper never runs there)
 
 REASON_UNTRUSTED = (
     "git ignores it and only .codeciteignore brings it back, but this repository's settings are "
@@ -121,16 +126,38 @@ def _git_dir(root: str) -> str | None:
     return os.path.join(git_dir, common[0].strip()) if common else git_dir
 
 
+def global_excludes_file(root: str) -> str | None:
+    """The user's global git excludes file, as git finds it: ``core.excludesFile`` from the git
+    configuration (asked of git itself: includes and conditional includes apply), else
+    ``$XDG_CONFIG_HOME/git/ignore`` or ``~/.config/git/ignore``; None without a home."""
+    try:
+        asked = subprocess.run(
+            ["git", "-C", root, "config", "--path", "--get", "core.excludesFile"],
+            capture_output=True,
+            text=True,
+            timeout=_GIT_CONFIG_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):  # no git: its default place still applies
+        asked = None
+    if asked is not None and asked.returncode == 0 and asked.stdout.strip():
+        return os.path.join(root, os.path.expanduser(asked.stdout.strip()))
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    return None if config_home.startswith("~") else os.path.join(config_home, "git", "ignore")
+
+
 def _root_rules(
     root: str,
 ) -> tuple[pathspec.GitIgnoreSpec | None, tuple[str, ...], pathspec.GitIgnoreSpec | None]:
-    """The repository-wide rules: .codeciteignore (and the folders it re-includes), and git's
-    info/exclude."""
+    """The repository-wide rules: .codeciteignore (and the folders it re-includes), then git's
+    info/exclude over the user's global excludes (read first, so info/exclude wins, as in git)."""
     codecite_lines = _read_lines(os.path.join(root, ".codeciteignore")) or []
     git_dir = _git_dir(root)
-    exclude_lines = (
-        _read_lines(os.path.join(git_dir, "info", "exclude")) if git_dir else None
-    ) or []
+    excludes = global_excludes_file(root)
+    exclude_lines = [
+        *((_read_lines(excludes) if excludes else None) or []),
+        *((_read_lines(os.path.join(git_dir, "info", "exclude")) if git_dir else None) or []),
+    ]
     return (
         _compile(codecite_lines, ".codeciteignore"),
         _anchored_negation_prefixes(codecite_lines),

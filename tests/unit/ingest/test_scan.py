@@ -160,6 +160,41 @@ def test_git_info_exclude_applies_below_every_gitignore(tmp_path: Path) -> None:
     assert not any(p.startswith(".git/") for p in scanned(repo))
 
 
+def _git_oracle(repo: Path) -> list[str]:
+    """What git itself lists as untracked and not ignored, with the configuration as it is."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return sorted(listed.stdout.split())
+
+
+@pytest.mark.parametrize("where", ["core.excludesFile", "XDG_CONFIG_HOME"])
+def test_the_users_global_git_excludes_apply_below_info_exclude(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    excludes = "*.local\nnotes/\nscratch.py\nTODO.md\n"  # what people keep out of every repo
+    if where == "core.excludesFile":
+        (tmp_path / "global_ignore").write_text(excludes, encoding="utf-8")
+        config = tmp_path / "gitconfig"
+        config.write_text(f"[core]\n\texcludesFile = {tmp_path / 'global_ignore'}\n")
+    else:  # no core.excludesFile: git's default place
+        write(tmp_path / "xdg", "git/ignore", excludes)
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+        config = tmp_path / "empty-gitconfig"
+        config.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    (repo / ".git/info/exclude").write_text("!TODO.md\n", encoding="utf-8")  # outranks global
+    for rel in [".env.local", "notes/plan.py", "scratch.py", "TODO.md", "src/app.py"]:
+        write(repo, rel)
+    assert scanned(repo) == _git_oracle(repo) == ["TODO.md", "src/app.py"]
+
+
 def test_codeciteignore_outranks_gitignore_and_builtins_but_never_secrets(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     write(repo, ".gitignore", "generated/\nreports/\n")
