@@ -350,7 +350,7 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
         print("codecite: no index yet; run `codecite index` first", file=sys.stderr)
     batch = args.queries is not None
     for query in queries:
-        results = retriever.search(query, limit=args.limit)
+        results = retriever.results(query, limit=args.limit)
         if args.json:
             shown = [_result_json(r, args.explain) for r in results]
             line: dict[str, object] = {"query": query} if batch else {}

@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from ..core.answers import Answered, Citation, Refused
 from ..core.records import Source, sources_from_results
+from ..retrieve.on_disk import index_differs
 from ..retrieve.retriever import Retrieval
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ def explain_symbol(
     from .render import answer_to_markdown
 
     if not found.selected:
+        if found.on_disk is not None and found.on_disk.left:
+            return f"_codecite: {index_differs(found.on_disk)}._"
         return f"_codecite: `{symbol}` is not indexed yet ({note})._" if note else None
     sources = sources_from_results(found.selected)
     answer: Answered | Refused | None = None

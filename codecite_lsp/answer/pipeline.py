@@ -24,6 +24,7 @@ from ..core.config import Config
 from ..core.limits import MAX_QUESTION_CHARS
 from ..core.records import Result, Source, sources_from_results
 from ..offline.evidence import OFFLINE_FLOOR, Evidence, gather
+from ..retrieve.on_disk import index_differs
 from .attempts import ModelText, converse
 from .followup import Turn, callers_asked, callers_question, continues, recent, standalone
 from .history import History
@@ -255,6 +256,9 @@ class Answerer:
             for r in retrieval.selected
         ]
         near = retrieval.selected or retrieval.candidates
+        files = retrieval.on_disk
+        if not retrieval.selected and files is not None and files.left:
+            return refuse("stale_index", index_differs(files), files.left)
         if not retrieval.cleared_floor or not retrieval.selected:
             return refuse(
                 "no_span_in_retrieval",

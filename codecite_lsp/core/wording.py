@@ -74,6 +74,10 @@ UNSUPPORTED_ONE = _NOTES["unsupported_one"]
 UNSUPPORTED_MANY = _NOTES["unsupported_many"]
 NONE_SUPPORTED = _DETAILS["none_supported"]
 
+# Retrieval found only places whose files no longer hold their indexed lines (retrieve/on_disk).
+INDEX_DIFFERS = _DETAILS["index_differs"]
+INDEX_FORGED = _DETAILS["index_forged"]
+
 # Why a statement resting on a planted file was left out (names the files).
 UNTRUSTED = _NOTES["untrusted"]
 

@@ -68,6 +68,7 @@ from .names import (
     words_of,
 )
 from .neighbours import neighbour_scores, spread_over_files
+from .on_disk import OnDisk, on_disk
 from .prior import CentralityPrior
 from .scoring import (
     Signals,
@@ -96,6 +97,8 @@ class Retrieval:
     candidates: list[Result]  # every reranked candidate, best first (for refusals)
     cleared_floor: bool
     warnings: list[str] = field(default_factory=list)
+    # What was chosen, checked against the working tree (:mod:`.on_disk`): None unchecked.
+    on_disk: OnDisk | None = None
 
 
 _P = ParamSpec("_P")
@@ -131,8 +134,12 @@ class Retriever:
         config: Config,
         vector_weight: float = WEIGHTS.vector,
         semantic: SemanticRanker | None = None,
+        repo: Path | None = None,
     ) -> None:
         self.store = store
+        # The working tree: what a caller is handed is checked against it (:mod:`.on_disk`).
+        # None (a benchmark of the ranking alone): handed as the index has it.
+        self.repo = repo
         self.embedder = embedder
         self.config = config
         self.vector_weight = vector_weight
@@ -275,6 +282,16 @@ class Retriever:
             result_from_chunk(chunks[key], scaled[key], ledger.terms(key)) for key in ordered
         )
         return dedup_overlapping(results)[:limit]
+
+    def results(self, query: str, limit: int = 10) -> list[Result]:
+        """What a user is shown for ``query``: :meth:`search`, less any result whose file no
+        longer holds its lines."""
+        return self._current(self.search(query, limit)).kept
+
+    def _current(self, results: list[Result]) -> OnDisk:
+        if self.repo is None:
+            return OnDisk(results, [])
+        return on_disk(self.repo, self.config, results)
 
     def _named(
         self,
@@ -419,20 +436,30 @@ class Retriever:
         # The score shown is the calibrated relevance; the terms add up to the rerank score
         # that ordered the candidates (the trace records them).
         candidates = [replace(r, score=round(s.relevance, 4), terms=s.terms) for r, s in scored]
-        selected = select_sources(
-            candidates,
-            max_sources=self.config.context_chunks,
-            token_budget=self.config.context_tokens,
-            floor=self.config.relevance_floor,
-            asked=asked,
-            terms=terms,
-            headers_for=files.headers,
-        )
+
+        def select(pool: list[Result]) -> list[Result]:
+            return select_sources(
+                pool,
+                max_sources=self.config.context_chunks,
+                token_budget=self.config.context_tokens,
+                floor=self.config.relevance_floor,
+                asked=asked,
+                terms=terms,
+                headers_for=files.headers,
+            )
+
+        checked = self._current(select(candidates))
+        if checked.left:  # a file changed since it was indexed: choose again without it
+            gone = {r.path for r in checked.left}
+            again = self._current(select([r for r in candidates if r.path not in gone]))
+            checked = OnDisk(again.kept, checked.left + again.left, checked.forged or again.forged)
+        selected = checked.kept
         return Retrieval(
             selected=selected,
             candidates=candidates,
             cleared_floor=bool(selected),
             warnings=list(self.warnings),
+            on_disk=checked,
         )
 
     @_one_version
@@ -462,9 +489,12 @@ class Retriever:
         ordered = [result_from_chunk(c, 1.0) for c in definitions] + [
             result_from_chunk(c, 0.5) for c in [*users, *others]
         ]
-        results = dedup_overlapping(ordered)[:limit]
+        checked = self._current(dedup_overlapping(ordered)[:limit])
         return Retrieval(
-            selected=merge_adjacent(results), candidates=results, cleared_floor=bool(results)
+            selected=merge_adjacent(checked.kept),
+            candidates=checked.kept,
+            cleared_floor=bool(checked.kept),
+            on_disk=checked,
         )
 
     @_one_version
@@ -486,8 +516,11 @@ class Retriever:
                 for chunk in users or self._mentioning(name)
                 for w in _call_windows(chunk, name, False)
             ]
-        results = dedup_overlapping(windows)[:limit]
-        return Retrieval(selected=results, candidates=results, cleared_floor=bool(results))
+        checked = self._current(dedup_overlapping(windows)[:limit])
+        found = checked.kept
+        return Retrieval(
+            selected=found, candidates=found, cleared_floor=bool(found), on_disk=checked
+        )
 
     def _mentioning(self, name: str) -> list[Chunk]:
         """The chunks of the files the keyword search finds for ``name`` that say it (imports
@@ -560,4 +593,4 @@ def open_retriever(repo: Path, config: Config, in_memory: bool = False) -> Retri
     store = open_index(repo, config, in_memory=in_memory)  # before the embedder: a base's model
     embedder = make_embedder(config, index_dir)
     semantic = make_ranker(config.rerank, index_dir, embedder)
-    return Retriever(store, embedder, config, semantic=semantic)
+    return Retriever(store, embedder, config, semantic=semantic, repo=repo)

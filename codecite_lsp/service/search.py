@@ -27,5 +27,5 @@ def search(
     from ..core.responses import SearchResult  # pydantic: kept off the start-up path
 
     privacy = parts.privacy()
-    results = parts.retriever.search(query, limit=limit)
+    results = parts.retriever.results(query, limit=limit)
     return [SearchResult.of(r) for r in results if privacy.path_refusal(r.path) is None]

@@ -226,7 +226,9 @@ def test_links_in_a_checked_out_index_folder_never_write_outside_it(
 
 def test_ask_answers_when_nothing_can_be_written(repo: Path) -> None:
     """A full disk (every write fails with EFBIG here: RLIMIT_FSIZE 0): no refresh, no trace,
-    no history, and still the answer, with each failure said once and no traceback."""
+    no history, and still a reply, with each failure said once and no traceback. The file
+    changed since it was indexed and the index could not follow: its indexed lines are not
+    quoted as if the file still held them, and the reply says why and where to look."""
     import resource
 
     assert codecite(repo, "index", "--quiet").returncode == 0
@@ -240,9 +242,10 @@ def test_ask_answers_when_nothing_can_be_written(repo: Path) -> None:
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)),
     )
     assert done.returncode == 0, done.stderr
-    # From the index as it was: the old line, not the edit no refresh could write.
-    assert "good.py:" in done.stdout and "store.rotate()" in done.stdout, done.stdout
-    assert "now=True" not in done.stdout
+    # Neither the old line (the file no longer holds it) nor the edit no refresh could index.
+    assert "store.rotate()" not in done.stdout and "now=True" not in done.stdout, done.stdout
+    assert "changed since it was indexed (good.py:1-2)" in done.stdout, done.stdout
+    assert "  good.py:1-2" in done.stdout  # where to look
     assert "index not refreshed: File too large" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -284,3 +287,25 @@ def test_ask_answers_when_the_chunks_it_reads_back_crash_the_parser(
     assert asked.returncode == 0, asked.stderr[-500:]
     assert "wrapping.py:1-" in asked.stdout and "Wrap the key" in asked.stdout, asked.stdout
     assert asked.stderr.count("the parser crashed (SIGABRT) on Deep.kt read back") == 1
+
+
+def test_an_index_whose_text_the_files_do_not_hold_is_never_quoted(repo: Path) -> None:
+    """An index folder edited (or shipped with a checkout) so a chunk says what its unchanged
+    file does not: the index says where to look, never what the lines say. Neither search nor
+    ask shows the forged text, and the refusal says what to do."""
+    import lancedb
+
+    assert codecite(repo, "index", "--quiet").returncode == 0
+    forged = "def rotate_key(store):\n    return None  # keys are never rotated\n"
+    table = lancedb.connect(repo / ".codecite" / "lance").open_table("chunks")
+    table.update(where="path = 'good.py'", values={"text": forged})
+
+    indexed = codecite(repo, "index", "--quiet")  # the file is unchanged: nothing to rewrite
+    assert indexed.returncode == 0 and "(0 written" in indexed.stdout, indexed.stdout
+    found = codecite(repo, "search", "rotate_key", "--json")
+    assert json.loads(found.stdout) == {"results": []}, found.stdout
+    asked = codecite(repo, "ask", "How is a key rotated?")
+    assert asked.returncode == 0, asked.stderr
+    assert "never rotated" not in asked.stdout + asked.stderr
+    assert "the index holds text for good.py:1-2 that the files do not" in asked.stdout
+    assert "delete it and run `codecite index`" in asked.stdout

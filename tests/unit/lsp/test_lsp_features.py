@@ -54,8 +54,8 @@ class FakeRetriever:
     def __init__(self, calls: list[tuple[str, tuple[Any, ...]]]) -> None:
         self.calls = calls
 
-    def search(self, query: str, limit: int) -> list[Result]:
-        self.calls.append(("search", (query, limit)))
+    def results(self, query: str, limit: int) -> list[Result]:
+        self.calls.append(("results", (query, limit)))
         return [Result(path, 1, 2, None, 1.0, "h", "x = 1") for path in ("a.py", ".env")]
 
 
@@ -195,7 +195,7 @@ def test_search_returns_results_under_their_key_less_private_files(tmp_path: Pat
     host = FakeHost(tmp_path)
     found = asyncio.run(search.search(host, SearchParams(query="keys", limit=3)))  # type: ignore[arg-type]
     assert [result["path"] for result in found["results"]] == ["a.py"]
-    assert host.session.calls == [("search", ("keys", 3))]
+    assert host.session.calls == [("results", ("keys", 3))]
 
 
 def test_history_pages_newest_first(tmp_path: Path):
