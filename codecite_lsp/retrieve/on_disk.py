@@ -5,8 +5,7 @@ from its file's (the file changed since the pass that indexed it and no pass has
 index folder edited or shipped with a checkout, a base built from other contents) is left out,
 so it is neither shown as a search result nor quoted in an answer, where the gate would verify a
 quote against text the file does not hold. ``holds`` is pure; ``on_disk`` reads each file once,
-through the indexer's own reader (a file that now holds a credential, or became binary, is
-left out too).
+as the indexer reads it (never a secret-named file, nor one through a link out of the repository).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from pathlib import Path
 from ..core import wording
 from ..core.config import Config
 from ..core.records import Result
-from ..ingest.scan import SourceFile, read_source
+from ..ingest.scan import current_text
 
 log = logging.getLogger(__name__)
 
@@ -54,20 +53,19 @@ class OnDisk:
 def on_disk(repo: Path, config: Config, results: Sequence[Result]) -> OnDisk:
     """The results split by whether the working tree's files still hold their lines; what was
     left out is logged."""
-    files: dict[str, SourceFile | None] = {}
+    files: dict[str, tuple[str, str] | None] = {}
     kept: list[Result] = []
     left: list[Result] = []
     forged = False
     for result in results:
         if result.path not in files:
-            read = read_source(repo, result.path, config)
-            files[result.path] = read if isinstance(read, SourceFile) else None
+            files[result.path] = current_text(repo, result.path, config)
         found = files[result.path]
-        if found is not None and holds(found.text, result):
+        if found is not None and holds(found[0], result):
             kept.append(result)
             continue
         left.append(result)
-        forged = forged or (found is not None and found.revision == result.revision)
+        forged = forged or (found is not None and found[1] == result.revision)
     if left:
         log.warning(
             "left out %d retrieved places whose files do not hold their indexed text%s: %s",
