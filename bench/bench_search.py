@@ -1,4 +1,5 @@
-"""Query latency where users wait: ``Retriever.search`` (LSP ``codecite/search``, the CLI) and
+"""Query latency where users wait: ``Retriever.results`` (LSP ``codecite/search``, the CLI: the
+search, then each result checked against its file, ``retrieve/on_disk.py``) and
 ``Retriever.retrieve`` (the question path before the model) on an index of the running
 interpreter's standard library (keyword + offline vectors), in one process as the server holds it.
 
@@ -129,7 +130,7 @@ def main() -> None:
         print("| call | queries | p50 | p95 | max | CPU p50 | CPU p95 |")
         print("|---|---|---|---|---|---|---|")
         for name, retriever in (("in memory", fast), ("LanceDB reads", slow)):
-            search_times = timed(lambda q, r=retriever: r.search(q, 10), asked)
+            search_times = timed(lambda q, r=retriever: r.results(q, 10), asked)
             print(line(f"search (limit 10), {name}", search_times))
             print(line(f"retrieve, {name}", timed(retriever.retrieve, asked[:51])))
         searches, retrievals = same_rankings(fast, slow, asked[:50])
