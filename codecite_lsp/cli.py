@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .core.config import Config, ConfigError, load_config
 from .core.environment import apply_defaults
+from .core.files import LARGE_FILE_BYTES, read_regular
 from .core.limits import MAX_LIMIT, MAX_TEXT_CHARS
 from .core.visible import TerminalStream, for_terminal, raw
 from .ingest.injection import kinds
@@ -424,7 +425,8 @@ def _first_indent(repo: Path) -> Callable[[Citation], str | None]:
     def indent(citation: Citation) -> str | None:
         if citation.path not in files:
             try:
-                text = (repo / citation.path).read_text(encoding="utf-8", errors="replace")
+                data, _ = read_regular(repo / citation.path, LARGE_FILE_BYTES)
+                text = data.decode("utf-8", errors="replace")
             except OSError:
                 text = ""
             files[citation.path] = text.splitlines()

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..core.answers import Answered, Citation, Refused
+from ..core.files import LARGE_FILE_BYTES, read_regular
 from ..core.responses import HistoryEntry, ResolvedCitation
 from ..verify.anchors import resolve
 from .line_index import LineIndex
@@ -49,7 +50,7 @@ def read_repo_text(repo: Path) -> ReadText:
 
     def read(rel: str) -> str | None:
         try:
-            return (repo / rel).read_text(encoding="utf-8")
+            return read_regular(repo / rel, LARGE_FILE_BYTES)[0].decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
 

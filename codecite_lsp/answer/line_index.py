@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.files import LARGE_FILE_BYTES, read_regular
+
 log = logging.getLogger(__name__)
 
 _MAGIC = b"CCLIDX1\n"
@@ -96,7 +98,7 @@ class LineIndex:
 
     def _read(self) -> bytes:
         try:
-            return self.path.read_bytes()
+            return read_regular(self.path, LARGE_FILE_BYTES)[0]
         except OSError:
             return b""
 

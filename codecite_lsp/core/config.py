@@ -38,6 +38,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from .files import read_regular
+
 
 class ConfigError(ValueError):
     """A configuration value is invalid; ``problems`` lists each one in plain words."""
@@ -291,8 +293,7 @@ def _apply(
 
 def _read_toml(path: Path, problems: list[str]) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(read_regular(path)[0].decode("utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

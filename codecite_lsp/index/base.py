@@ -45,6 +45,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .. import __version__
 from ..core.config import Config
+from ..core.files import read_regular
 from .lance_import import import_lancedb
 from .meta import SCHEMA_VERSION, Meta, MetaFile
 from .overlay import Overlay
@@ -698,7 +699,7 @@ def _earlier_copy(repo: Path, config: Config, index_dir: Path) -> tuple[BaseMani
         if sha in copies:
             folder = copies[sha]
             try:
-                copy = json.loads((folder / "base.json").read_text(encoding="utf-8"))
+                copy = json.loads(read_regular(folder / "base.json")[0].decode("utf-8"))
                 manifest = BaseManifest.parse(copy["header"], copy["files"])
             except (OSError, ValueError, TypeError, KeyError):
                 return None

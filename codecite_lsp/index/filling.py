@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.files import read_regular
 from .passes import EmbedderState
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class _Whole:
     def saved(cls, store: Store) -> _Whole | None:
         """What a previous process saved, as if this one had filled (None: nothing usable)."""
         try:
-            raw = json.loads((store.index_dir / MARK).read_text(encoding="utf-8"))
+            raw = json.loads(read_regular(store.index_dir / MARK)[0].decode("utf-8"))
             versions = tuple(sorted((str(k), int(v)) for k, v in raw["versions"].items()))
             return cls(id(store), store.vector_drops, str(raw["embedder"]), versions)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):

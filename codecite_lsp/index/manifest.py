@@ -39,6 +39,7 @@ from typing import Any
 
 from .. import __version__
 from ..core.config import Config
+from ..core.files import read_regular
 from ..ingest.scan import Skip, WorkspaceFile, lasting, scan
 from .passes import IndexReport
 
@@ -185,7 +186,7 @@ def record_pass(
 
 def read(index_dir: Path) -> Manifest | None:
     try:
-        return from_json((index_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
+        return from_json(read_regular(index_dir / MANIFEST_NAME)[0].decode("utf-8"))
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.files import read_regular
 from ..ingest.injection import RULES_VERSION
 
 # 2: chunks carry defines/uses (retrieval follows the code); 3: chunks carry the text in them
@@ -58,7 +59,7 @@ class MetaFile:
         """The saved meta; a default one if there is none yet, ``schema_version`` -1 if it is
         unreadable (rebuild rather than trust it)."""
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            raw = json.loads(read_regular(self.path)[0].decode("utf-8"))
         except FileNotFoundError:
             return Meta()
         except (OSError, ValueError):
@@ -74,7 +75,7 @@ class MetaFile:
         """Write atomically (temp file + rename): a crash never leaves half a meta.json."""
         text = json.dumps(asdict(meta), indent=2)
         with contextlib.suppress(OSError, ValueError):  # missing, or damaged: rewritten below
-            if self.path.read_text(encoding="utf-8") == text:
+            if read_regular(self.path)[0].decode("utf-8") == text:
                 return  # an unchanged index stays byte-for-byte unchanged
         temp = self.path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
         temp.write_text(text, encoding="utf-8")

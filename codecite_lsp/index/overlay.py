@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.files import LARGE_FILE_BYTES, read_regular
 from ..core.records import file_revision
 
 if TYPE_CHECKING:
@@ -100,10 +101,8 @@ class Overlay:
         if expected is None:
             return False
         try:
-            with (self.repo / path).open("rb") as handle:
-                stat = os.fstat(handle.fileno())
-                data = handle.read()
-        except OSError:
+            data, stat = read_regular(self.repo / path, LARGE_FILE_BYTES)
+        except OSError:  # gone, or no longer a regular file: not the base's
             return False
         if file_revision(data) != expected:
             return False
@@ -116,7 +115,7 @@ class Overlay:
         if self._remembered is None:
             return {}
         try:
-            kept = json.loads(self._remembered.read_text(encoding="utf-8"))
+            kept = json.loads(read_regular(self._remembered)[0].decode("utf-8"))
             if kept.get("base") != self._key:
                 return {}
             return {

@@ -21,8 +21,10 @@ Precedence of the ignore rules, strongest first:
    ``~/.config/git/ignore``: where many keep ``.env.local`` or their notes). As in git, nothing
    inside an excluded folder comes back.
 
-Not read: .gitignore files above the repository folder, and git's index (a file git tracks
-although .gitignore matches it is excluded). The only git process started is one ``git config``
+Not read: .gitignore files above the repository folder, a .gitignore or .codeciteignore that is
+a symlink (git does not follow one either), an ignore file that is not a regular file or is over
+8 MB (said in the log), and git's index (a file git tracks although .gitignore matches it is
+excluded). The only git process started is one ``git config``
 per load, for where the global excludes file is.
 Symlinked files are followed when they resolve inside the repository (to a file that is neither
 ignored nor secret); symlinked folders are never followed — their target is scanned where it
@@ -42,6 +44,7 @@ from pathlib import Path
 import pathspec
 
 from ..core.config import TRUST_ENV
+from ..core.files import read_regular
 from .paths import relative_inside
 from .secrets import SECRET_DIRS, is_secret_path
 
@@ -89,15 +92,18 @@ def _compile(lines: list[str], source: str) -> pathspec.GitIgnoreSpec | None:
     return spec if any(p.include is not None for p in spec.patterns) else None
 
 
-def _read_lines(path: str) -> list[str] | None:
+def _read_lines(path: str, follow: bool = True) -> list[str] | None:
+    """The file's lines; None if it is missing or cannot be read (said: a FIFO, a link to a
+    device, a file over 8 MB; with ``follow`` False a symlink, which git does not read for a
+    .gitignore either)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read().splitlines()
+        data, _ = read_regular(path, follow=follow)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        log.warning("cannot read ignore file %s: %s", path, exc)
+        log.warning("not reading ignore file %s: %s", path, exc)
         return None
+    return data.decode("utf-8", errors="replace").splitlines()
 
 
 def _anchored_negation_prefixes(lines: list[str]) -> tuple[str, ...]:
@@ -151,7 +157,7 @@ def _root_rules(
 ) -> tuple[pathspec.GitIgnoreSpec | None, tuple[str, ...], pathspec.GitIgnoreSpec | None]:
     """The repository-wide rules: .codeciteignore (and the folders it re-includes), then git's
     info/exclude over the user's global excludes (read first, so info/exclude wins, as in git)."""
-    codecite_lines = _read_lines(os.path.join(root, ".codeciteignore")) or []
+    codecite_lines = _read_lines(os.path.join(root, ".codeciteignore"), follow=False) or []
     git_dir = _git_dir(root)
     excludes = global_excludes_file(root)
     exclude_lines = [
@@ -336,6 +342,6 @@ class IgnoreRules:
     def _gitignore(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
         if rel_dir not in self._gitignores:
             path = os.path.join(self.root, rel_dir, ".gitignore")
-            lines = _read_lines(path)
+            lines = _read_lines(path, follow=False)
             self._gitignores[rel_dir] = _compile(lines, path) if lines else None
         return self._gitignores[rel_dir]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.config import Config
+from ..core.files import TooLarge, read_regular
 from ..core.records import file_revision
 from .ignore import REASON_UNTRUSTED, IgnoreRules
 from .paths import REASON_BAD_NAME, display_name, is_utf8, relative_inside, repo_relative
@@ -261,29 +262,17 @@ def _scan_entry(
 def _read_bounded(path: str, config: Config) -> tuple[bytes, os.stat_result]:
     """The file's bytes and stat, refusing anything but a regular file within the size limit."""
     try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_regular(path, config.max_file_bytes)
     except FileNotFoundError:
         raise _Refused(REASON_VANISHED) from None
     except PermissionError:
         raise _Refused(f"{REASON_UNREADABLE} (permission denied)") from None
+    except TooLarge as exc:
+        raise _Refused(_too_large(exc.size, config)) from None
     except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            raise _Refused(REASON_NOT_REGULAR) from None
         raise _Refused(f"{REASON_UNREADABLE} ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise _Refused(REASON_NOT_REGULAR)
-        too_large = _too_large(st.st_size, config)
-        if too_large:
-            raise _Refused(too_large)
-        try:
-            data = handle.read(config.max_file_bytes + 1)  # +1: it may have grown since fstat
-        except OSError as exc:
-            raise _Refused(f"{REASON_UNREADABLE} ({exc.strerror})") from None
-    too_large = _too_large(len(data), config)
-    if too_large:
-        raise _Refused(too_large)
-    return data, st
 
 
 def _content_problem(data: bytes, config: Config) -> tuple[str, str]:

@@ -22,6 +22,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..core.files import LARGE_FILE_BYTES, read_regular
 from ..service.forbidden_roots import refusal
 from ..service.session import Session
 from . import roots
@@ -184,7 +185,7 @@ class CodeciteServer(LanguageServer):
         if text is not None:
             return text
         try:
-            return path.read_text(encoding="utf-8")
+            return read_regular(path, LARGE_FILE_BYTES)[0].decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
 

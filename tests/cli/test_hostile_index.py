@@ -309,3 +309,28 @@ def test_an_index_whose_text_the_files_do_not_hold_is_never_quoted(repo: Path) -
     assert "never rotated" not in asked.stdout + asked.stderr
     assert "the index holds text for good.py:1-2 that the files do not" in asked.stdout
     assert "delete it and run `codecite index`" in asked.stdout
+
+
+def test_settings_and_ignore_files_that_never_end_cost_nothing(repo: Path) -> None:
+    """A checkout whose .gitignore, .codeciteignore, pyproject.toml, a nested .gitignore and the
+    index's own meta.json are links to /dev/zero or FIFOs: reading them would wait forever or
+    fill memory. Each is passed over with a reason, and the rest is indexed."""
+    os.symlink("/dev/zero", repo / ".gitignore")
+    os.symlink("/dev/zero", repo / ".codeciteignore")
+    os.mkfifo(repo / "pyproject.toml")
+    (repo / "pkg").mkdir()
+    os.mkfifo(repo / "pkg" / ".gitignore")
+    (repo / "pkg" / "mod.py").write_text("def helper():\n    return 2\n")
+    (repo / ".codecite").mkdir()
+    os.symlink("/dev/zero", repo / ".codecite" / "meta.json")
+
+    refused = codecite(repo, "index", "--quiet")  # settings it cannot read: said, not guessed
+    assert refused.returncode == 2, refused.stderr
+    assert "pyproject.toml: cannot be read ([Errno 22] not a regular file" in refused.stderr
+    (repo / "pyproject.toml").unlink()
+
+    indexed = codecite(repo, "index", "--quiet")
+    assert indexed.returncode == 0, indexed.stderr
+    assert "indexed 2 files" in indexed.stdout, indexed.stdout
+    assert "not reading ignore file" in indexed.stderr and "Traceback" not in indexed.stderr
+    assert codecite(repo, "search", "helper").stdout.startswith("pkg/mod.py:1-2")
