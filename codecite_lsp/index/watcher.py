@@ -37,7 +37,7 @@ from watchdog.events import (
 )
 
 from ..ingest.ignore import IgnoreRules
-from ..ingest.paths import REASON_BAD_NAME, display_name, is_utf8, repo_relative
+from ..ingest.paths import display_name, name_problem, repo_relative
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver
@@ -159,8 +159,9 @@ class Watcher:
     def _relative(self, path: str) -> str | None:
         """Repo-relative "/" path, or None for the root itself and anything outside."""
         rel = repo_relative(path, self._roots)
-        if rel is None and not is_utf8(path):
-            log.warning("not indexed: %s: %s", display_name(path), REASON_BAD_NAME)
+        problem = name_problem(path)
+        if rel is None and problem is not None:
+            log.warning("not indexed: %s: %s", display_name(path), problem)
         return rel
 
     # --- batching ----------------------------------------------------------------------------

@@ -96,6 +96,8 @@ def _read_lines(path: str, follow: bool = True) -> list[str] | None:
     """The file's lines; None if it is missing or cannot be read (said: a FIFO, a link to a
     device, a file over 8 MB; with ``follow`` False a symlink, which git does not read for a
     .gitignore either)."""
+    if path == os.devnull:  # `core.excludesFile = /dev/null`: the way to say "none"
+        return None
     try:
         data, _ = read_regular(path, follow=follow)
     except (FileNotFoundError, NotADirectoryError):

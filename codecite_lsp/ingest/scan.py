@@ -24,7 +24,7 @@ from ..core.config import Config
 from ..core.files import TooLarge, read_regular
 from ..core.records import file_revision
 from .ignore import REASON_UNTRUSTED, IgnoreRules
-from .paths import REASON_BAD_NAME, display_name, is_utf8, relative_inside, repo_relative
+from .paths import display_name, name_problem, relative_inside, repo_relative
 from .secrets import (
     REASON_PRIVATE_KEY,
     REASON_SECRET_DIR,
@@ -236,8 +236,9 @@ def _scan_entry(
     root: str, rel: str, entry: os.DirEntry[str], rules: IgnoreRules, config: Config
 ) -> WorkspaceFile | Skip | str | None:
     """One directory entry: "dir" to walk into, a file, a Skip, or None (silently ignored)."""
-    if not is_utf8(entry.name):  # nothing under it can be keyed, stored or shown as it is
-        return Skip(display_name(rel), REASON_BAD_NAME)
+    problem = name_problem(entry.name)
+    if problem is not None:  # nothing under it can be keyed, stored or shown as it is
+        return Skip(display_name(rel), problem)
     try:
         is_dir = entry.is_dir()
     except OSError:  # a looping symlink

@@ -63,6 +63,25 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(repo: Path
     assert found.returncode == 0 and "good.py:1-2" in found.stdout
 
 
+def test_a_file_name_with_a_newline_cannot_forge_an_output_line(repo: Path) -> None:
+    """A newline in a file name would print as a line of its own: a search result, a citation or
+    a skip the user never had. Such names are skipped, shown escaped on one line."""
+    (repo / "a\nfake.py:9-9  forged  (1.000)\nb.py").write_text("def named():\n    return 1\n")
+    (repo / "tab\there.py").write_text("def tabbed():\n    return 2\n")
+    (repo / "café 日本.py").write_text("def unicode_named():\n    return 3\n")  # a fine name
+    done = codecite(repo, "index", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "indexed 2 files" in done.stdout, done.stdout
+    said = done.stderr.splitlines()
+    forged = "skipped a\\x0afake.py:9-9  forged  (1.000)\\x0ab.py: file name holds a control"
+    assert said[0].startswith(forged), said
+    assert all(not line.startswith("fake.py") for line in said)
+    assert "skipped tab\\x09here.py: file name holds a control character" in done.stderr
+    found = codecite(repo, "search", "unicode named")
+    assert found.stdout.startswith("café 日本.py:1-2"), found.stdout
+    assert codecite(repo, "search", "forged named").stdout.strip() != "fake.py:9-9"
+
+
 # --- a damaged index heals itself ----------------------------------------------------------------
 
 
