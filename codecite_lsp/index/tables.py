@@ -55,6 +55,9 @@ _ENVIRONMENT = {
     errno.ENOSPC: ("the disk is full", "free some space"),
     errno.EDQUOT: ("the disk quota is exceeded", "free some space"),
     errno.ENOMEM: ("the machine is out of memory", "close other programs"),
+    errno.EROFS: ("its file system is read-only", "pass --index-dir DIR on a writable disk"),
+    errno.EACCES: ("permission denied", "make the index folder writable, or pass --index-dir DIR"),
+    errno.EPERM: ("permission denied", "make the index folder writable, or pass --index-dir DIR"),
 }
 _OS_ERROR = re.compile(r"\(os error (\d+)\)")  # how Lance's Rust I/O errors carry an errno
 

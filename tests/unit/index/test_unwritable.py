@@ -34,8 +34,10 @@ def _raised_from(cause: BaseException) -> RuntimeError:
         (OSError(errno.EDQUOT, "Disk quota exceeded"), "the disk quota is exceeded"),
         (_raised_from(OSError(errno.ENOMEM, "Cannot allocate memory")), "out of memory"),
         (MemoryError(), "out of memory"),
+        (OSError(errno.EROFS, "Read-only file system"), "its file system is read-only"),
+        (PermissionError(errno.EACCES, "Permission denied"), "permission denied"),
     ],
-    ids=["python", "lance", "quota", "chained", "MemoryError"],
+    ids=["python", "lance", "quota", "chained", "MemoryError", "read-only", "permission"],
 )
 def test_a_full_disk_or_no_memory_is_said_with_what_to_do(exc: BaseException, said: str) -> None:
     found = unwritable(exc, INDEX)
