@@ -3,9 +3,9 @@
 An entry of the index folder found as the wrong kind of thing (a folder where ``meta.json`` or
 ``index.lock`` belongs, a file or a dangling symlink where the ``lance`` folder belongs) holds
 nothing of the index: it is removed, so the next write heals the index instead of failing with
-the same OS error on every run. A symlink where one of its files belongs is removed too: the
-index folder may come with a checkout, and writing through the link (the lock's pid, a trace
-line) would write wherever it points. The index folder being a file is not ours to remove: it
+the same OS error on every run. A symlink where one of its files or folders belongs is removed
+too (the link, never what it points to): the index folder may come with a checkout, and writing
+through the link (the lock's pid, a trace line, a table) would write wherever it points. The index folder being a file is not ours to remove: it
 is said in one line with what to run (``not_a_folder``).
 """
 
@@ -34,7 +34,7 @@ def clear_misplaced(index_dir: Path) -> None:
             continue
         if not path.exists():
             found = "a dangling symlink"
-        elif name in _FILES and path.is_symlink():
+        elif path.is_symlink():  # its own files and folders: every write stays in the folder
             found = "a symlink"
         elif (name in _FILES) == path.is_dir():
             found = "a folder" if path.is_dir() else "a file"

@@ -82,6 +82,31 @@ def test_a_file_name_with_a_newline_cannot_forge_an_output_line(repo: Path) -> N
     assert codecite(repo, "search", "forged named").stdout.strip() != "fake.py:9-9"
 
 
+def test_an_index_folder_whose_tables_link_elsewhere_writes_only_inside_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    """An index folder shipped with a checkout, its tables' folders links to folders of the
+    user's: the links are removed (never what they point to), and every table is written
+    inside the index folder."""
+    outside = tmp_path / "documents"
+    (outside / "notes").mkdir(parents=True)
+    (outside / "notes" / "plan.txt").write_text("the user's own file\n")
+    (repo / ".codecite" / "lance").mkdir(parents=True)
+    for table in ("chunks", "files"):
+        (repo / ".codecite" / "lance" / f"{table}.lance").symlink_to(outside)
+    (repo / ".codecite" / "embedding").symlink_to(outside)
+
+    done = codecite(repo, "index", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "lance/chunks.lance in" in done.stderr and "was a symlink; removed" in done.stderr
+    assert sorted(p.relative_to(outside).as_posix() for p in outside.rglob("*")) == [
+        "notes",
+        "notes/plan.txt",
+    ]
+    assert not any(p.is_symlink() for p in (repo / ".codecite").rglob("*"))
+    assert codecite(repo, "search", "rotate_key").stdout.startswith("good.py:1-2")
+
+
 # --- a damaged index heals itself ----------------------------------------------------------------
 
 
