@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,19 +96,20 @@ def _is_worker(pid: str, session: int) -> bool:
     return int(fields[3]) == session  # after "state ppid pgrp": the session id
 
 
+def start_index(repo: Path, index_dir: Path, **options: Any) -> subprocess.Popen[Any]:
+    """An index run in a session of its own (its workers are told apart by it)."""
+    return subprocess.Popen(
+        index_command(repo, index_dir), env=environment(), start_new_session=True, **options
+    )
+
+
 def run_and_kill(repo: Path, index_dir: Path, table: str, commits: int) -> bool:
     """Start an index run; SIGKILL it once ``table`` has ``commits`` more versions.
 
     Returns True if the kill happened before the run finished on its own.
     """
     start = versions(index_dir, table)
-    process = subprocess.Popen(
-        index_command(repo, index_dir),
-        env=environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    process = start_index(repo, index_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     try:
         while process.poll() is None and time.monotonic() < deadline:
@@ -235,13 +237,12 @@ def test_ctrl_c_stops_the_run_in_one_line_and_the_next_run_finishes_it(tmp_path:
     write_tree(repo, 240)
     index_dir = tmp_path / "interrupted"
     # Ctrl-C in a terminal: SIGINT to the whole process group, the workers included.
-    process = subprocess.Popen(
-        index_command(repo, index_dir),
-        env=environment(),
+    process = start_index(
+        repo,
+        index_dir,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
