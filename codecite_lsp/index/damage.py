@@ -5,8 +5,9 @@ An entry of the index folder found as the wrong kind of thing (a folder where ``
 nothing of the index: it is removed, so the next write heals the index instead of failing with
 the same OS error on every run. A symlink where one of its files or folders belongs is removed
 too (the link, never what it points to): the index folder may come with a checkout, and writing
-through the link (the lock's pid, a trace line, a table) would write wherever it points. The index folder being a file is not ours to remove: it
-is said in one line with what to run (``not_a_folder``).
+through the link (the lock's pid, a trace line, a table) would write wherever it points. The
+index folder being a file is not ours to remove: it is said in one line with what to run
+(``not_a_folder``).
 """
 
 from __future__ import annotations
