@@ -38,6 +38,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 from enum import Enum
 from pathlib import Path
 
@@ -65,6 +66,17 @@ VENDORED_DIRS = frozenset(
 
 _EXCLUDE_FILE = ".git/info/exclude"
 _GIT_CONFIG_TIMEOUT = 5.0  # seconds for `git config` (a hung credential helper never runs there)
+# What decides where git's global configuration and excludes file are.
+_GIT_ENV = (
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+)
+_EXCLUDES_SECONDS = 30.0  # a changed core.excludesFile is seen within this
+_EXCLUDES: dict[tuple[str | None, ...], tuple[float, str | None]] = {}
+_EXCLUDES_LOCK = threading.Lock()
 
 REASON_UNTRUSTED = (
     "git ignores it and only .codeciteignore brings it back, but this repository's settings are "
@@ -137,7 +149,23 @@ def _git_dir(root: str) -> str | None:
 def global_excludes_file(root: str) -> str | None:
     """The user's global git excludes file, as git finds it: ``core.excludesFile`` from the git
     configuration (asked of git itself: includes and conditional includes apply), else
-    ``$XDG_CONFIG_HOME/git/ignore`` or ``~/.config/git/ignore``; None without a home."""
+    ``$XDG_CONFIG_HOME/git/ignore`` or ``~/.config/git/ignore``; None without a home.
+
+    Remembered for a few seconds per root and environment: the rules are loaded per request
+    (service/privacy.py), and a `git` process per search would be work done again and again."""
+    key = (root, *(os.environ.get(name) for name in _GIT_ENV))
+    now = time.monotonic()
+    with _EXCLUDES_LOCK:
+        found = _EXCLUDES.get(key)
+        if found is not None and now - found[0] < _EXCLUDES_SECONDS:
+            return found[1]
+    path = _ask_excludes_file(root)
+    with _EXCLUDES_LOCK:
+        _EXCLUDES[key] = (now, path)
+    return path
+
+
+def _ask_excludes_file(root: str) -> str | None:
     try:
         asked = subprocess.run(
             ["git", "-C", root, "config", "--path", "--get", "core.excludesFile"],
