@@ -79,7 +79,8 @@ def test_a_file_name_with_a_newline_cannot_forge_an_output_line(repo: Path) -> N
     assert "skipped tab\\x09here.py: file name holds a control character" in done.stderr
     found = codecite(repo, "search", "unicode named")
     assert found.stdout.startswith("café 日本.py:1-2"), found.stdout
-    assert codecite(repo, "search", "forged named").stdout.strip() != "fake.py:9-9"
+    shown = codecite(repo, "search", "named").stdout.splitlines()
+    assert shown and not any(line.startswith("fake.py") for line in shown), shown
 
 
 def test_an_index_folder_whose_tables_link_elsewhere_writes_only_inside_it(
