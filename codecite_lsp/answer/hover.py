@@ -125,7 +125,13 @@ def definition_of(symbol: str, sources: list[Source]) -> Source | None:
 
     name = symbol.rsplit(".", 1)[-1]
     named = next(
-        (i for i, s in enumerate(sources) if s.symbol and s.symbol.rsplit(".", 1)[-1] == name),
+        (
+            i
+            for i, s in enumerate(sources)
+            if any(
+                sym.rsplit(".", 1)[-1] == name for sym in s.symbols_within(s.start_line, s.end_line)
+            )
+        ),
         len(sources),
     )
     outlines = read_isolated(outline, [(s.path, s.text) for s in sources[:named]])

@@ -73,6 +73,20 @@ def untrusted_mark(source: Source) -> str:
     )
 
 
+def _symbols(source: Source) -> str:
+    """`` (Engine.ServeHTTP)``; a source merged from several chunks names each one's lines:
+    `` (661-689: Engine.ServeHTTP; 690-737: Engine.handleHTTPRequest)``."""
+    if not source.pieces:
+        return f" ({source.symbol})" if source.symbol else ""
+    ends = [first - 1 for first, _ in source.pieces[1:]] + [source.end_line]
+    named = [
+        f"{first}-{end}: {symbol}"
+        for (first, symbol), end in zip(source.pieces, ends, strict=True)
+        if symbol
+    ]
+    return f" ({'; '.join(named)})" if named else ""
+
+
 def render_source(source: Source, fence: str) -> str:
     """One source: fence, header ``[S2] path:start-end (symbol)``, numbered lines, fence. An
     untrusted source says so in its header and shows its invisible characters spelled out."""
@@ -80,7 +94,7 @@ def render_source(source: Source, fence: str) -> str:
     text = visible(source.text) if mark else source.text
     lines = declared_lines(text, source.end_line - source.start_line + 1)
     width = max(4, len(str(source.end_line)))
-    symbol = f" ({source.symbol})" if source.symbol else ""
+    symbol = _symbols(source)
     symbol += mark
     body = "\n".join(
         f"{number:>{width}} | {line}" for number, line in enumerate(lines, start=source.start_line)

@@ -85,8 +85,51 @@ class Chunk:
         return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
+Pieces = tuple[tuple[int, str | None], ...]
+
+
+class _Pieced:
+    """What a retrieved text says of the definition holding each of its lines. A result merged
+    from neighbouring chunks holds several (``ServeHTTP``, then ``handleHTTPRequest``): its
+    ``symbol`` is only what encloses every line, and ``pieces`` says which lines are whose."""
+
+    __slots__ = ()
+    symbol: str | None
+    pieces: Pieces
+
+    def symbol_at(self, line: int) -> str | None:
+        """The symbol of the chunk line ``line`` came from."""
+        found = self.symbol
+        for first, symbol in self.pieces:
+            if first > line:
+                break
+            found = symbol
+        return found
+
+    def symbols_within(self, start: int, end: int) -> list[str]:
+        """The symbols of the chunks lines ``start``..``end`` came from, in line order."""
+        if not self.pieces:
+            return [self.symbol] if self.symbol else []
+        held = [s for first, s in self.pieces[1:] if start < first <= end]
+        return [s for s in dict.fromkeys([self.symbol_at(start), *held]) if s]
+
+
+def enclosing_all(symbols: list[str | None]) -> str | None:
+    """The symbol that holds every one of ``symbols`` (``Flask`` for ``Flask.a`` and
+    ``Flask.b``): their common dotted prefix; None when one is None or they share none."""
+    if not symbols or any(s is None for s in symbols):
+        return None
+    parted = [s.split(".") for s in symbols if s is not None]
+    common: list[str] = []
+    for names in zip(*parted, strict=False):
+        if len(set(names)) > 1:
+            break
+        common.append(names[0])
+    return ".".join(common) or None
+
+
 @dataclass(frozen=True, slots=True)
-class Result:
+class Result(_Pieced):
     """One retrieved chunk (``core.responses.SearchResult`` is the contract's Result shape)."""
 
     path: str
@@ -107,6 +150,8 @@ class Result:
 
     # What made the score, by rule (name -> contribution, adding up to it): ``--explain``.
     terms: tuple[tuple[str, float], ...] = ()
+    # Merged from neighbouring chunks: (first line, symbol) of each, in line order (_Pieced).
+    pieces: Pieces = ()
 
     def to_json(self) -> dict[str, object]:
         """The wire fields (the contract's Result), for scripts that take results in process
@@ -117,7 +162,7 @@ class Result:
 
 
 @dataclass(frozen=True)
-class Source:
+class Source(_Pieced):
     """One retrieved chunk as the model sees it; ``text`` is exactly lines start_line..end_line."""
 
     label: str
@@ -132,6 +177,7 @@ class Source:
     # Findings at file lines as the index stored them; None: text the index never scanned (a
     # caller's own source), scanned when it is used (ingest.injection.source_findings).
     untrusted: tuple[Finding, ...] | None = None
+    pieces: Pieces = ()  # as Result's: the symbol of each merged chunk's lines
 
 
 def sources_from_results(results: list[Result]) -> list[Source]:
@@ -144,6 +190,7 @@ def sources_from_results(results: list[Result]) -> list[Source]:
             end_line=r.end_line,
             text=r.text,
             symbol=r.symbol,
+            pieces=r.pieces,
             content_hash=r.content_hash,
             revision=r.revision,
             start_byte=r.start_byte,

@@ -40,11 +40,20 @@ from typing import Any
 from ..core.records import Source
 from ..core.terms import IDENTIFIER, is_test_path, word_parts
 from .evidence import Evidence, code_names
-from .source_runs import HEADING, PROSE_SUFFIXES, Run, doc_sentence, read_runs, terms_said
+from .source_runs import (
+    COMMENT_MARKS,
+    HEADING,
+    PROSE_SUFFIXES,
+    Run,
+    doc_sentence,
+    read_runs,
+    terms_said,
+)
 from .statements import MAX_WIDEN, whole_code, whole_sentences
 from .subject import Doer, asks_what_it_is, subjects
 
 _MAX_WINDOW = 4
+_DOC_REACH = 40  # lines of a doc comment above a definition looked through for its start
 _MAX_CLAIMS = 4
 _PER_RUN = 2
 _MAX_USES = 3
@@ -432,17 +441,35 @@ def _signature(run: Run, name: str, definition: Source) -> int | None:
     return assigned if assigned is not None else _mention(run, name)
 
 
-def _definition_window(run: Run, at: int) -> tuple[int, int]:
-    """The signature (up to 4 lines) plus its doc comment, above or below."""
+def _definition_windows(run: Run, at: int) -> list[tuple[int, int]]:
+    """What a hover quotes of the definition at ``at``: the signature (up to 4 lines) with a
+    docstring right under it, or with the first sentence of the doc comment above it (a Go,
+    Rust or Java doc comment starts with its summary; its last lines are mid-paragraph): one
+    window when they meet, else two."""
     ends = [d.signature_end for d in run.defined if d.head == at]
     last = min(ends[0] if ends else at, at + _MAX_WINDOW - 1)
-    first = at
     if last + 1 < len(run.lines) and run.is_doc[last + 1] and last + 1 - at < _MAX_WINDOW:
-        last += 1  # a docstring right under the signature
-    else:
-        while first > 0 and run.is_doc[first - 1] and at - first < 2:
-            first -= 1  # a doc comment right above it
-    return first, last
+        return [(at, last + 1)]  # a docstring right under the signature
+    top = at
+    while top > 0 and run.is_doc[top - 1] and at - top < _DOC_REACH:
+        top -= 1
+    if top == at:
+        return [(at, last)]
+    end = top  # the summary sentence's last line
+    while end + 1 < at and end - top + 1 < _MAX_WINDOW and not _SENTENCE_END.search(run.lines[end]):
+        end += 1
+    return [(top, last)] if end + 1 == at else [(top, end), (at, last)]
+
+
+def _doc_text(run: Run, windows: list[tuple[int, int]]) -> str:
+    """The first sentence of the explaining lines in ``windows``, markers stripped."""
+    said = " ".join(
+        COMMENT_MARKS.sub("", run.lines[i].strip()).strip()
+        for first, last in windows
+        for i in range(first, last + 1)
+        if run.is_doc[i]
+    )
+    return doc_sentence(said) if said.strip() else ""
 
 
 def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> str:
@@ -455,14 +482,12 @@ def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> 
     if home is not None and definition is not None:
         at = _signature(home, name, definition)
         if at is not None:
-            first, last = _definition_window(home, at)
-            doc = next(
-                (doc_sentence(home.lines[i]) for i in range(first, last + 1) if home.is_doc[i]),
-                "",
-            )
+            windows = _definition_windows(home, at)
+            doc = _doc_text(home, windows)
             text = f"`{symbol}` is defined in {home.path}" + (f": {doc}" if doc else ":")
-            claims.append(_claim(text, home, first, last))
-            shown = (home, range(first, last + 1))
+            citations = [c for first, last in windows for c in home.citations(first, last)]
+            claims.append({"kind": "claim", "text": text, "citations": citations})
+            shown = (home, range(windows[0][0], windows[-1][1] + 1))
     used = 0
     for run in runs:
         skip = shown[1] if run is shown[0] else range(0)
@@ -472,7 +497,7 @@ def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> 
         used += 1
         if used > _MAX_USES:
             break
-        owner = run.owners[at].symbol
+        owner = run.within(at)
         where = f"{run.path} ({owner})" if owner else run.path
         claims.append(_claim(f"Used in {where}:", run, at, at))
     return _reply("Quoted from the indexed code:", claims)

@@ -82,13 +82,23 @@ class Run:
         parent = self.body_of(definition.head)
         if parent is not None:
             return f"{self.qualified(parent)}.{definition.name}"
-        symbol = self.owners[definition.head].symbol
+        symbol = self.symbol_at(definition.head)
         return symbol if symbol and symbol.endswith(f".{definition.name}") else definition.name
 
     def body_of(self, index: int) -> Defined | None:
         """The innermost definition whose body holds line ``index``."""
         inside = [d for d in self.defined if d.encloses(index)]
         return inside[-1] if inside else None
+
+    def symbol_at(self, index: int) -> str | None:
+        """The symbol of the chunk line ``index`` was retrieved in."""
+        return self.owners[index].symbol_at(self.number(index))
+
+    def within(self, index: int) -> str | None:
+        """The qualified name of the definition holding line ``index``: the innermost one in the
+        run whose body holds it, else the chunk's (None for a top-level line)."""
+        owner = self.body_of(index)
+        return self.qualified(owner) if owner is not None else self._enclosing(index)
 
     def does(self, index: int) -> bool:
         """Line ``index`` is a statement doing the work: code in a function's body, not a
@@ -162,11 +172,7 @@ class Run:
         definition = self.defined_at(name_at) if name_at is not None else None
         name = definition.name if definition else None
         enclosing = None if definition else self._enclosing(first)
-        if definition is not None:
-            qualified: str | None = self.qualified(definition)
-        else:
-            owner = self.body_of(first)
-            qualified = self.qualified(owner) if owner is not None else enclosing
+        qualified = self.qualified(definition) if definition is not None else self.within(first)
         defined_here = name_at is not None and first <= name_at <= last
         # The window's explaining lines read as one text (a sentence may span lines). Only the
         # window's own: a claim says what its quote shows, and the gate removes a docstring
@@ -189,7 +195,7 @@ class Run:
         # symbol names its first definition further down, and "In `that`" would be false.
         if not _indent(self.lines[at]) and not self.path.lower().endswith(PROSE_SUFFIXES):
             return None
-        return self.owners[at].symbol
+        return self.symbol_at(at)
 
 
 @dataclass(frozen=True)

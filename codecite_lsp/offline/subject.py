@@ -138,7 +138,7 @@ def _cut_body(run: Run) -> Defined | None:
     """A run that starts inside a definition cut from its signature (a long function split
     into chunks) holds its body's statements up to the next definition: read as a definition
     of the chunk's symbol with no signature."""
-    symbol = run.owners[0].symbol
+    symbol = run.symbol_at(0)
     if not symbol or not _loose(run, 0):
         return None
     end = min((d.head for d in run.defined), default=len(run.lines)) - 1

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
-from ..core.records import Chunk, Result, content_hash, findings_within
+from ..core.records import Chunk, Result, content_hash, enclosing_all, findings_within
 from ..core.terms import role, says, word_parts
 
 CHARS_PER_TOKEN = 4
@@ -112,14 +112,18 @@ def _merge_two(a: Result, b: Result) -> Result:
     text = "\n".join(by_line[n] for n in range(start, end + 1))
     if a.text.endswith("\n") and b.text.endswith("\n"):
         text += "\n"
+    # Each line keeps the symbol of the chunk it came from (a's where they overlap, as its text).
+    by_symbol = {n: b.symbol_at(n) for n in range(b.start_line, b.end_line + 1)}
+    by_symbol.update((n, a.symbol_at(n)) for n in range(a.start_line, a.end_line + 1))
     return replace(
-        a,
+        _with_pieces(a, [(n, by_symbol[n]) for n in range(start, end + 1)]),
         start_line=start,
         end_line=end,
         text=text,
         content_hash=content_hash(text),
         start_byte=min(a.start_byte, b.start_byte),
         end_byte=max(a.end_byte, b.end_byte),
+        defines=tuple(dict.fromkeys(a.defines + b.defines)),
         score=max(a.score, b.score),
         terms=a.terms if a.score >= b.score else b.terms,  # those of the score shown
         # both hold the findings of the lines they share
@@ -127,11 +131,26 @@ def _merge_two(a: Result, b: Result) -> Result:
     )
 
 
+def _with_pieces(result: Result, symbols: list[tuple[int, str | None]]) -> Result:
+    """``result`` whose lines (number, symbol of its chunk) are ``symbols``: one piece per run
+    of lines of one symbol, and as its own symbol what encloses them all."""
+    pieces = tuple(
+        (line, symbol)
+        for i, (line, symbol) in enumerate(symbols)
+        if i == 0 or symbol != symbols[i - 1][1]
+    )
+    if len(pieces) <= 1:
+        return replace(result, symbol=pieces[0][1] if pieces else result.symbol, pieces=())
+    return replace(result, symbol=enclosing_all([s for _, s in pieces]), pieces=pieces)
+
+
 def line_range(result: Result, start: int, end: int) -> Result:
     """Lines ``start``..``end`` (true file line numbers, within the result) as a result of their
     own; byte offsets are those of the whole result (callers re-locate by content)."""
     lines = _lines(result)[start - result.start_line : end - result.start_line + 1]
     text = "\n".join(lines) + "\n"
+    if result.pieces:
+        result = _with_pieces(result, [(n, result.symbol_at(n)) for n in range(start, end + 1)])
     return replace(
         result,
         start_line=start,

@@ -302,7 +302,8 @@ def _unsupported(
         entry = prepared[cite.source]
         held += [cite.quote, *entry.cited(cite.start_line, cite.end_line)]
         enclosing = _enclosing(prepared, entry.source.path, cite.start_line)
-        names += [entry.source.symbol or "", entry.source.path, enclosing]
+        symbols = entry.source.symbols_within(cite.start_line, cite.end_line)
+        names += [*symbols, entry.source.path, enclosing]
     absent = missing(text, Evidence("\n".join(held), "\n".join(names), frozenset(numbers)))
     if not absent:
         return None
@@ -379,7 +380,10 @@ def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "")
             continue
         gap = isinstance(span, ReplyGap)
         if gap and known is None:
-            known = asked | word_stems(f"{s.path} {s.symbol or ''} {s.text}" for s in sources)
+            known = asked | word_stems(
+                f"{s.path} {' '.join(s.symbols_within(s.start_line, s.end_line))} {s.text}"
+                for s in sources
+            )
         problem = gap_problem(span.text, known) if gap else prose_problem(span.text, asked)
         if problem is not None:
             why: Why = "gap_states_fact" if gap else "prose_states_fact"

@@ -1,0 +1,170 @@
+"""Sources merged from neighbouring chunks say, line by line, whose lines they are: a hover's
+"Used in X", the prompt's header and the gate's names come from the chunk each line came from,
+never from the best-ranked neighbour's symbol (found on gin: a call in ``ServeHTTP`` was labelled
+"Used in gin.go (Engine.handleHTTPRequest)")."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from codecite_lsp.core.records import Source, content_hash, sources_from_results
+from codecite_lsp.ingest.chunking import chunk_text
+from codecite_lsp.offline.extractive import hover_answer
+from codecite_lsp.retrieve.selection import line_range, merge_adjacent, result_from_chunk
+from codecite_lsp.verify.gate import GateFailed, GatePassed, verify
+
+ENGINE = """package gin
+
+// ServeHTTP conforms to the http.Handler interface.
+func (engine *Engine) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	c := engine.pool.Get().(*Context)
+	c.reset()
+	engine.handleHTTPRequest(c)
+	engine.pool.Put(c)
+}
+
+// HandleContext re-enters a context that has been rewritten.
+func (engine *Engine) HandleContext(c *Context) {
+	c.reset()
+	engine.handleHTTPRequest(c)
+}
+
+func (engine *Engine) handleHTTPRequest(c *Context) {
+	httpMethod := c.Request.Method
+	rPath := c.Request.URL.Path
+	unescape := false
+	if engine.UseEscapedPath {
+		rPath = c.Request.URL.EscapedPath()
+		unescape = engine.UnescapePathValues
+	}
+	t := engine.trees
+	for i, tl := 0, len(t); i < tl; i++ {
+		if t[i].method != httpMethod {
+			continue
+		}
+		root := t[i].root
+		value := root.getValue(rPath, c.params, c.skippedNodes, unescape)
+		if value.handlers != nil {
+			c.handlers = value.handlers
+			c.Next()
+			return
+		}
+	}
+	serveError(c, http.StatusNotFound, default404Body)
+}
+"""
+
+CLIENT_IP = """package gin
+
+func (c *Context) RemoteIP() string {
+	return c.Request.RemoteAddr
+}
+
+// ClientIP implements one best effort algorithm to return the real client IP.
+// It calls c.RemoteIP() under the hood, to check if the remote IP is a trusted proxy or not.
+// If it is it will then try to parse the headers defined in Engine.RemoteIPHeaders.
+// If the headers are not syntactically valid OR the remote IP does not correspond to a trusted
+// proxy, the remote IP (coming from Request.RemoteAddr) is returned.
+func (c *Context) ClientIP() string {
+	return c.RemoteIP()
+}
+"""
+
+
+def hover_sources(path: str, text: str, budget: int) -> list[Source]:
+    """As hover retrieves them: the file's chunks, the definition's first, merged where they
+    touch (retrieve_for_symbol)."""
+    chunks = chunk_text(path, text, revision="r1", budget=budget)
+    ordered = sorted(chunks, key=lambda c: c.symbol != "Engine.handleHTTPRequest")
+    return sources_from_results(merge_adjacent([result_from_chunk(c, 1.0) for c in ordered]))
+
+
+def claims(raw: str) -> list[dict[str, Any]]:
+    return [span for span in json.loads(raw)["spans"] if span["kind"] == "claim"]
+
+
+def test_a_merged_source_knows_which_chunk_each_line_came_from() -> None:
+    chunks = chunk_text("gin.go", ENGINE, revision="r1", budget=900)
+    # The two small methods are one chunk without a symbol; handleHTTPRequest is its own.
+    assert [(c.start_line, c.symbol) for c in chunks] == [
+        (1, None),
+        (17, "Engine.handleHTTPRequest"),
+    ]
+    [merged] = hover_sources("gin.go", ENGINE, 900)
+    assert merged.symbol is None  # no one definition holds every line
+    assert merged.symbol_at(7) is None and merged.symbol_at(17) == "Engine.handleHTTPRequest"
+    assert merged.symbols_within(3, 20) == ["Engine.handleHTTPRequest"]
+
+
+def test_a_hover_names_the_function_a_use_is_in_not_the_merged_neighbour() -> None:
+    [merged] = hover_sources("gin.go", ENGINE, 900)
+    raw = hover_answer("handleHTTPRequest", merged, [])
+    uses = [c["text"] for c in claims(raw)[1:]]
+    assert uses == ["Used in gin.go (ServeHTTP):"]
+    assert isinstance(verify(raw, [merged]), GatePassed)
+
+
+def test_the_gate_does_not_lend_a_merged_neighbours_name_to_the_cited_lines() -> None:
+    [merged] = hover_sources("gin.go", ENGINE, 900)
+    quote = "\tc.reset()\n\tengine.handleHTTPRequest(c)"
+    reply = {
+        "spans": [
+            {
+                "kind": "claim",
+                "text": "`HandleContext` resets the context before it serves it again.",
+                "citations": [{"source": "S1", "start_line": 13, "end_line": 14, "quote": quote}],
+            },
+            {
+                "kind": "claim",
+                "text": "`handleHTTPRequest` resets the context.",
+                "citations": [
+                    {"source": "S1", "start_line": 6, "end_line": 6, "quote": "c.reset()"}
+                ],
+            },
+        ],
+        "refuse": None,
+    }
+    result = verify(json.dumps(reply), [merged])
+    assert isinstance(result, GateFailed)
+    assert [check.span_index for check in result.failures] == [1]
+    assert "handleHTTPRequest" in result.failures[0].detail
+
+
+def test_the_prompt_header_names_each_merged_chunks_lines() -> None:
+    from codecite_lsp.answer.prompt import render_source
+
+    [merged] = hover_sources("gin.go", ENGINE, 900)
+    header = render_source(merged, "f").splitlines()[1]
+    assert header == "[S1] gin.go:1-39 (17-39: Engine.handleHTTPRequest)"
+
+
+def test_methods_of_one_class_merged_keep_the_class_and_a_cut_keeps_its_piece() -> None:
+    text = "".join(f"line {n}\n" for n in range(1, 9))
+    lines = text.splitlines(keepends=True)
+    first = result_from_chunk(chunk_text("a.py", "x = 1\n", revision="r")[0], 0.9)
+    a = replace(first, start_line=1, end_line=4, text="".join(lines[:4]), symbol="Flask.a")
+    b = replace(a, start_line=5, end_line=8, text="".join(lines[4:]), symbol="Flask.b", score=0.5)
+    [merged] = merge_adjacent([a, b])
+    assert (merged.symbol, merged.pieces) == ("Flask", ((1, "Flask.a"), (5, "Flask.b")))
+    assert merged.content_hash == content_hash(text)
+    cut = line_range(merged, 6, 8)
+    assert (cut.symbol, cut.pieces) == ("Flask.b", ())
+
+
+def test_a_hover_quotes_the_summary_of_a_long_doc_comment_above_the_definition() -> None:
+    [source] = sources_from_results(
+        merge_adjacent(
+            [result_from_chunk(c, 1.0) for c in chunk_text("context.go", CLIENT_IP, revision="r")]
+        )
+    )
+    raw = hover_answer("ClientIP", source, [])
+    first = claims(raw)[0]
+    assert first["text"] == (
+        "`ClientIP` is defined in context.go: "
+        "ClientIP implements one best effort algorithm to return the real client IP."
+    )
+    cited = [(c["start_line"], c["end_line"]) for c in first["citations"]]
+    assert cited == [(7, 7), (12, 12)]  # the summary line and the signature
+    assert isinstance(verify(raw, [source]), GatePassed)
