@@ -166,9 +166,13 @@ class Run:
         return found
 
     def subject(self, first: int, last: int, query: frozenset[str]) -> Subject:
-        # The definition inside the window, else the nearest one just above it.
+        # The definition inside the window, else the nearest one just above it that goes on
+        # into the window (a docstring under its signature), not one that ended above it.
         order = [*range(first, last + 1), *range(first - 1, max(-1, first - 3), -1)]
-        name_at = next((i for i in order if self.defined_at(i)), None)
+        name_at = next(
+            (i for i in order if (d := self.defined_at(i)) and (i >= first or d.end >= first)),
+            None,
+        )
         definition = self.defined_at(name_at) if name_at is not None else None
         name = definition.name if definition else None
         enclosing = None if definition else self._enclosing(first)

@@ -18,6 +18,9 @@ _OPEN, _CLOSE = "([{", ")]}"
 _SENTENCE_END = re.compile(r"""[.!?:;]["')\]]*\s*(?:\"{3}|'{3}|\*/|-->)?\s*$""")
 # A line ending in a comma, an open bracket, an operator word or a block's colon (`if x:`) goes
 # on below.
+# A line ending in the brace of a block it opens: `if x {`, `) {`, `} else {`, `=> {`, `-> T {`;
+# not a literal's (`= {`, `return {`, `f({`, Go's `Foo{`).
+_BLOCK_HEAD = re.compile(r"(?:\)|\w\s|[>\]]|=>)\s*\{$(?<!\breturn \{)")
 _DANGLING = re.compile(r"[,(\[{\\:]\s*$|\b(?:and|or|not|in|is)\s*$")
 
 
@@ -46,11 +49,19 @@ def _balanced(lines: Sequence[str]) -> tuple[int, int]:
 
 
 def _open_before(lines: Sequence[str], at: int) -> int:
-    """Brackets still open when line ``at`` starts, counted from the first line given."""
-    depth = 0
+    """Brackets still open when line ``at`` starts, counted from the first line given, without
+    the braces of blocks (`if rec != nil {`, a function's body): a statement in a block is
+    whole, one inside a call or a literal (`x = {`, `Foo{`) is not."""
+    blocks: list[bool] = []  # the open brackets, True for a block's brace
     for line in lines[:at]:
-        depth = max(0, depth + _depth_change(line)[1])
-    return depth
+        code = _COMMENT_TAIL.sub("", STRINGS.sub('""', line)).rstrip()
+        head = _BLOCK_HEAD.search(code) is not None
+        for column, char in enumerate(code):
+            if char in _OPEN:
+                blocks.append(head and column == len(code) - 1)
+            elif char in _CLOSE and blocks:
+                blocks.pop()
+    return blocks.count(False)
 
 
 def whole_code(lines: Sequence[str], first: int, last: int) -> tuple[int, int] | None:

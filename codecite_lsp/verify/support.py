@@ -115,7 +115,16 @@ def narrowed(cited: list[str], quote: str, start: int, end: int) -> tuple[int, i
 
 _DEFINITION = re.compile(
     r"\s*(?:export\s+|pub\s+|async\s+|static\s+|public\s+|private\s+)*"
-    r"(?:def|class|function|func|fn|struct|interface|type|impl)\b"
+    r"(?:def|class|function|func|fn|fun|struct|interface|type|impl)\b"
+)
+# A method header without a keyword (Java, C#, TypeScript, C++): modifiers, a return type, its
+# name, parameters, the block's opening brace: `async rotateKey(client: string): P<R> {`,
+# `public boolean serializeNulls() {`. Never a statement opening a block (`if (x) {`).
+_METHOD = re.compile(
+    r"\s*(?!(?:return|new|else|throw|await|yield|case|go|defer)\b)(?:[\w<>\[\],.?*&:]+\s+)*?"
+    r"(?!(?:if|for|while|switch|catch|return|new|else|do|try|using|lock|foreach|with|await|throw|"
+    r"synchronized|when|match|sizeof|typeof|delete|yield|case|assert)\b)"
+    r"[A-Za-z_$][\w$]*\s*(?:<[^()]*>)?\s*\([^;]*\)\s*(?:(?::|->|throws\b)[^;{]*)?\{\s*$"
 )
 
 
@@ -130,7 +139,7 @@ def enclosing_definition(known: dict[int, str], line: int) -> str:
         depth = len(text) - len(text.lstrip())
         if not text.strip() or depth >= indent:
             continue
-        if _DEFINITION.match(text):
+        if _DEFINITION.match(text) or _METHOD.match(text):
             return _header(known, number)
         if text.lstrip()[0] in ")]}":  # a multi-line signature's end, its header above
             continue

@@ -112,7 +112,8 @@ def test_a_claim_names_the_go_method_the_lines_are_in() -> None:
     sources = [source("store.go", go, start=10, symbol="Store.Rotate")]
     found = claims(answer("Where does Rotate retry the key swap?", sources), sources)
     # `retry(func() error {` calls retry: the claim is about the method it sits in.
-    assert [claim["text"] for claim in found] == ["`Rotate` is defined in store.go (Store):"]
+    # Its body's statements are quotable on their own (a block's braces are not a call's).
+    assert [claim["text"] for claim in found] == ["In `Store.Rotate` (store.go), lines 13-15:"]
     assert "\tretry(func() error {\n" in found[0]["citations"][0]["quote"]
 
 

@@ -1,7 +1,8 @@
-"""Sources merged from neighbouring chunks say, line by line, whose lines they are: a hover's
-"Used in X", the prompt's header and the gate's names come from the chunk each line came from,
-never from the best-ranked neighbour's symbol (found on gin: a call in ``ServeHTTP`` was labelled
-"Used in gin.go (Engine.handleHTTPRequest)")."""
+"""What an answer says of where its lines are, found on gin, gson and axum: sources merged from
+neighbouring chunks say, line by line, whose lines they are (a call in ``ServeHTTP`` was labelled
+"Used in gin.go (Engine.handleHTTPRequest)"); a hover quotes a long doc comment's summary; the
+statements inside a function of a brace language can be quoted; a method header without a
+keyword encloses its body for the gate."""
 
 from __future__ import annotations
 
@@ -168,3 +169,99 @@ def test_a_hover_quotes_the_summary_of_a_long_doc_comment_above_the_definition()
     cited = [(c["start_line"], c["end_line"]) for c in first["citations"]]
     assert cited == [(7, 7), (12, 12)]  # the summary line and the signature
     assert isinstance(verify(raw, [source]), GatePassed)
+
+
+def test_a_how_question_on_go_quotes_the_statements_inside_a_function() -> None:
+    """A block's braces are not a call's: `log.Printf(...)` two levels inside `func` and `if`
+    is a whole statement. Every line of a function's body in a brace language used to read as
+    inside an open bracket, so an offline answer could quote only whole functions."""
+    from codecite_lsp.offline.extractive import answer
+
+    recovery = (
+        "package gin\n"
+        "\n"
+        "func CustomRecoveryWithWriter(out io.Writer, handle RecoveryFunc) HandlerFunc {\n"
+        "\treturn func(c *Context) {\n"
+        "\t\tdefer func() {\n"
+        "\t\t\tif rec := recover(); rec != nil {\n"
+        '\t\t\t\tlogger.Printf("panic recovered: %s", rec)\n'
+        "\t\t\t\thandle(c, rec)\n"
+        "\t\t\t}\n"
+        "\t\t}()\n"
+        "\t\tc.Next()\n"
+        "\t}\n"
+        "}\n"
+    )
+    [source] = sources_from_results(
+        [result_from_chunk(c, 1.0) for c in chunk_text("recovery.go", recovery, revision="r")]
+    )
+    raw = answer("How is a panic recovered and logged?", [source])
+    first = claims(raw)[0]
+    assert first["text"] == "In `CustomRecoveryWithWriter` (recovery.go), line 7:"
+    assert first["citations"][0]["quote"].strip() == 'logger.Printf("panic recovered: %s", rec)'
+    assert isinstance(verify(raw, [source]), GatePassed)
+
+
+def test_a_doc_comment_is_not_labelled_with_the_definition_that_ended_above_it() -> None:
+    from codecite_lsp.offline.extractive import answer
+
+    client = (
+        "export class KeyvaultClient {\n"
+        "  constructor(private readonly baseUrl: string) {}\n"
+        "\n"
+        "  /** Ask the server to rotate the caller's API key. */\n"
+        "  async rotateKey(client: string): Promise<void> {\n"
+        "    await fetch(`${this.baseUrl}/clients/${client}/rotate`);\n"
+        "  }\n"
+        "}\n"
+    )
+    source = Source("S1", "client.ts", 1, 8, client)
+    raw = answer("Which function rotates API keys?", [source])
+    texts = [claim["text"] for claim in claims(raw)]
+    assert texts and not any("constructor" in text for text in texts)
+    assert isinstance(verify(raw, [source]), GatePassed)
+
+
+def test_the_gate_knows_a_method_header_without_a_keyword_encloses_its_body() -> None:
+    """A claim may name the method whose body it quotes: Java's and TypeScript's methods have
+    no `def` or `func` for the gate to see."""
+    java = (
+        "public final class Gson {\n"
+        "  public boolean serializeNulls() {\n"
+        "    return serializeNulls;\n"
+        "  }\n"
+        "}\n"
+    )
+    source = Source("S1", "Gson.java", 1, 5, java)
+    reply = {
+        "spans": [
+            {
+                "kind": "claim",
+                "text": "`serializeNulls()` returns a `boolean`: the serializeNulls field.",
+                "citations": [
+                    {
+                        "source": "S1",
+                        "start_line": 3,
+                        "end_line": 3,
+                        "quote": "return serializeNulls;",
+                    }
+                ],
+            },
+            {
+                "kind": "claim",
+                "text": "`toJson` returns the serializeNulls field.",
+                "citations": [
+                    {
+                        "source": "S1",
+                        "start_line": 3,
+                        "end_line": 3,
+                        "quote": "return serializeNulls;",
+                    }
+                ],
+            },
+        ],
+        "refuse": None,
+    }
+    result = verify(json.dumps(reply), [source])
+    assert isinstance(result, GateFailed)
+    assert [check.span_index for check in result.failures] == [1]  # toJson is named nowhere
