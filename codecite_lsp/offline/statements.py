@@ -12,7 +12,8 @@ import re
 from collections.abc import Sequence
 
 MAX_WIDEN = 4  # lines a window may grow by, each way, to reach whole statements
-STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+# Quoted and template (backtick) literals, one line at a time.
+STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`")
 _COMMENT_TAIL = re.compile(r"\s#.*$|\s//.*$")
 _OPEN, _CLOSE = "([{", ")]}"
 _SENTENCE_END = re.compile(r"""[.!?:;]["')\]]*\s*(?:\"{3}|'{3}|\*/|-->)?\s*$""")

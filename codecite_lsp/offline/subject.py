@@ -55,6 +55,7 @@ _DESCRIBING = re.compile(
     r"|\b(?:docs?|documentation|docstrings?|documented|mean|meaning|defined|declared|signature)\b",
     re.IGNORECASE,
 )
+_KEY_LIKE = re.compile(r"[\w.:-]*")  # a string used as a name: a key, a code, a header
 _SUBJECT = 1.8  # the factor of a window made of the subject's body statements
 
 
@@ -206,7 +207,11 @@ def subjects(
             score = sum(idf[term] for term in covered) + _NAME_WEIGHT * sum(
                 idf[term] for term in own
             )
-            score *= (1 + _PER_LINE * min(len(saying), _LINES_COUNTED)) / total
+            # A line saying the question only in a message or a URL names the thing; the
+            # statements doing it say it in code (`rotate_key` retiring the old key beats a
+            # client posting to `/rotate` and raising "rotation failed").
+            in_code = [i for i in saying if _says_in_code(run.lines[i], query)]
+            score *= (1 + _PER_LINE * min(len(in_code), _LINES_COUNTED)) / total
             score *= 1.0 if naming or named or reads else _UNNAMED
             score += _NAMED * named + _READS_NAME * reads + _WORDED * (worded and not named)
             score /= 1 + _RANK_STEP * run.ranks[definition.head]
@@ -221,6 +226,13 @@ def subjects(
                 )
             )
     return sorted(_delegated(found), key=lambda doer: -doer.score)
+
+
+def _says_in_code(line: str, query: frozenset[str]) -> bool:
+    """Whether ``line`` says a question term outside its messages and URLs (a key-like string,
+    ``"empty_quote"`` or ``'Content-Type'``, is a name the code uses, and counts)."""
+    code = STRINGS.sub(lambda m: m[0] if _KEY_LIKE.fullmatch(m[0][1:-1]) else '""', line)
+    return bool(terms_said(word_parts(code), query))
 
 
 def _delegated(found: list[Doer]) -> list[Doer]:

@@ -127,6 +127,13 @@ _METHOD = re.compile(
     r"[A-Za-z_$][\w$]*\s*(?:<[^()]*>)?\s*\([^;]*\)\s*(?:(?::|->|throws\b)[^;{]*)?\{\s*$"
 )
 
+# A function given to a name or a property: `res.send = function send(body) {`,
+# `export const rotateKey = async (key: string): Promise<void> => {`.
+_FUNCTION_VALUE = re.compile(
+    r"\s*(?:export\s+)?(?:(?:const|let|var)\s+)?[\w$.]+\s*(?::[^=]+)?=\s*(?:async\s+)?"
+    r"(?:function\b|(?:\([^)]*\)?|[\w$]+)\s*(?::[^=]+)?=>)"
+)
+
 
 def enclosing_definition(known: dict[int, str], line: int) -> str:
     """The nearest definition line above ``line`` among a file's known lines (number -> text),
@@ -139,7 +146,7 @@ def enclosing_definition(known: dict[int, str], line: int) -> str:
         depth = len(text) - len(text.lstrip())
         if not text.strip() or depth >= indent:
             continue
-        if _DEFINITION.match(text) or _METHOD.match(text):
+        if _DEFINITION.match(text) or _METHOD.match(text) or _FUNCTION_VALUE.match(text):
             return _header(known, number)
         if text.lstrip()[0] in ")]}":  # a multi-line signature's end, its header above
             continue

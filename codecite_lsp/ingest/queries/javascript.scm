@@ -14,6 +14,11 @@
     value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
 (lexical_declaration
   (variable_declarator name: (identifier) @name value: (class))) @definition.class
+; A function assigned to a property: `res.send = function send(body) {`, `Foo.prototype.bar =`.
+(expression_statement
+  (assignment_expression
+    left: (member_expression object: (_) @receiver property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression) (generator_function)])) @definition.function
 (comment) @comment
 (call_expression function: [(identifier) @reference
                             (member_expression property: (property_identifier) @reference)])

@@ -212,3 +212,47 @@ def test_two_matching_statements_one_line_apart_are_one_quote() -> None:
     sources = [source("gate.py", code, start=236, symbol="check")]
     found = claims(answer("How does check handle a quote?", sources), sources)
     assert [(c["start_line"], c["end_line"]) for c in found[0]["citations"]] == [(237, 239)]
+
+
+EXPRESS_STYLE = (
+    "var res = Object.create(http.ServerResponse.prototype)\n"
+    "\n"
+    "/**\n"
+    " * Send a response.\n"
+    " */\n"
+    "res.send = function send(body) {\n"
+    "  var chunk = body;\n"
+    "  switch (typeof chunk) {\n"
+    "    case 'string':\n"
+    "      if (!this.get('Content-Type')) {\n"
+    "        this.type('html');\n"
+    "      }\n"
+    "      break;\n"
+    "  }\n"
+    "  return this.end(chunk);\n"
+    "};\n"
+    "\n"
+    "Router.prototype.use = (fn) => {\n"
+    "  this.stack.push(fn);\n"
+    "};\n"
+)
+
+
+def test_a_function_assigned_to_a_property_is_a_definition() -> None:
+    """Express and most Node code before classes define methods as `res.send = function send`:
+    without them a file had no definitions, so no body's statements could answer "how", and
+    its chunks had no symbol."""
+    from codecite_lsp.ingest.chunking import chunk_text
+
+    for path in ("response.js", "response.ts"):
+        assert definition_lines(path, EXPRESS_STYLE) == [
+            "res.send = function send(body) {",
+            "Router.prototype.use = (fn) => {",
+        ]
+    symbols = {c.symbol for c in chunk_text("response.js", EXPRESS_STYLE, revision="r", budget=200)}
+    assert {"res.send", "Router.prototype.use"} <= symbols
+    source = Source("S1", "lib/response.js", 1, 20, EXPRESS_STYLE)
+    raw = answer("How does res.send set the Content-Type?", [source])
+    first = claims(raw, [source])[0]
+    assert first["text"].startswith("In `send` (lib/response.js)")  # the function it is in
+    assert isinstance(verify(raw, [source]), GatePassed)

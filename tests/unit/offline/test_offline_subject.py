@@ -451,3 +451,37 @@ def test_statements_saying_one_word_answer_when_their_definition_says_more() -> 
     question = "How does the truncate filter cut long strings?"
     first = _claims(answer(question, sources, STRONG), sources)[0]["citations"][0]
     assert first["start_line"] >= sources[0].start_line + 4, first  # the body, not the docstring
+
+
+CLIENT_ROTATE = """export class KeyvaultClient {
+  /** Ask the server to rotate the caller's API key. */
+  async rotateKey(client: string): Promise<RotateResponse> {
+    const response = await fetch(`${this.baseUrl}/clients/${client}/rotate`, {
+      method: "POST",
+    });
+    if (!response.ok) {
+      throw new Error(`rotation failed: ${response.status}`);
+    }
+    return (await response.json()) as RotateResponse;
+  }
+}
+"""
+SERVER_ROTATE = '''def rotate_key(store, client, now):
+    """Rotate a client's API key: issue a new key and retire the old one."""
+    old = store.current(client)
+    old.retired_at = now
+    fresh = new_key(now)
+    store.add(client, fresh)
+    return fresh
+'''
+
+
+def test_a_function_saying_the_question_only_in_messages_and_urls_does_not_lead() -> None:
+    # The client says "rotate" in a URL and an error message, on more lines than the server's
+    # function that does it: those lines do not overturn retrieval's order.
+    sources = _sources(
+        ("keyvault/keys.py", "rotate_key", SERVER_ROTATE),
+        ("web/src/client.ts", "KeyvaultClient", CLIENT_ROTATE),
+    )
+    first = _claims(answer("How are API keys rotated?", sources, STRONG), sources)[0]
+    assert first["citations"][0]["source"] == "S1", first
