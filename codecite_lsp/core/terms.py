@@ -36,6 +36,7 @@ STOP_WORDS = frozenset(
 )
 
 
+_VOWELS = frozenset("aeiouy")
 _DOUBLED = frozenset("bdfgkmnprt")  # 'mapping' -> 'mapp' -> 'map'; not 'll', 'ss', 'zz'
 
 
@@ -45,7 +46,8 @@ def _doubled(word: str) -> bool:
 
 def stem(word: str) -> str:
     """A deliberately tiny stemmer so 'rotated', 'rotates', 'rotation' and 'rotate' meet (and
-    'mapping' and 'map', 'formatting' and 'format', 'serialization' and 'serialize')."""
+    'mapping' and 'map', 'formatting' and 'format', 'serialization' and 'serialize', 'retries'
+    and 'retry', 'queried' and 'query')."""
     for suffix in ("ions", "ion", "ings", "ing", "ed", "es", "s"):
         if not word.endswith(suffix) or len(word) - len(suffix) < 3:
             continue
@@ -59,7 +61,13 @@ def stem(word: str) -> str:
         elif suffix.startswith(("ing", "ed")) and len(word) > 3 and _doubled(word):
             word = word[:-1]  # 'added' keeps its 'add'
         break
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+    if word.endswith("e") and len(word) > 3:
+        return word[:-1]
+    # A final y after a consonant is the i of its plural and past ('entry', 'entries' -> 'entri';
+    # 'cookie', 'cookies' -> 'cooki' as before); 'key' and 'array' keep theirs.
+    if word.endswith("y") and len(word) >= 3 and word[-2] not in _VOWELS:
+        return word[:-1] + "i"
+    return word
 
 
 def identifier_parts(identifier: str) -> list[str]:
@@ -93,8 +101,9 @@ _identifier_words = Memo(_split_identifier, 250_000)  # ~60 MB at most
 def says(word: str, term: str) -> bool:
     """Whether the code word ``word`` says the question term ``term``: the same stem, or a
     compound that starts with it and goes on for a word of 3+ letters ('timeout' says 'tim',
-    the stem of 'times' and 'timed'; 'timer' is another word)."""
-    return word == term or (len(term) >= 3 and word.startswith(term) and len(word) >= len(term) + 3)
+    the stem of 'times' and 'timed'; 'timer' is another word; 'retryable' says 'retri', the stem
+    of 'retry')."""
+    return word == term or (len(term) >= 3 and _compound_of(term).match(word) is not None)
 
 
 def terms_said(terms: Iterable[str], words: Collection[str]) -> set[str]:
@@ -115,8 +124,10 @@ def terms_said(terms: Iterable[str], words: Collection[str]) -> set[str]:
 
 @lru_cache(maxsize=1024)
 def _compound_of(term: str) -> re.Pattern[str]:
-    """A word that starts with ``term`` and goes on for 3+ characters (:func:`says`)."""
-    return re.compile(rf"(?<!\S){re.escape(term)}\S{{3}}")
+    """A word that starts with ``term`` and goes on for 3+ characters (:func:`says`); a stem's
+    final i is the y its word has inside a compound."""
+    head = re.escape(term[:-1]) + "[iy]" if term.endswith("i") else re.escape(term)
+    return re.compile(rf"(?<!\S){head}\S{{3}}")
 
 
 def is_test_path(path: str) -> bool:

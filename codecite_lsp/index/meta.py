@@ -19,8 +19,9 @@ from ..core.files import read_regular
 from ..ingest.injection import RULES_VERSION
 
 # 2: chunks carry defines/uses (retrieval follows the code); 3: chunks carry the text in them
-# addressed to an AI reader (``untrusted``)
-SCHEMA_VERSION = 3
+# addressed to an AI reader (``untrusted``); 4: the words in chunks' fields are stemmed so that
+# 'entry' and 'entries' meet (core/terms.py)
+SCHEMA_VERSION = 4
 
 
 @dataclass

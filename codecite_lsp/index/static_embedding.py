@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STATIC_VERSION = "static-v1"
+STATIC_VERSION = "static-v2"  # v2: trained on the words of core/terms.py as of index layout 4
 DRIFT_RETRAIN = 0.25
 DRIFT_MIN_SHARE = 0.10
 TRAIN_MAX_CHUNKS = 40_000  # a sample this big already fixes the vocabulary of a large repository

@@ -416,14 +416,14 @@ def serve_tasks() -> None:
     # with the imported modules frozen out of every collection, almost nothing.
     gc.freeze()
     gc.set_threshold(_GC_THRESHOLD, 10, 10)
-    stdout.write(_READY)  # imports done: a death from now on is a task's (see _spawn)
-    stdout.flush()
     try:
+        stdout.write(_READY)  # imports done: a death from now on is a task's (see _spawn)
+        stdout.flush()
         while (part := _receive(stdin)) is not None:
             assert isinstance(part, list)
             _send(stdout, [task.run() for task in part])
     except BrokenPipeError:
-        pass  # the parent is gone (a server that exited mid-pass): nobody wants the results
+        pass  # the parent is gone (a server that exited mid-pass, even before we were ready)
     # Every result is flushed: skip the interpreter's teardown (a tenth of a second the parent
     # would wait for at the end of each pass).
     os._exit(0)

@@ -279,9 +279,11 @@ async def _read_loop(stop: threading.Event, stdin: BinaryIO, protocol: CodeciteP
                 data = stdin.read1(_READ_CHUNK)  # type: ignore[attr-defined]
             except (OSError, ValueError):
                 data = b""
+            put = chunks.put(data)
             try:
-                asyncio.run_coroutine_threadsafe(chunks.put(data), loop).result()
+                asyncio.run_coroutine_threadsafe(put, loop).result()
             except RuntimeError:  # the loop is gone: the server is exiting
+                put.close()  # never run: no "coroutine was never awaited" warning at exit
                 return
 
     threading.Thread(target=pump, name="codecite-stdin", daemon=True).start()

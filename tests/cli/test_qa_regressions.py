@@ -269,6 +269,7 @@ def test_exit_while_indexing_is_quick_and_quiet(tmp_path: Path) -> None:
         server.kill()
     assert server.returncode == 0
     assert b"Traceback" not in stderr, stderr[-2000:]
+    assert b"never awaited" not in stderr, stderr[-2000:]  # the stdin reader's last chunk
 
 
 def test_a_missing_api_key_is_refused_at_once_not_retried_as_a_server_error() -> None:

@@ -42,3 +42,14 @@ def test_the_terms_a_chunks_words_say_are_those_says_finds_word_by_word() -> Non
     expected = {t for t in terms if any(says(w, t) for w in words)}
     assert terms_said(terms, words) == expected == {"tim", "key", "retr"}
     assert terms_said(terms, set()) == set()
+
+
+def test_a_final_y_and_its_plural_and_past_meet() -> None:
+    # "How are retries handled?" asks about `retry`; "entries" about `entry`.
+    assert {stem(w) for w in ["retry", "retries", "retried", "retrying"]} == {"retri"}
+    assert stem("query") == stem("queries") == stem("queried")
+    assert stem("dependency") == stem("dependencies")
+    assert stem("cookie") == stem("cookies")  # an -ie noun still meets its plural
+    assert stem("key") == stem("keys") == "key"  # a vowel before the y: the word's own
+    assert says("retryable", stem("retries"))  # the compound keeps its y
+    assert terms_said({stem("retries")}, ["retryable", "timer"]) == {stem("retry")}

@@ -11,7 +11,7 @@ import pytest
 from answer_helpers import index_files
 
 from codecite_lsp.cli import main
-from codecite_lsp.index.store import Store
+from codecite_lsp.index.store import SCHEMA_VERSION, Store
 from codecite_lsp.index.tables import table_schemas
 from codecite_lsp.retrieve.retriever import open_retriever
 
@@ -112,7 +112,7 @@ def test_an_index_of_the_older_layout_is_rebuilt_and_its_chunks_scanned(tmp_path
 
     again = Store.open(index)
     assert "untrusted" in again.tables.chunks.schema.names  # rebuilt, not misread
-    assert json.loads((index / "meta.json").read_text())["schema_version"] == 3
+    assert json.loads((index / "meta.json").read_text())["schema_version"] == SCHEMA_VERSION
     config = index_files(tmp_path, {})  # the same repository and index folder, indexed again
     retriever = open_retriever(repo, config)
     (first,) = [r for r in retriever.search("admin password hunter2") if r.path.endswith("wers.py")]

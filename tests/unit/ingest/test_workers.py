@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import codecite_lsp
 from codecite_lsp.core.config import Config
 from codecite_lsp.ingest.scan import Skip, SourceFile
-from codecite_lsp.ingest.workers import PARALLEL_MIN_FILES, Job, prepare, prepared
+from codecite_lsp.ingest.workers import _WORKER_MAIN, PARALLEL_MIN_FILES, Job, prepare, prepared
 
 
 def test_workers_give_the_inline_results_for_every_file(tmp_path: Path) -> None:
@@ -35,3 +39,20 @@ def test_workers_give_the_inline_results_for_every_file(tmp_path: Path) -> None:
             assert parallel.source.revision == inline.source.revision
     assert results[jobs[paths.index("m0.py")]].chunks is None
     assert isinstance(results[jobs[paths.index("blob.bin")]].source, Skip)
+
+
+def test_a_worker_whose_server_exited_before_it_was_ready_leaves_quietly() -> None:
+    """A server told to exit while it starts its workers closes their pipes first: a worker
+    then printed a BrokenPipeError traceback into the editor's log."""
+    read, write = os.pipe()
+    os.close(read)  # the parent is gone before the worker says it is ready
+    package_root = str(Path(codecite_lsp.__file__).parents[1])
+    try:
+        worker = subprocess.run(
+            [sys.executable, "-c", _WORKER_MAIN, package_root],
+            stdin=subprocess.DEVNULL, stdout=write, stderr=subprocess.PIPE, timeout=60,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert worker.returncode == 0
+    assert b"Traceback" not in worker.stderr, worker.stderr.decode()

@@ -4,6 +4,7 @@ quota of other files, long merged sources cut around their best chunk with true 
 from __future__ import annotations
 
 from codecite_lsp.core.records import Result, content_hash
+from codecite_lsp.core.terms import word_parts
 from codecite_lsp.retrieve.selection import MAX_SOURCE_LINES, cut_to_terms, select_sources
 
 
@@ -63,7 +64,7 @@ def test_a_source_longer_than_the_limit_is_cut_with_true_line_numbers() -> None:
 def test_the_cut_keeps_the_window_with_the_most_question_words() -> None:
     text = "".join("noise\n" if not 140 <= n <= 150 else "retry backoff\n" for n in range(1, 201))
     long = Result("src/x.py", 1, 200, None, 0.9, content_hash(text), text, revision="r1")
-    cut = cut_to_terms(long, ["retry"])
+    cut = cut_to_terms(long, word_parts("retry"))  # the question's words, as retrieval gives them
     assert cut.start_line <= 140 and cut.end_line >= 150
     assert cut.text.splitlines()[140 - cut.start_line] == "retry backoff"
 
