@@ -239,6 +239,8 @@ def _cmd_index(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .index.indexer import IndexBusy, Indexer
     from .index.store import IndexDamaged
 
+    if (_why_index_first(repo, config) or "").startswith(_OUTDATED):
+        print(f"codecite: {_OUTDATED}; rebuilding it", file=sys.stderr)
     try:
         indexer = Indexer(repo, config)
         report = _run_index(indexer, args.quiet)
@@ -294,13 +296,34 @@ def _search_queries(args: argparse.Namespace) -> list[str] | str:
     return queries or f"{args.queries} holds no query"
 
 
-def _first_keyword_pass(repo: Path, config: Config) -> Indexer | None:
-    """A repository never indexed: its keyword index, so that the first search answers from
-    it at once (the vectors are filled after the results: ``_fill_behind``). None if another
-    process holds the index (it is building it: the search reads what is there)."""
+_OUTDATED = "the index was written by another version of codecite"
+
+
+def _why_index_first(repo: Path, config: Config) -> str | None:
+    """Why a command must index the repository before it can search, or None: never indexed,
+    or written in another layout (an upgrade), which opening the index empties. "" for a
+    damaged meta.json: opening the index says so itself."""
+    from .index.meta import MetaFile
+
+    meta = MetaFile(config.resolved_index_dir(repo)).read()
+    if meta.schema_version == -1:
+        return ""
+    if not meta.current:
+        return f"{_OUTDATED}; rebuilding it first"
+    if meta.chunk_budget is None:
+        return "no index yet; indexing the repository first"
+    return None
+
+
+def _first_keyword_pass(repo: Path, config: Config, why: str) -> Indexer | None:
+    """A repository never indexed (or whose index must be rebuilt): its keyword index, so that
+    the first search answers from it at once (the vectors are filled after the results:
+    ``_fill_behind``). None if another process holds the index (it is building it: the search
+    reads what is there)."""
     from .index.indexer import IndexBusy, Indexer
 
-    print("codecite: no index yet; indexing the repository first", file=sys.stderr)
+    if why:
+        print(f"codecite: {why}", file=sys.stderr)
     indexer = Indexer(repo, config)
     try:
         report = _run_index(indexer, quiet=False, vectors=False)
@@ -334,7 +357,6 @@ def _fill_behind(indexer: Indexer) -> int:
 
 
 def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
-    from .index.meta import MetaFile
     from .retrieve.retriever import open_retriever
 
     queries = _search_queries(args)
@@ -342,9 +364,8 @@ def _cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
         print(f"codecite: {queries}", file=sys.stderr)
         return 2
     _say_base(repo, config)
-    first = None
-    if MetaFile(config.resolved_index_dir(repo)).read().chunk_budget is None:  # never indexed
-        first = _first_keyword_pass(repo, config)
+    why = _why_index_first(repo, config)
+    first = None if why is None else _first_keyword_pass(repo, config, why)
     retriever = open_retriever(repo, config)
     if retriever.store.meta.chunk_budget is None:  # still none: another process is building it
         # stderr: an empty result list alone reads as "nothing matches"
@@ -388,9 +409,11 @@ def _cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
     from .index.indexer import IndexBusy, Indexer
 
     _say_base(repo, config)
+    why = _why_index_first(repo, config)  # before opening it: an outdated index opens empty
     indexer = Indexer(repo, config)
     if indexer.store.meta.chunk_budget is None:  # set by the first complete index pass
-        print("codecite: no index yet; indexing the repository first", file=sys.stderr)
+        if why:  # "": a damaged meta.json, which opening the index reported
+            print(f"codecite: {why}", file=sys.stderr)
         # stderr: with --json, stdout holds the answer only
         print(_run_index(indexer, quiet=False).summary(), file=sys.stderr)
     elif manifest.unchanged_since_last_pass(repo, config) is None:

@@ -119,9 +119,9 @@ def definition_of(symbol: str, sources: list[Source]) -> Source | None:
     whose line assigns it (a constant). The
     outlines of the sources before the first named one are parsed in one round trip to the
     parse worker (ingest/readback.py)."""
+    from ..core.terms import assignment
     from ..ingest.readback import read_isolated
     from ..ingest.syntax import outline
-    from ..offline.extractive import assignment
 
     name = symbol.rsplit(".", 1)[-1]
     named = next(
@@ -140,8 +140,10 @@ def definition_of(symbol: str, sources: list[Source]) -> Source | None:
             return source
     if named < len(sources):
         return sources[named]
-    given = assignment(name)  # a constant: the outline lists no definition of it
-    return next((s for s in sources if any(map(given.match, s.text.splitlines()))), None)
+    # A constant or variable: the outline lists no definition of it. One at module scope
+    # before a function's local of that name.
+    given = [assignment(name, top_level=True), assignment(name)]
+    return next((s for pattern in given for s in sources if pattern.search(s.text)), None)
 
 
 def extractive_answer(symbol: str, sources: list[Source]) -> Answered | None:

@@ -130,6 +130,19 @@ def _compound_of(term: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\S){head}\S{{3}}")
 
 
+def assignment(name: str, *, top_level: bool = False) -> re.Pattern[str]:
+    """A line giving ``name`` its value: `NAME = 24 * 3600`, `var res = ...`, `const NAME: T =`
+    (a constant or variable the chunker's queries do not list as a definition; not an import,
+    `var http = require('http')`); with ``top_level``, only at a line's start: module scope, not
+    a function's local of that name."""
+    indent = "" if top_level else r"[ \t]*"
+    return re.compile(
+        rf"^{indent}(?:(?:export|pub)\s+)?(?:(?:const|let|var|val|static)\s+)?"
+        rf"{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)(?!\s*(?:await\s+)?(?:require|import)\s*\()",
+        re.MULTILINE,
+    )
+
+
 def is_test_path(path: str) -> bool:
     """Whether ``path`` is a test (tests/, test_*.py, *_test.go, *.spec.ts, ...): tests restate
     what the code does, so a question about the code wants the code first."""

@@ -40,7 +40,9 @@ from typing import Any
 from .. import __version__
 from ..core.config import Config
 from ..core.files import read_regular
+from ..ingest.injection import RULES_VERSION
 from ..ingest.scan import Skip, WorkspaceFile, lasting, scan
+from .meta import SCHEMA_VERSION
 from .passes import IndexReport
 
 log = logging.getLogger(__name__)
@@ -85,7 +87,10 @@ def settings_of(config: Config, index_dir: Path) -> dict[str, Any]:
     """Everything a pass's outcome may depend on besides the files (JSON-shaped)."""
     values = {k: v for k, v in dataclasses.asdict(config).items() if k not in _ANSWER_ONLY}
     values["index_dir"] = str(index_dir)
-    return {"format": FORMAT, "version": __version__, "config": values}
+    # The layout too: an upgrade that changes it (within one version number, as from a checkout)
+    # must rebuild the index, never report it unchanged.
+    layout = {"schema": SCHEMA_VERSION, "injection_rules": RULES_VERSION}
+    return {"format": FORMAT, "version": __version__, "layout": layout, "config": values}
 
 
 def walked(files: Iterable[WorkspaceFile]) -> dict[str, FileStat]:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.records import Source
-from ..core.terms import IDENTIFIER, is_test_path, word_parts
+from ..core.terms import IDENTIFIER, assignment, is_test_path, word_parts
 from .evidence import Evidence, code_names
 from .source_runs import (
     COMMENT_MARKS,
@@ -419,14 +419,6 @@ def _mention(run: Run, name: str, skip: range = range(0), *, code: bool = False)
     return next(iter([*calls, *used, *mentions]), None)
 
 
-def assignment(name: str) -> re.Pattern[str]:
-    """A line giving ``name`` its value: `NAME = 24 * 3600`, `const NAME =`, `NAME: int =`
-    (a constant the outline does not list as a definition)."""
-    return re.compile(
-        rf"^\s*(?:(?:export\s+)?(?:const|let|var|val)\s+)?{re.escape(name)}\s*(?::[^=]*)?=(?!=)"
-    )
-
-
 def _signature(run: Run, name: str, definition: Source) -> int | None:
     """Index of the line defining ``name`` (in the definition's own lines first), else of the
     line assigning it, else of its first mention."""
@@ -435,9 +427,17 @@ def _signature(run: Run, name: str, definition: Source) -> int | None:
     found = next(iter([*own, *heads]), None)
     if found is not None:
         return found.head
-    given = assignment(name)
-    lines = enumerate(run.lines)
-    assigned = next((i for i, line in lines if not run.is_doc[i] and given.match(line)), None)
+    # A module-level assignment before a function's local of the same name (`var res = this`).
+    given = [assignment(name, top_level=True), assignment(name)]
+    assigned = next(
+        (
+            i
+            for pattern in given
+            for i, line in enumerate(run.lines)
+            if not run.is_doc[i] and pattern.match(line)
+        ),
+        None,
+    )
     return assigned if assigned is not None else _mention(run, name)
 
 

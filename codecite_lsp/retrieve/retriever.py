@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from ..core.environment import apply_defaults
 from ..core.records import Chunk, Result, content_hash, findings_within
-from ..core.terms import asked_roles, is_test_path, word_parts
+from ..core.terms import asked_roles, assignment, is_test_path, word_parts
 from ..index.embedder import Embedder, EmbeddingError
 from ..index.embedding import make_embedder
 from ..index.static_embedding import StaticEmbedder
@@ -473,11 +473,12 @@ class Retriever:
         if not last.strip():
             return Retrieval(selected=[], candidates=[], cleared_floor=False)
 
-        # The chunker's queries find definitions; a module-level assignment is one too here.
-        assignment = re.compile(rf"^{re.escape(last)}\s*(?::[^=]*)?=", re.MULTILINE)
+        # The chunker's queries find definitions; a module-level assignment is one too here
+        # (`TIMEOUT = 30`, `var res = Object.create(...)`).
+        assigned = assignment(last, top_level=True)
 
         def defines(chunk: Chunk) -> bool:
-            return last in chunk.defines or assignment.search(chunk.text) is not None
+            return last in chunk.defines or assigned.search(chunk.text) is not None
 
         local = self.store.chunks_for_path(definition_path) if definition_path else []
         found = [c for c, _ in self.store.keyword_search(last, self.config.candidates)]

@@ -20,6 +20,7 @@ from pytest_lsp import LanguageClient
 
 from codecite_lsp.core.config import ConfigError, load_config
 from codecite_lsp.core.records import Source
+from codecite_lsp.index.manifest import folder_fingerprint
 from codecite_lsp.offline.extractive import answer
 
 
@@ -94,6 +95,34 @@ def test_a_first_search_indexes_the_repository_and_leaves_it_complete(tmp_path: 
     assert again.stdout.strip().endswith("unchanged since the last pass"), again.stdout
     explained = codecite(repo, tmp_path / "index", "search", "rotate key", "--explain").stdout
     assert "vector +" in explained, explained  # the next search is hybrid
+
+
+def test_an_index_of_an_earlier_layout_is_rebuilt_by_each_command_never_reported_unchanged(
+    tmp_path: Path,
+) -> None:
+    """After an upgrade that changes the index's layout (its words, its columns), `codecite
+    index` said "unchanged since the last pass" and kept the old index; `codecite search` found
+    it emptied on opening and printed "no results"."""
+    repo, index = sample(tmp_path), tmp_path / "index"
+
+    def written_by_an_earlier_version() -> None:
+        assert codecite(repo, index, "index").returncode == 0
+        meta = json.loads((index / "meta.json").read_text())
+        (index / "meta.json").write_text(json.dumps({**meta, "schema_version": 1}))
+        stored = json.loads((index / "manifest.json").read_text())
+        stored["settings"].pop("layout", None)  # as an earlier version wrote it, and with the
+        stored["folder"] = folder_fingerprint(index)  # index folder as that version left it
+        (index / "manifest.json").write_text(json.dumps(stored))
+
+    written_by_an_earlier_version()
+    again = codecite(repo, index, "index")
+    assert "unchanged" not in again.stdout and "8 written" in again.stdout, again.stdout
+    assert "written by another version of codecite; rebuilding it" in again.stderr
+    assert json.loads((index / "meta.json").read_text())["schema_version"] != 1
+    written_by_an_earlier_version()
+    found = codecite(repo, index, "search", "rotate_key")
+    assert found.stdout.startswith("keyvault/keys.py:"), (found.stdout, found.stderr)
+    assert "rebuilding it first" in found.stderr.splitlines()[0]
 
 
 def test_an_empty_search_query_is_an_error_like_an_empty_question(tmp_path: Path) -> None:

@@ -321,3 +321,26 @@ def test_hover_seeding_lists_uses_in_code_before_uses_in_tests(tmp_path: Path) -
     paths = [r.path for r in found.candidates]
     assert paths[:2] == ["billing.py", "shop.py"]
     assert set(paths[2:]) == {f"tests/test_refund{n}.py" for n in range(3)}
+
+
+def test_hover_seeding_takes_a_module_level_var_as_the_definition_and_an_import_as_a_use(
+    tmp_path: Path,
+) -> None:
+    from codecite_lsp.index.indexer import Indexer
+
+    repo = tmp_path / "repo"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "lib" / "response.js").write_text(
+        "var http = require('http');\n\nvar res = Object.create(http.ServerResponse.prototype)\n"
+        "\nmodule.exports = res\n"
+    )
+    for n in range(4):  # more mentions of `res`, and a local of that name, elsewhere
+        (repo / "lib" / f"send{n}.js").write_text(
+            f"exports.send{n} = function (body) {{\n  var res = this.res;\n"
+            "  res.write(body);\n  res.end(res.body);\n};\n"
+        )
+    (repo / "app.js").write_text("var res = require('./lib/response');\n\nres.send('ok');\n")
+    config = Config(embedding="none", index_dir=str(tmp_path / "idx"))
+    Indexer(repo, config).run()
+    found = open_retriever(repo, config).retrieve_for_symbol("res", "app.js")
+    assert found.candidates[0].path == "lib/response.js"
