@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -20,6 +22,7 @@ apply_defaults()
 # What is indexed must not depend on this machine's global git excludes (ingest/ignore.py reads
 # them, and the tests' git oracles would too): every process of the run sees none.
 _GIT_GLOBAL = Path(tempfile.mkdtemp(prefix="codecite-tests-git-")) / "config"
+atexit.register(shutil.rmtree, _GIT_GLOBAL.parent, ignore_errors=True)
 _GIT_GLOBAL.write_text(f"[core]\n\texcludesFile = {os.devnull}\n", encoding="utf-8")
 os.environ["GIT_CONFIG_GLOBAL"] = str(_GIT_GLOBAL)
 

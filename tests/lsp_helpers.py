@@ -288,3 +288,18 @@ def fake_ollama(tags: dict[str, Any], asked: list[str] | None = None) -> Iterato
     finally:
         server.shutdown()
         server.server_close()
+
+
+def indexed_session(root: Path, files: dict[str, str]) -> Any:
+    """A session on a repository of ``files`` at ``root``, indexed offline (its index beside
+    it), as the language server holds one: what the in-process feature tests call."""
+    from codecite_lsp.index.indexer import Indexer
+    from codecite_lsp.service.session import Session
+
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    settings = {"model": "extractive", "embedding": "none", "index_dir": str(root.parent / "ix")}
+    session = Session(root, settings)
+    Indexer(root, session.config).run()
+    return session

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import quote
 
 from ..core.answers import Answered, Citation, Refused
@@ -56,8 +57,10 @@ def explain_symbol(
     cancel: threading.Event,
     ask_model: AskModel | None = None,
     model_wait: float,
+    hovered: Hovered | None = None,
 ) -> str | None:
-    """Markdown for the hover, or None when the index knows nothing about ``symbol``.
+    """Markdown for the hover of ``symbol`` (``hovered`` there), or None when the index knows
+    nothing about it.
 
     ``ask_model(question, cancel)`` is the configured model's pipeline (None: extractive). A
     model that fails, refuses or has not answered within ``model_wait`` seconds falls back to the
@@ -77,7 +80,7 @@ def explain_symbol(
             log.info("model hover for %s refused (%s); using extractive", symbol, answer.reason)
             answer = None
     if answer is None:
-        answer = extractive_answer(symbol, sources)
+        answer = extractive_answer(symbol, sources, hovered)
     if answer is None:
         return None
     if note and isinstance(answer, Answered):
@@ -113,10 +116,42 @@ def _ask_within(
     return answers[0] if answers else None
 
 
-def definition_of(symbol: str, sources: list[Source]) -> Source | None:
+class Hovered(NamedTuple):
+    """Where the hovered name is: a file and its line (1-based)."""
+
+    path: str
+    line: int
+
+
+def definition_of(
+    symbol: str, sources: list[Source], hovered: Hovered | None = None
+) -> Source | None:
     """The first source holding the definition of ``symbol``: a chunk named after it, a chunk
     whose outline defines it (a small file is one chunk without a symbol of its own), or one
-    whose line assigns it (a constant). The
+    whose line assigns it (a constant). The ``hovered`` file's own come first, as a language's
+    scope would have it: the lines around the hovered one giving it a value (a function's
+    local), then the file's definitions and module-level values (express's application.js says
+    `var app = exports = module.exports = {}`; its `app` is not the `var app = function` that
+    express.js declares), then any file's."""
+    from ..core.terms import assignment
+
+    if hovered is None:
+        return _defining(symbol, sources)
+    name = symbol.rsplit(".", 1)[-1]
+    here = [s for s in sources if s.path == hovered.path]
+    around = [
+        s
+        for s in here
+        if s.start_line <= hovered.line <= s.end_line and assignment(name).search(s.text)
+    ]
+    if around:
+        return around[0]
+    return (here and _defining(symbol, here, local=True)) or _defining(symbol, sources)
+
+
+def _defining(symbol: str, sources: list[Source], *, local: bool = False) -> Source | None:
+    """``definition_of`` among ``sources``; ``local``: a module-level assignment is as good as
+    a named definition (the same scope), and a function's local of that name is none. The
     outlines of the sources before the first named one are parsed in one round trip to the
     parse worker (ingest/readback.py)."""
     from ..core.terms import assignment
@@ -124,6 +159,7 @@ def definition_of(symbol: str, sources: list[Source]) -> Source | None:
     from ..ingest.syntax import outline
 
     name = symbol.rsplit(".", 1)[-1]
+    module_level = assignment(name, top_level=True)
     named = next(
         (
             i
@@ -131,6 +167,7 @@ def definition_of(symbol: str, sources: list[Source]) -> Source | None:
             if any(
                 sym.rsplit(".", 1)[-1] == name for sym in s.symbols_within(s.start_line, s.end_line)
             )
+            or (local and module_level.search(s.text))
         ),
         len(sources),
     )
@@ -140,18 +177,23 @@ def definition_of(symbol: str, sources: list[Source]) -> Source | None:
             return source
     if named < len(sources):
         return sources[named]
+    if local:
+        return None
     # A constant or variable: the outline lists no definition of it. One at module scope
     # before a function's local of that name.
-    given = [assignment(name, top_level=True), assignment(name)]
+    given = [module_level, assignment(name)]
     return next((s for pattern in given for s in sources if pattern.search(s.text)), None)
 
 
-def extractive_answer(symbol: str, sources: list[Source]) -> Answered | None:
-    """The offline explanation, checked by the citation gate like any model reply."""
+def extractive_answer(
+    symbol: str, sources: list[Source], hovered: Hovered | None = None
+) -> Answered | None:
+    """The offline explanation of ``symbol`` (``hovered`` there), checked by the citation gate
+    like any model reply."""
     from ..offline.extractive import hover_answer
     from ..verify.gate import GatePassed, verify
 
-    definition = definition_of(symbol, sources)
+    definition = definition_of(symbol, sources, hovered)
     uses = [source for source in sources if source is not definition]
     raw = hover_answer(symbol, definition, uses)
     result = verify(raw, sources)

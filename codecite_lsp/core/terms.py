@@ -131,14 +131,18 @@ def _compound_of(term: str) -> re.Pattern[str]:
 
 
 def assignment(name: str, *, top_level: bool = False) -> re.Pattern[str]:
-    """A line giving ``name`` its value: `NAME = 24 * 3600`, `var res = ...`, `const NAME: T =`
-    (a constant or variable the chunker's queries do not list as a definition; not an import,
-    `var http = require('http')`); with ``top_level``, only at a line's start: module scope, not
-    a function's local of that name."""
+    """A line giving ``name`` its value: `NAME = 24 * 3600`, `var res = ...`, `const NAME: T =`,
+    an attribute's `self.name: bool = False` (`this.name =`), or declaring it without one:
+    `var ptr *string`, `let done: boolean;` (a constant or variable the chunker's queries do not
+    list as a definition; not an import, `var http = require('http')`); with ``top_level``, only
+    at a line's start: module scope, not a function's local of that name."""
     indent = "" if top_level else r"[ \t]*"
+    named = re.escape(name)
     return re.compile(
-        rf"^{indent}(?:(?:export|pub)\s+)?(?:(?:const|let|var|val|static)\s+)?"
-        rf"{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)(?!\s*(?:await\s+)?(?:require|import)\s*\()",
+        rf"^{indent}(?:(?:export|pub)\s+)?(?:"
+        rf"(?:(?:const|let|var|val|static)\s+|(?:self|this)\.)?{named}\s*(?::[^=\n]*)?="
+        rf"(?!=)(?!\s*(?:await\s+)?(?:require|import)\s*\()"
+        rf"|(?:let|var)\s+{named}\b[^=\n]*$)",
         re.MULTILINE,
     )
 

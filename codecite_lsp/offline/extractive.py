@@ -49,7 +49,7 @@ from .source_runs import (
     read_runs,
     terms_said,
 )
-from .statements import MAX_WIDEN, whole_code, whole_sentences
+from .statements import MAX_WIDEN, whole_code, whole_sentences, without_messages
 from .subject import Doer, asks_what_it_is, subjects
 
 _MAX_WINDOW = 4
@@ -400,7 +400,8 @@ def _echoes(window: _Window, question: str) -> bool:
 
 def _mention(run: Run, name: str, skip: range = range(0), *, code: bool = False) -> int | None:
     """Index of the first line that mentions ``name`` as a whole word without defining it (in
-    code only, not comments, docstrings or prose, with ``code``); a call beats another use,
+    code only, with ``code``: not in comments, docstrings, prose or a message string, `throw
+    new TypeError('app.use() requires a middleware function')`); a call beats another use,
     which beats an import."""
     word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
     call = re.compile(rf"(?<![\w$]){re.escape(name)}\s*\(")
@@ -412,7 +413,7 @@ def _mention(run: Run, name: str, skip: range = range(0), *, code: bool = False)
         and not run.is_def[i]
         and not assigned.match(line)
         and not (code and run.is_doc[i])
-        and word.search(line)
+        and word.search(without_messages(line) if code else line)
     ]
     calls = [i for i in mentions if call.search(run.lines[i])]
     used = [i for i in mentions if not _IMPORT.match(run.lines[i])]
@@ -448,10 +449,18 @@ def _definition_windows(run: Run, at: int) -> list[tuple[int, int]]:
     window when they meet, else two."""
     ends = [d.signature_end for d in run.defined if d.head == at]
     last = min(ends[0] if ends else at, at + _MAX_WINDOW - 1)
+    if not ends:  # an assignment: its whole statement when it is short (`parts = [`, its items)
+        code = ["" if doc else line for line, doc in zip(run.lines, run.is_doc, strict=True)]
+        span = whole_code(code, at, at)
+        if span is not None and span[0] == at and span[1] - at < _MAX_WINDOW + MAX_WIDEN:
+            last = span[1]
     if last + 1 < len(run.lines) and run.is_doc[last + 1] and last + 1 - at < _MAX_WINDOW:
         return [(at, last + 1)]  # a docstring right under the signature
     top = at
-    while top > 0 and run.is_doc[top - 1] and at - top < _DOC_REACH:
+    # A docstring closing right above documents what encloses it (`def quote(...)`), not the
+    # local assigned under it.
+    docstring_above = at > 0 and run.lines[at - 1].rstrip().endswith(('"""', "'''"))
+    while not docstring_above and top > 0 and run.is_doc[top - 1] and at - top < _DOC_REACH:
         top -= 1
     if top == at:
         return [(at, last)]

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 MAX_WIDEN = 4  # lines a window may grow by, each way, to reach whole statements
 # Quoted and template (backtick) literals, one line at a time.
 STRINGS = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`")
+_KEY_LIKE = re.compile(r"[\w.:-]*")  # a string used as a name: a key, a code, a header
 _COMMENT_TAIL = re.compile(r"\s#.*$|\s//.*$")
 _OPEN, _CLOSE = "([{", ")]}"
 _SENTENCE_END = re.compile(r"""[.!?:;]["')\]]*\s*(?:\"{3}|'{3}|\*/|-->)?\s*$""")
@@ -23,6 +24,12 @@ _SENTENCE_END = re.compile(r"""[.!?:;]["')\]]*\s*(?:\"{3}|'{3}|\*/|-->)?\s*$""")
 # not a literal's (`= {`, `return {`, `f({`, Go's `Foo{`).
 _BLOCK_HEAD = re.compile(r"(?:\)|\w\s|[>\]]|=>)\s*\{$(?<!\breturn \{)")
 _DANGLING = re.compile(r"[,(\[{\\:]\s*$|\b(?:and|or|not|in|is)\s*$")
+
+
+def without_messages(line: str) -> str:
+    """``line`` with its messages and URLs blanked (``""``): what it says in code. A key-like
+    string (``"empty_quote"``, ``'Content-Type'``) is a name the code uses, and stays."""
+    return STRINGS.sub(lambda m: m[0] if _KEY_LIKE.fullmatch(m[0][1:-1]) else '""', line)
 
 
 def _depth_change(line: str) -> tuple[int, int]:

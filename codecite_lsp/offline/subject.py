@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from ..core.terms import is_test_path, word_parts
 from .definitions import CALLABLE_KINDS, Defined
 from .source_runs import Run, terms_said
-from .statements import STRINGS
+from .statements import STRINGS, without_messages
 
 _NAMED = 2.0  # the question gives the definition's name: it wins
 _READS_NAME = 1.5  # its body uses a name the question types like code (a name beats it)
@@ -55,7 +55,6 @@ _DESCRIBING = re.compile(
     r"|\b(?:docs?|documentation|docstrings?|documented|mean|meaning|defined|declared|signature)\b",
     re.IGNORECASE,
 )
-_KEY_LIKE = re.compile(r"[\w.:-]*")  # a string used as a name: a key, a code, a header
 _SUBJECT = 1.8  # the factor of a window made of the subject's body statements
 
 
@@ -202,16 +201,19 @@ def subjects(
             worded = definition.name.lower() in words  # "where does rotate ...": weaker
             # Its docstring says what it does (`Whether this is the last iteration`): evidence
             # for choosing it, though the answer quotes its statements, not the docstring.
-            stated = {term for i in saying for term in said[id(run)][i]}
+            # A line saying the question only in a message or a URL names the thing; the
+            # statements doing it say it in code (`rotate_key` retiring the old key beats a
+            # client posting to `/rotate` and raising "rotation failed"; jinja's
+            # `is_safe_attribute` beats `unsafe_undefined` building the "access to attribute
+            # ... is unsafe" message).
+            in_code = {i: _said_in_code(run.lines[i], query) for i in saying}
+            stated = {term for terms in in_code.values() for term in terms}
             covered = naming | explained | stated
             score = sum(idf[term] for term in covered) + _NAME_WEIGHT * sum(
                 idf[term] for term in own
             )
-            # A line saying the question only in a message or a URL names the thing; the
-            # statements doing it say it in code (`rotate_key` retiring the old key beats a
-            # client posting to `/rotate` and raising "rotation failed").
-            in_code = [i for i in saying if _says_in_code(run.lines[i], query)]
-            score *= (1 + _PER_LINE * min(len(in_code), _LINES_COUNTED)) / total
+            lines_in_code = sum(bool(terms) for terms in in_code.values())
+            score *= (1 + _PER_LINE * min(lines_in_code, _LINES_COUNTED)) / total
             score *= 1.0 if naming or named or reads else _UNNAMED
             score += _NAMED * named + _READS_NAME * reads + _WORDED * (worded and not named)
             score /= 1 + _RANK_STEP * run.ranks[definition.head]
@@ -228,11 +230,9 @@ def subjects(
     return sorted(_delegated(found), key=lambda doer: -doer.score)
 
 
-def _says_in_code(line: str, query: frozenset[str]) -> bool:
-    """Whether ``line`` says a question term outside its messages and URLs (a key-like string,
-    ``"empty_quote"`` or ``'Content-Type'``, is a name the code uses, and counts)."""
-    code = STRINGS.sub(lambda m: m[0] if _KEY_LIKE.fullmatch(m[0][1:-1]) else '""', line)
-    return bool(terms_said(word_parts(code), query))
+def _said_in_code(line: str, query: frozenset[str]) -> set[str]:
+    """The question terms ``line`` says outside its messages and URLs."""
+    return set(terms_said(word_parts(without_messages(line)), query))
 
 
 def _delegated(found: list[Doer]) -> list[Doer]:

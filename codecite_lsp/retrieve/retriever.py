@@ -464,9 +464,16 @@ class Retriever:
 
     @_one_version
     def retrieve_for_symbol(
-        self, name: str, definition_path: str | None = None, limit: int = 6, *, uses: bool = True
+        self,
+        name: str,
+        definition_path: str | None = None,
+        limit: int = 6,
+        *,
+        uses: bool = True,
+        line: int | None = None,
     ) -> Retrieval:
-        """Hover seeding: the chunk(s) defining ``name`` (in ``definition_path`` when given), then
+        """Hover seeding: the chunk(s) defining ``name`` (in ``definition_path`` when given; first
+        the one holding its ``line`` where it gives the name a value: a function's local), then
         (``uses``) the chunks calling it (the ``uses`` column), then other code naming it as a
         whole word (an import, a callback passed along): never docs or plain text."""
         last = name.rsplit(".", 1)[-1]
@@ -481,8 +488,23 @@ class Retriever:
             return last in chunk.defines or assigned.search(chunk.text) is not None
 
         local = self.store.chunks_for_path(definition_path) if definition_path else []
+        given_here = assignment(last)
+        here = [
+            c
+            for c in local
+            if line is not None
+            and c.start_line <= line <= c.end_line
+            and (defines(c) or given_here.search(c.text))
+        ]
         found = [c for c, _ in self.store.keyword_search(last, self.config.candidates)]
-        definitions = [c for c in [*local, *found] if defines(c)]
+        # Those the chunker's queries name, wherever the keyword search ranked them.
+        named_there = self.store.naming([last], self.config.candidates)
+        definitions = here + [c for c in [*local, *found, *named_there] if defines(c)]
+        if not definitions:
+            # A module-level value used in many places (`TimeoutTypes = Union[...]`, imported
+            # and annotated all over httpx) ranks below its uses: a wider look for its line.
+            wider = self.store.keyword_search(last, _DEFINITION_SEARCH)
+            definitions = [c for c, _ in wider if assigned.search(c.text)]
         users = self._callers([last]) if uses else []
         named = [c for c in found if is_code(c.path) and whole_word(last, c.text)]
         others = [c for c in named if not defines(c)] if uses else []
@@ -538,6 +560,7 @@ class Retriever:
         return sorted(found, key=lambda c: is_test_path(c.path))  # code before tests; stable
 
 
+_DEFINITION_SEARCH = 400  # chunks naming a symbol looked through for its module-level value
 _DEFINING = re.compile(r"\s*(?:export\s+)?(?:async\s+)?(?:def|function|fn|func|class)\b")
 _CALL_CONTEXT = 2  # lines kept on each side of a call
 

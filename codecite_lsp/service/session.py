@@ -41,8 +41,9 @@ class Session:
         self._lazy = threading.RLock()  # builds the heavy parts once
         self._retriever: Retriever | None = None
         self._answerer: Answerer | None = None
-        # Hover markdown by (symbol, hashes of the chunks it was explained from): cleared on change.
-        self.hovers: dict[tuple[str, tuple[str, ...], bool], str | None] = {}
+        # Hover markdown by (symbol, hovered file, chunk around the hovered line, hashes of
+        # the chunks it was explained from, link kind): cleared on change.
+        self.hovers: dict[tuple[str, str, str, tuple[str, ...], bool], str | None] = {}
         self.upkeep = Upkeep(root, self.config, self.index_dir, changed=self.hovers.clear)
         self._log_file = logfile.attach(self.index_dir)
 

@@ -57,7 +57,15 @@ def _explain(
         return None
     lines, line = found
     return explain(
-        session, path, lines, line, position.character, encoding, cancel, file_links=file_links
+        session,
+        path,
+        lines,
+        line,
+        position.character,
+        encoding,
+        cancel,
+        file_links=file_links,
+        line_in_file=position.line,
     )
 
 
@@ -71,11 +79,13 @@ def explain(
     cancel: threading.Event,
     *,
     file_links: bool = False,
+    line_in_file: int | None = None,
 ) -> str | None:
-    """Markdown explaining the symbol at ``line``/``character`` of ``text``, or None; its
-    citation links are ``file:`` URIs with ``file_links`` (a client not following ``command:``
-    links), else ``command:codecite.openCitation`` links (VS Code: they follow moved lines)."""
-    from ...answer.hover import command_link, explain_symbol, file_link
+    """Markdown explaining the symbol at ``line``/``character`` of ``text`` (the file's line
+    ``line_in_file`` when ``text`` is a region of it), or None; its citation links are ``file:``
+    URIs with ``file_links`` (a client not following ``command:`` links), else
+    ``command:codecite.openCitation`` links (VS Code: they follow moved lines)."""
+    from ...answer.hover import Hovered, command_link, explain_symbol, file_link
     from ...ingest.reserved import reserved
     from ...ingest.workers import SymbolQuery, symbol_isolated
 
@@ -92,11 +102,23 @@ def explain(
     # `self`, a keyword or a builtin: "used in" would be any line of the repository; listed
     # only when the repository defines the name itself (a method called `filter`).
     given = reserved(symbol, rel)
-    found = session.retriever.retrieve_for_symbol(symbol, rel, uses=not given)
+    hovered = Hovered(rel, (line if line_in_file is None else line_in_file) + 1)
+    found = session.retriever.retrieve_for_symbol(symbol, rel, uses=not given, line=hovered.line)
     if given and found.selected:
-        found = session.retriever.retrieve_for_symbol(symbol, rel)
+        found = session.retriever.retrieve_for_symbol(symbol, rel, line=hovered.line)
     check(cancel)
-    key = (symbol, tuple(result.content_hash for result in found.selected), file_links)
+    # The place matters as far as the definition does: the file's own come before another
+    # file's, the lines around the hovered one first.
+    around = next(
+        (
+            r.content_hash
+            for r in found.selected
+            if r.path == rel and r.start_line <= hovered.line <= r.end_line
+        ),
+        "",
+    )
+    hashes = tuple(result.content_hash for result in found.selected)
+    key = (symbol, rel, around, hashes, file_links)
     if key not in session.hovers:
         session.hovers[key] = explain_symbol(
             symbol,
@@ -106,6 +128,7 @@ def explain(
             cancel=cancel,
             ask_model=_model(session, rel, symbol),
             model_wait=session.config.hover_timeout,
+            hovered=hovered,
         )
     return session.hovers[key]
 

@@ -1,6 +1,8 @@
 """The shared word model: what counts as a term of a question or of code."""
 
-from codecite_lsp.core.terms import says, stem, terms_said, word_parts
+import pytest
+
+from codecite_lsp.core.terms import assignment, says, stem, terms_said, word_parts
 
 
 def test_identifiers_split_in_both_styles_and_questions_lose_their_scaffolding() -> None:
@@ -53,3 +55,38 @@ def test_a_final_y_and_its_plural_and_past_meet() -> None:
     assert stem("key") == stem("keys") == "key"  # a vowel before the y: the word's own
     assert says("retryable", stem("retries"))  # the compound keeps its y
     assert terms_said({stem("retries")}, ["retryable", "timer"]) == {stem("retry")}
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "gives"),
+    [
+        ("TOKEN_TTL = 24 * 3600", "TOKEN_TTL", True),
+        ("var res = Object.create(http.ServerResponse.prototype)", "res", True),
+        ("export const LIMIT: number = 3;", "LIMIT", True),
+        ("\tptr := &value", "ptr", True),
+        ("\tvar ptr *string", "ptr", True),  # declared without a value: Go
+        ("  let ptr: string | undefined;", "ptr", True),  # TypeScript
+        ("var ptr = require('ptr')", "ptr", False),  # an import
+        ("ptr == other", "ptr", False),
+        ("  if (ptr) {", "ptr", False),
+        ("var ptrs []string", "ptr", False),  # another name
+        ("        self.ptr: bool = False", "ptr", True),  # an attribute
+        ("    this.ptr = null;", "ptr", True),
+        ("        other.ptr = None", "ptr", False),  # another object's
+    ],
+)
+def test_a_line_giving_a_name_its_value_or_declaring_it(line: str, name: str, gives: bool) -> None:
+    assert (assignment(name).search(line) is not None) == gives
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("TOKEN_TTL = 24 * 3600", "TOKEN_TTL"),
+        ("var res = Object.create(http.ServerResponse.prototype)", "res"),
+        ("var ptr *string", "ptr"),
+    ],
+)
+def test_a_module_level_value(line: str, name: str) -> None:
+    assert assignment(name, top_level=True).search(line)
+    assert not assignment(name, top_level=True).search("    " + line)  # a function's local

@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 
 import pytest
+from lsp_helpers import indexed_session
 
-from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.lsp.features.hover import explain
 from codecite_lsp.service.session import Session
 
@@ -31,14 +31,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
-    root = tmp_path_factory.mktemp("hover-uses") / "repo"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    settings = {"model": "extractive", "embedding": "none", "index_dir": str(root.parent / "ix")}
-    found = Session(root, settings)
-    Indexer(root, found.config).run()
-    return found
+    return indexed_session(tmp_path_factory.mktemp("hover-uses") / "repo", FILES)
 
 
 def hover_at(session: Session, rel: str, line_text: str, word: str) -> str | None:

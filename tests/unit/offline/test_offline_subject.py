@@ -5,6 +5,7 @@ The fixtures are cut down from click's core.py (the questions of issue 21)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -485,3 +486,19 @@ def test_a_function_saying_the_question_only_in_messages_and_urls_does_not_lead(
     )
     first = _claims(answer("How are API keys rotated?", sources, STRONG), sources)[0]
     assert first["citations"][0]["source"] == "S1", first
+
+
+JINJA_SANDBOX = json.loads(
+    (Path(__file__).parents[2] / "fixtures" / "offline" / "jinja_sandbox.json").read_text("utf-8")
+)
+
+
+def test_words_said_only_in_a_message_are_no_evidence_of_doing_it() -> None:
+    # jinja's sandbox, as retrieval gave it: `unsafe_undefined` says "access" only in the
+    # message it builds ("access to attribute ... is unsafe"), and that message led the answer
+    # before the checks that block the access.
+    sources = [Source(**source) for source in JINJA_SANDBOX["sources"]]
+    first = _claims(answer(JINJA_SANDBOX["question"], sources, STRONG), sources)[0]
+    quote = first["citations"][0]["quote"]
+    assert "access to attribute" not in quote, first
+    assert "UNSAFE_FUNCTION_ATTRIBUTES" in quote or "unsafe_undefined" in quote, first
