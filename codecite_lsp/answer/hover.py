@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -191,11 +192,39 @@ def extractive_answer(
     """The offline explanation of ``symbol`` (``hovered`` there), checked by the citation gate
     like any model reply."""
     from ..offline.extractive import hover_answer
-    from ..verify.gate import GatePassed, verify
 
     definition = definition_of(symbol, sources, hovered)
     uses = [source for source in sources if source is not definition]
-    raw = hover_answer(symbol, definition, uses)
+    return _verified(symbol, hover_answer(symbol, definition, uses), sources)
+
+
+def only_an_attribute(text: str, line: int, name: str) -> bool:
+    """Whether ``name`` is only an attribute on line ``line`` of ``text`` (`self.parts`,
+    `req.body`): an object's, not a local's."""
+    lines = text.split("\n")
+    said = line < len(lines) and lines[line]
+    if not said:
+        return False
+    starts = [m.start() for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", said)]
+    return bool(starts) and all(said[:start].rstrip().endswith(".") for start in starts)
+
+
+def explain_local(symbol: str, found: Retrieval, link: Link, hovered: Hovered) -> str | None:
+    """Markdown for the hover of a parameter or a local of the function around ``hovered``
+    (``found``: that function's lines), or None when that function does not bind ``symbol``.
+    Offline, and checked by the citation gate like any reply."""
+    from ..offline.extractive import local_hover_answer
+    from .render import answer_to_markdown
+
+    sources = sources_from_results(found.selected)
+    raw = local_hover_answer(symbol, sources, hovered.line) if sources else None
+    answer = _verified(symbol, raw, sources) if raw is not None else None
+    return f"**{symbol}**\n\n{answer_to_markdown(answer, link)}" if answer else None
+
+
+def _verified(symbol: str, raw: str, sources: list[Source]) -> Answered | None:
+    from ..verify.gate import GatePassed, verify
+
     result = verify(raw, sources)
     if not isinstance(result, GatePassed):
         # Usually nothing quotable (no definition, no mention): show nothing rather than guess.

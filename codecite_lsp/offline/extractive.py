@@ -39,6 +39,7 @@ from typing import Any
 
 from ..core.records import Source
 from ..core.terms import IDENTIFIER, assignment, is_test_path, word_parts
+from .definitions import CALLABLE_KINDS, Defined
 from .evidence import Evidence, code_names
 from .source_runs import (
     COMMENT_MARKS,
@@ -49,7 +50,13 @@ from .source_runs import (
     read_runs,
     terms_said,
 )
-from .statements import MAX_WIDEN, whole_code, whole_sentences, without_messages
+from .statements import (
+    MAX_WIDEN,
+    opens_a_literal,
+    whole_code,
+    whole_sentences,
+    without_messages,
+)
 from .subject import Doer, asks_what_it_is, subjects
 
 _MAX_WINDOW = 4
@@ -448,14 +455,11 @@ def _definition_windows(run: Run, at: int) -> list[tuple[int, int]]:
     Rust or Java doc comment starts with its summary; its last lines are mid-paragraph): one
     window when they meet, else two."""
     ends = [d.signature_end for d in run.defined if d.head == at]
-    last = min(ends[0] if ends else at, at + _MAX_WINDOW - 1)
-    if not ends:  # an assignment: its whole statement when it is short (`parts = [`, its items)
-        code = ["" if doc else line for line, doc in zip(run.lines, run.is_doc, strict=True)]
-        span = whole_code(code, at, at)
-        if span is not None and span[0] == at and span[1] - at < _MAX_WINDOW + MAX_WIDEN:
-            last = span[1]
-    if last + 1 < len(run.lines) and run.is_doc[last + 1] and last + 1 - at < _MAX_WINDOW:
-        return [(at, last + 1)]  # a docstring right under the signature
+    # An assignment: its whole statement when it is short (`parts = [`, its items).
+    last = min(ends[0], at + _MAX_WINDOW - 1) if ends else _statement_end(run, at)
+    # A docstring right under a signature; a comment under an assignment is the next line's.
+    if ends and last + 1 < len(run.lines) and run.is_doc[last + 1] and last + 1 - at < _MAX_WINDOW:
+        return [(at, last + 1)]
     top = at
     # A docstring closing right above documents what encloses it (`def quote(...)`), not the
     # local assigned under it.
@@ -468,6 +472,17 @@ def _definition_windows(run: Run, at: int) -> list[tuple[int, int]]:
     while end + 1 < at and end - top + 1 < _MAX_WINDOW and not _SENTENCE_END.search(run.lines[end]):
         end += 1
     return [(top, last)] if end + 1 == at else [(top, end), (at, last)]
+
+
+def _statement_end(run: Run, at: int) -> int:
+    """The last line of the value given at line ``at`` (`parts = [` and its items) when it is
+    short, else ``at`` (a block's head: `var app = function(req) {`, `for x in xs:`)."""
+    if not opens_a_literal(run.lines[at]):
+        return at
+    code = ["" if doc else line for line, doc in zip(run.lines, run.is_doc, strict=True)]
+    span = whole_code(code, at, at)
+    short = span is not None and span[0] == at and span[1] - at < _MAX_WINDOW + MAX_WIDEN
+    return span[1] if span is not None and short else at
 
 
 def _doc_text(run: Run, windows: list[tuple[int, int]]) -> str:
@@ -510,3 +525,104 @@ def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> 
         where = f"{run.path} ({owner})" if owner else run.path
         claims.append(_claim(f"Used in {where}:", run, at, at))
     return _reply("Quoted from the indexed code:", claims)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hover on a name a function binds itself: a parameter or a local
+
+# Where a body binds a name besides an assignment: `for k, v in`, `for (const x of`, `with ...
+# as x`, `except E as x`, Go's `x, err :=`.
+_BINDINGS = (
+    r"\bfor\b[^\n]*?(?<![\w$.]){n}(?![\w$])[^\n]*?\s(?:in|of)\b",
+    r"\bas\s+{n}(?![\w$])",
+    r"(?<![\w$.]){n}(?:\s*,\s*[\w$]+)*\s*:=",
+)
+# A parameter in a parameter list: first or after a comma (`*args`, `**kw`, `&x`, `...rest`,
+# `mut x` too), not a type after `:` nor a default after `=`.
+_PARAMETER = r"(?:^|[(,])\s*(?:\*{{1,2}}|&|\.\.\.)?(?:mut\s+)?{n}(?![\w$])(?!\s*[.(])"
+_GO_RECEIVER = re.compile(r"\s*func\s*\(")
+
+
+def local_hover_answer(symbol: str, sources: list[Source], line: int) -> str | None:
+    """The hover of a name that a callable around file ``line`` binds itself (a parameter, a
+    local): where it binds it and its uses in that callable only. None when none binds it (a
+    module's name, an attribute): the uses of other functions' names alike are never listed as
+    its own."""
+    name = re.split(r"[.#:]+", symbol)[-1] or symbol
+    run = next(
+        (r for r in read_runs(sources) if r.first_line <= line < r.first_line + len(r.lines)),
+        None,
+    )
+    if run is None:
+        return None
+    at = line - run.first_line
+    scopes = sorted(
+        (d for d in run.defined if d.kind in CALLABLE_KINDS and d.head <= at <= d.end),
+        key=lambda d: d.end - d.head,
+    )
+    for scope in scopes:  # innermost first: a closure's own before its parent's
+        if scope.name == name:
+            return None  # the function itself
+        bound = _parameter(run, scope, name)
+        kind = "a parameter"
+        if bound is None:
+            bound, kind = _local(run, scope, name), "a local"
+        if bound is None:
+            continue
+        end = bound if kind == "a parameter" else _statement_end(run, bound)
+        word = re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
+        uses = [
+            i
+            for i in range(scope.signature_end + 1, scope.end + 1)
+            if not bound <= i <= end
+            and not run.is_doc[i]
+            and word.search(without_messages(run.lines[i]))
+        ]
+        claims = [_claim(f"`{name}` is {kind} of `{scope.name}` in {run.path}:", run, bound, end)]
+        claims += [
+            _claim(f"Used in {run.path} ({scope.name}):", run, i, i) for i in uses[:_MAX_USES]
+        ]
+        return _reply("Quoted from the indexed code:", claims)
+    return None
+
+
+def _parameter(run: Run, scope: Defined, name: str) -> int | None:
+    """The line of ``scope``'s signature listing ``name`` as a parameter (of its own list, or
+    of a Go method's receiver), or None."""
+    text = "\n".join(run.lines[scope.head : scope.signature_end + 1])
+    opens = []
+    receiver = _GO_RECEIVER.match(text)
+    if receiver is not None:
+        opens.append(receiver.end() - 1)
+    own = re.search(rf"(?<![\w$]){re.escape(scope.name)}(?![\w$])[^(\n]*\(", text)
+    if own is not None:
+        opens.append(own.end() - 1)
+    listed = re.compile(_PARAMETER.format(n=re.escape(name)), re.MULTILINE)
+    for start in opens:
+        found = listed.search(text, start, _closing(text, start))
+        if found is not None:
+            return scope.head + text.count("\n", 0, found.end())
+    return None
+
+
+def _closing(text: str, start: int) -> int:
+    """The index just past the bracket closing the one opened at ``start``."""
+    depth = 0
+    for index in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[index], 0)
+        if depth == 0:
+            return index + 1
+    return len(text)
+
+
+def _local(run: Run, scope: Defined, name: str) -> int | None:
+    """The first line of ``scope``'s body binding ``name`` (not an attribute's), or None."""
+    given = assignment(name)
+    binds = [re.compile(pattern.format(n=re.escape(name))) for pattern in _BINDINGS]
+    for i in range(scope.signature_end + 1, scope.end + 1):
+        text = run.lines[i]
+        if run.is_doc[i] or text.lstrip().startswith(("self.", "this.")):
+            continue
+        if given.match(text) or any(bind.search(text) for bind in binds):
+            return i
+    return None

@@ -32,6 +32,13 @@ def without_messages(line: str) -> str:
     return STRINGS.sub(lambda m: m[0] if _KEY_LIKE.fullmatch(m[0][1:-1]) else '""', line)
 
 
+def opens_a_literal(line: str) -> bool:
+    """Whether ``line`` leaves a bracket open that is a value's (`parts = [`, `x = f(`), not a
+    block's (`var app = function(req) {`, `for x in xs:` opens none)."""
+    code = _COMMENT_TAIL.sub("", STRINGS.sub('""', line)).rstrip()
+    return _depth_change(code)[1] > 0 and _BLOCK_HEAD.search(code) is None
+
+
 def _depth_change(line: str) -> tuple[int, int]:
     """(lowest running depth, final depth) of the brackets of one code line, strings and
     trailing comments left out."""

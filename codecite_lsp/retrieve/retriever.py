@@ -485,7 +485,10 @@ class Retriever:
         assigned = assignment(last, top_level=True)
 
         def defines(chunk: Chunk) -> bool:
-            return last in chunk.defines or assigned.search(chunk.text) is not None
+            # Code only: a README's example (`name := c.PostForm("name")`) defines nothing.
+            return is_code(chunk.path) and (
+                last in chunk.defines or assigned.search(chunk.text) is not None
+            )
 
         local = self.store.chunks_for_path(definition_path) if definition_path else []
         given_here = assignment(last)
@@ -504,7 +507,7 @@ class Retriever:
             # A module-level value used in many places (`TimeoutTypes = Union[...]`, imported
             # and annotated all over httpx) ranks below its uses: a wider look for its line.
             wider = self.store.keyword_search(last, _DEFINITION_SEARCH)
-            definitions = [c for c, _ in wider if assigned.search(c.text)]
+            definitions = [c for c, _ in wider if defines(c)]
         users = self._callers([last]) if uses else []
         named = [c for c in found if is_code(c.path) and whole_word(last, c.text)]
         others = [c for c in named if not defines(c)] if uses else []
@@ -513,6 +516,22 @@ class Retriever:
             result_from_chunk(c, 0.5) for c in [*users, *others]
         ]
         checked = self._current(dedup_overlapping(ordered)[:limit])
+        return Retrieval(
+            selected=merge_adjacent(checked.kept),
+            candidates=checked.kept,
+            cleared_floor=bool(checked.kept),
+            on_disk=checked,
+        )
+
+    def retrieve_lines(self, path: str, first: int, last: int) -> Retrieval:
+        """The chunks of ``path`` holding its lines ``first``..``last`` (a hovered function's
+        own), as they are on disk."""
+        held = [
+            result_from_chunk(c, 1.0)
+            for c in self.store.chunks_for_path(path)
+            if c.start_line <= last and first <= c.end_line
+        ]
+        checked = self._current(sorted(held, key=lambda r: r.start_line))
         return Retrieval(
             selected=merge_adjacent(checked.kept),
             candidates=checked.kept,

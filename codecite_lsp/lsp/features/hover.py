@@ -85,7 +85,14 @@ def explain(
     ``line_in_file`` when ``text`` is a region of it), or None; its citation links are ``file:``
     URIs with ``file_links`` (a client not following ``command:`` links), else
     ``command:codecite.openCitation`` links (VS Code: they follow moved lines)."""
-    from ...answer.hover import Hovered, command_link, explain_symbol, file_link
+    from ...answer.hover import (
+        Hovered,
+        command_link,
+        explain_local,
+        explain_symbol,
+        file_link,
+        only_an_attribute,
+    )
     from ...ingest.reserved import reserved
     from ...ingest.workers import SymbolQuery, symbol_isolated
 
@@ -103,6 +110,17 @@ def explain(
     # only when the repository defines the name itself (a method called `filter`).
     given = reserved(symbol, rel)
     hovered = Hovered(rel, (line if line_in_file is None else line_in_file) + 1)
+    link = functools.partial(file_link if file_links else command_link, root=session.root)
+    if at.enclosing_lines is not None and not given and not only_an_attribute(text, line, symbol):
+        # A function's parameter or local: its own binding and uses, never other functions'
+        # names alike. The enclosing lines are the buffer's (a region of it, for a big one).
+        shift = hovered.line - 1 - line
+        first, last = (number + shift for number in at.enclosing_lines)
+        own = session.retriever.retrieve_lines(rel, first, last)
+        markdown = explain_local(symbol, own, link, hovered)
+        if markdown is not None:
+            return markdown
+        check(cancel)
     found = session.retriever.retrieve_for_symbol(symbol, rel, uses=not given, line=hovered.line)
     if given and found.selected:
         found = session.retriever.retrieve_for_symbol(symbol, rel, line=hovered.line)
@@ -123,7 +141,7 @@ def explain(
         session.hovers[key] = explain_symbol(
             symbol,
             found,
-            functools.partial(file_link if file_links else command_link, root=session.root),
+            link,
             note=session.upkeep.note(),
             cancel=cancel,
             ask_model=_model(session, rel, symbol),

@@ -151,3 +151,25 @@ def test_hovering_a_local_quotes_its_own_assignment_and_no_docstring_above_anoth
     first = definition_claim("parts", sources, Hovered("_urlparse.py", 503))
     assert first.text == "`parts` is defined in _urlparse.py:", first.text
     assert [c.quote for c in first.citations] == ["parts = []"]
+
+
+FUNCTION_NAME = (
+    "func function(pc uintptr) string {\n"
+    "\tfn := runtime.FuncForPC(pc)\n"
+    "\tname := fn.Name()\n"
+    "\t// The name includes the path name to the package, which is unnecessary\n"
+    "\tif lastSlash := strings.LastIndexByte(name, '/'); lastSlash >= 0 {\n"
+    "\t\tname = name[lastSlash+1:]\n"
+    "\t}\n"
+    "\treturn name\n"
+    "}\n"
+)
+
+
+def test_a_comment_under_an_assignment_is_not_its_documentation() -> None:
+    # gin's recovery.go: "`name` is defined in recovery.go: The name includes the path name to
+    # the package, which is unnecessary", the comment about the line below it.
+    sources = [Source("S1", "recovery.go", 170, 178, FUNCTION_NAME, symbol="function")]
+    first = definition_claim("name", sources)
+    assert first.text == "`name` is defined in recovery.go:", first.text
+    assert [c.quote for c in first.citations] == ["name := fn.Name()"]

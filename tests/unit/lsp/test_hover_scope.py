@@ -62,6 +62,32 @@ FILES = {
     "        if self.trailing_cr:\n"
     '            text = "\\r" + text\n'
     "        return text.splitlines()\n",
+    "pkg/limits.py": "class Timeout:\n"
+    "    def __eq__(self, other: object) -> bool:\n"
+    "        return isinstance(other, Timeout) and self.connect == other.connect\n"
+    "\n\n"
+    "class Limits:\n"
+    "    def __eq__(self, other: object) -> bool:\n"
+    "        return (\n"
+    "            isinstance(other, self.__class__)\n"
+    "            and self.max_connections == other.max_connections\n"
+    "        )\n"
+    "\n"
+    "    def total(self, counts: list[int]) -> int:\n"
+    "        result = 0\n"
+    "        for count in counts:\n"
+    "            result += count\n"
+    "        return result\n",
+    "bind/context.go": "package bind\n\n"
+    "type Context struct {\n\tKeys map[string]any\n}\n\n"
+    "// Bind decodes the request into obj.\n"
+    "func (c *Context) Bind(obj any) error {\n"
+    "\tif obj == nil {\n\t\treturn nil\n\t}\n"
+    '\tc.Keys["bound"] = obj\n'
+    "\treturn nil\n"
+    "}\n",
+    # A guide's example gives the alias a value too: a page is no definition.
+    "docs/timeouts.md": "# Timeouts\n\n```python\nTimeoutTypes = float\n```\n",
     # A module-level alias among many, annotated in more chunks than a keyword search returns.
     "pkg/types.py": "from typing import Optional, Tuple, Union\n\n"
     + "".join(f"Alias{n} = Union[str, Tuple[str, int]]\n" for n in range(40))
@@ -85,8 +111,8 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
     return indexed_session(tmp_path_factory.mktemp("hover-scope") / "repo", FILES)
 
 
-def definition_claim(session: Session, rel: str, line_text: str, word: str) -> tuple[str, str]:
-    """(the hover's "defined in" sentence, the quote it links first)."""
+def hover(session: Session, rel: str, line_text: str, word: str) -> list[tuple[str, str, int]]:
+    """The hover's claims: (sentence, the quote it links first, that quote's first line)."""
     text = FILES[rel]
     line = text.split("\n").index(line_text)
     character = line_text.index(word)
@@ -94,9 +120,18 @@ def definition_claim(session: Session, rel: str, line_text: str, word: str) -> t
         session, session.root / rel, text, line, character, "utf-16", threading.Event()
     )
     assert markdown is not None
-    claim = next(line for line in markdown.split("\n") if " is defined in " in line)
-    first = json.loads(unquote(COMMAND_LINK.findall(claim)[0]))[0]
-    return claim.split(": [")[0], first["quote"]
+    claims = []
+    for said in markdown.split("\n"):
+        if links := COMMAND_LINK.findall(said):
+            first = json.loads(unquote(links[0]))[0]
+            claims.append((said.split(": [")[0], first["quote"], first["start_line"]))
+    return claims
+
+
+def definition_claim(session: Session, rel: str, line_text: str, word: str) -> tuple[str, str]:
+    """(the hover's first sentence, what defines the name; the quote it links first)."""
+    claim, quote, _ = hover(session, rel, line_text, word)[0]
+    return claim, quote
 
 
 def test_a_module_variable_is_the_hovered_files_own_not_another_files_local(
@@ -107,8 +142,9 @@ def test_a_module_variable_is_the_hovered_files_own_not_another_files_local(
     )
     assert claim == "`app` is defined in lib/application.js", claim
     assert quote == "var app = exports = module.exports = {};"
+    # In express.js it is createApplication's own.
     claim, quote = definition_claim(session, "lib/express.js", "  app.init();", "app")
-    assert claim == "`app` is defined in lib/express.js", claim
+    assert claim == "`app` is a local of `createApplication` in lib/express.js", claim
     assert quote == "var app = function(req, res, next) {"
 
 
@@ -117,12 +153,12 @@ def test_a_local_is_the_enclosing_functions_own_assignment_without_a_docstring_a
 ) -> None:
     hovered = '                parts.extend([b"; ", self.filename.encode()])'
     claim, quote = definition_claim(session, "pkg/multipart.py", hovered, "parts")
-    assert claim == "`parts` is defined in pkg/multipart.py", claim
+    assert claim == "`parts` is a local of `render_headers` in pkg/multipart.py", claim
     assert quote.startswith("parts = [") and "self.name.encode()" in quote, quote
     claim, quote = definition_claim(
         session, "pkg/urlparse.py", "        parts.append(match.group(0))", "parts"
     )
-    assert claim == "`parts` is defined in pkg/urlparse.py", claim  # no docstring sentence
+    assert claim == "`parts` is a local of `quote` in pkg/urlparse.py", claim  # no docstring
     assert quote == "parts = []"
 
 
@@ -141,3 +177,45 @@ def test_a_module_level_value_used_everywhere_is_found_where_it_is_given(session
     )
     assert claim == "`TimeoutTypes` is defined in pkg/types.py", claim
     assert quote == "TimeoutTypes = Union[Optional[float], Tuple[float, float]]"
+
+
+def test_a_parameter_is_its_own_functions_and_so_are_its_uses(session: Session) -> None:
+    # httpx: hovering `other` in Limits.__eq__ listed `isinstance(other, self.__class__)` of
+    # Timeout.__eq__ and uses in other files as its uses.
+    claims = hover(
+        session, "pkg/limits.py", "            isinstance(other, self.__class__)", "other"
+    )
+    assert claims[0] == (
+        "`other` is a parameter of `__eq__` in pkg/limits.py",
+        "def __eq__(self, other: object) -> bool:",
+        7,  # Limits.__eq__, not Timeout's on line 2
+    ), claims
+    uses = claims[1:]
+    assert [line for _, _, line in uses] == [9, 10], uses
+    assert all("pkg/limits.py (__eq__)" in said for said, _, _ in uses), uses
+
+
+def test_a_loop_variable_and_a_local_are_bound_where_the_function_binds_them(
+    session: Session,
+) -> None:
+    claims = hover(session, "pkg/limits.py", "            result += count", "count")
+    assert claims[0][:2] == (
+        "`count` is a local of `total` in pkg/limits.py",
+        "for count in counts:",
+    )
+    claims = hover(session, "pkg/limits.py", "        return result", "result")
+    assert claims[0][:2] == ("`result` is a local of `total` in pkg/limits.py", "result = 0")
+    assert [q for _, q, _ in claims[1:]] == ["result += count", "return result"], claims
+
+
+def test_a_go_methods_parameter_and_receiver(session: Session) -> None:
+    claims = hover(session, "bind/context.go", "\tif obj == nil {", "obj")
+    assert claims[0][:2] == (
+        "`obj` is a parameter of `Bind` in bind/context.go",
+        "func (c *Context) Bind(obj any) error {",
+    ), claims
+    claims = hover(session, "bind/context.go", '\tc.Keys["bound"] = obj', "c")
+    assert claims[0][0] == "`c` is a parameter of `Bind` in bind/context.go", claims
+    # `Keys` after `c.` is the struct's field, not a local.
+    claims = hover(session, "bind/context.go", '\tc.Keys["bound"] = obj', "Keys")
+    assert "parameter" not in claims[0][0] and "local" not in claims[0][0], claims
