@@ -5,8 +5,9 @@ Two ways a file took the process down in tree-sitter, each found by generated in
 * tree-sitter-markdown keeps its open blocks (block quotes, list items) in a fixed-size state
   buffer and writes past it at 255 open blocks: ``'>' * 260`` on one line, or a list nested 255
   deep, is a SIGSEGV in the indexer, its workers, or the server hovering an unsaved buffer. The
-  depth is measured here before parsing and a file nested deeper than ``MAX_MARKDOWN_DEPTH`` is
-  not parsed (the chunker cuts it into paragraphs, so it is still indexed).
+  depth is measured here before parsing and a file nested deeper than the language's ``nesting``
+  (in the language table) is not parsed (the chunker cuts it into paragraphs, so it is still
+  indexed).
 * tree-sitter-kotlin keeps the strings open around nested ``"${`` templates in the same kind of
   buffer and aborts (SIGABRT) past 1024 levels; the brace depth bounds that nesting.
 * Error recovery in some grammars is superlinear on garbage (Lua on a 1 MB file of indented
@@ -26,14 +27,11 @@ import re
 import time
 from typing import TYPE_CHECKING
 
-from .languages import parser_for
+from .languages import LANGUAGES, parser_for
 
 if TYPE_CHECKING:
     from tree_sitter import Tree
 
-# The grammar crashes at 255 open blocks; this leaves room for the measure below over-counting.
-MAX_MARKDOWN_DEPTH = 100
-MAX_TEMPLATE_DEPTH = 500  # kotlin aborts at 1025 nested string templates
 # A 1 MB file (max_file_bytes) of ordinary code parses in a fifth of a second here.
 PARSE_SECONDS = 5.0
 _READ_BYTES = 65536  # per callback: the deadline is checked this often while lexing
@@ -74,15 +72,18 @@ def unsafe_to_parse(language: str, source: bytes) -> str | None:
     """Why ``source`` must not be given to ``language``'s parser, or None when it is safe."""
     if os.environ.get(UNGUARDED_ENV) == "1":
         return None
-    if language == "markdown":
+    limit = LANGUAGES[language].nesting
+    if limit is None:
+        return None
+    if limit.kind == "blocks":
         depth = markdown_depth(source)
-        if depth > MAX_MARKDOWN_DEPTH:
-            return f"nested {depth} blocks deep (more than {MAX_MARKDOWN_DEPTH})"
+        if depth > limit.most:
+            return f"nested {depth} blocks deep (more than {limit.most})"
     # count() first: a file with few templates cannot nest them deeply (and costs nothing)
-    elif language == "kotlin" and source.count(b"${") > MAX_TEMPLATE_DEPTH:
+    elif source.count(b"${") > limit.most:
         depth = brace_depth(source)
-        if depth > MAX_TEMPLATE_DEPTH:
-            return f"string templates nested {depth} deep (more than {MAX_TEMPLATE_DEPTH})"
+        if depth > limit.most:
+            return f"string templates nested {depth} deep (more than {limit.most})"
     return None
 
 

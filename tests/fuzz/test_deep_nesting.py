@@ -13,11 +13,9 @@ from hypothesis import strategies as st
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.ingest.chunking import chunk_text
-from codecite_lsp.ingest.languages import BY_EXTENSION, LANGUAGES
+from codecite_lsp.ingest.languages import LANGUAGES
 from codecite_lsp.ingest.symbols import symbol_at
 from codecite_lsp.ingest.syntax import outline
-
-EXTENSION = {language: ext for ext, language in reversed(BY_EXTENSION.items())}
 
 # --- shapes of nesting -------------------------------------------------------
 
@@ -76,7 +74,7 @@ def test_deep_nesting_never_crashes_or_hangs_the_chunker(
     text = _nested(shape, depth, closed, per_line)
     if len(text.encode()) > _MAX_BYTES:
         return  # never read: the indexer skips the file as too large
-    path = f"deep{EXTENSION[language]}"
+    path = f"deep{LANGUAGES[language].extensions[0]}"
     chunks = chunk_text(path, text, revision="r")
     outline(path, text)
     symbol_at(path, text, 0, 0)
@@ -86,7 +84,7 @@ def test_deep_nesting_never_crashes_or_hangs_the_chunker(
 def test_ten_thousand_levels_of_every_shape_and_language_in_a_child_process() -> None:
     """The deepest inputs, in a child process so that a crash is reported, not fatal."""
     files = [
-        (f"deep{EXTENSION[language]}", _nested(shape, 10_000, True, False))
+        (f"deep{LANGUAGES[language].extensions[0]}", _nested(shape, 10_000, True, False))
         for language in sorted(LANGUAGES)
         for shape in _SHAPES[:5]  # brackets, templates, tags; Hypothesis draws the other shapes
     ]

@@ -14,8 +14,8 @@ import pytest
 from chunker_child import run_chunker
 
 from codecite_lsp.core.config import Config
-from codecite_lsp.ingest.guard import MAX_MARKDOWN_DEPTH, markdown_depth, parse_guarded
-from codecite_lsp.ingest.languages import BY_EXTENSION
+from codecite_lsp.ingest.guard import markdown_depth, parse_guarded
+from codecite_lsp.ingest.languages import LANGUAGES
 from codecite_lsp.ingest.scan import Skip, SourceFile
 from codecite_lsp.ingest.workers import PARALLEL_MIN_FILES, Job, prepared
 
@@ -24,7 +24,6 @@ ROOT = Path(__file__).parents[3]
 QUOTES_271 = "# T\n\n" + ">" * 260 + " word\n"
 LIST_300 = "# T\n\n" + "".join("  " * i + "- a\n" for i in range(300))
 MIXED_200 = "> - " * 200 + "a\n"
-EXTENSION = {language: ext for ext, language in reversed(BY_EXTENSION.items())}
 
 
 @pytest.mark.parametrize(
@@ -44,9 +43,11 @@ def test_files_that_crashed_the_parser_are_chunked_whole(path: str, text: str) -
 
 
 def test_markdown_depth_bounds_the_real_nesting_and_spares_ordinary_documents() -> None:
-    assert markdown_depth(QUOTES_271.encode()) > MAX_MARKDOWN_DEPTH
-    assert markdown_depth(LIST_300.encode()) > MAX_MARKDOWN_DEPTH
-    assert markdown_depth(MIXED_200.encode()) > MAX_MARKDOWN_DEPTH
+    nesting = LANGUAGES["markdown"].nesting
+    assert nesting is not None and nesting.kind == "blocks"
+    assert markdown_depth(QUOTES_271.encode()) > nesting.most
+    assert markdown_depth(LIST_300.encode()) > nesting.most
+    assert markdown_depth(MIXED_200.encode()) > nesting.most
     for readme in (ROOT / "README.md", ROOT / "docs" / "how-it-works.md"):
         if readme.exists():
             assert markdown_depth(readme.read_bytes()) < 20
@@ -74,7 +75,8 @@ def test_a_file_that_kills_a_worker_is_skipped_and_the_pass_goes_on(
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(
-        "import codecite_lsp.ingest.guard as guard\nguard.MAX_MARKDOWN_DEPTH = 10**9\n"
+        "import dataclasses\nfrom codecite_lsp.ingest.languages import LANGUAGES\n"
+        "LANGUAGES['markdown'] = dataclasses.replace(LANGUAGES['markdown'], nesting=None)\n"
     )
     monkeypatch.setenv("PYTHONPATH", f"{hooks}{os.pathsep}{ROOT}")
     repo = tmp_path / "repo"
