@@ -13,9 +13,9 @@ by nature, so a small single-purpose file keeps the full weight of its name, and
 loses only what its code's length says. Only a query in words is ranked by its fields: one
 that types identifiers is decided by the chunks that hold them (:mod:`.retriever`).
 
-Which text is comment or string is read by a lexer per family of languages (line and block
-comment markers, quote characters), not a parser: a rare misread moves one word to another
-field, never a chunk out of the results.
+Which text is comment or string is read by a lexer, not a parser, from the language's lexicon
+in the language table (its line-comment marker and quote characters): a rare misread moves one
+word to another field, never a chunk out of the results.
 """
 
 from __future__ import annotations
@@ -28,28 +28,22 @@ from functools import lru_cache
 
 from ..core.records import Chunk
 from ..core.terms import word_parts
+from ..ingest.languages import LANGUAGES, PLAIN, Lexicon
 from .filenames import file_words
 from .weights import WEIGHTS
 
 FIELDS = ("name", "path", "defines", "code", "prose", "strings")
 
-# Line-comment markers and the quotes that open a string, per language; block comments
-# (``/* */``, ``{- -}`` ...) and triple-quoted docstrings are read for every language.
-_HASH = frozenset({"python", "ruby", "bash", "php", "elixir", "r", "perl", "yaml", "toml"})
-_DASHES = frozenset({"lua", "sql", "haskell"})
-_SINGLE_QUOTED = frozenset(
-    {"python", "ruby", "bash", "php", "javascript", "typescript", "tsx", "lua"}
-)
-_BACKTICKED = frozenset({"javascript", "typescript", "tsx", "go", "bash", "kotlin"})
-
 
 @lru_cache(maxsize=64)
-def _lexer(language: str) -> re.Pattern[str]:
-    line = "#" if language in _HASH else ("--" if language in _DASHES else "//")
+def _lexer(lexicon: Lexicon) -> re.Pattern[str]:
+    """The lexicon's line comments and strings; block comments (``/* */``) and triple-quoted
+    docstrings are read for every language."""
+    line = lexicon.line_comment
     strings = [r'"(?:[^"\\\n]|\\.)*"']
-    if language in _SINGLE_QUOTED:
+    if "'" in lexicon.quotes:
         strings.append(r"'(?:[^'\\\n]|\\.)*'")
-    if language in _BACKTICKED:
+    if "`" in lexicon.quotes:
         strings.append(r"`[^`]*`")
     # Every match opens with one of these: the lookahead skips other positions without trying
     # each alternative there (the lexer was most of a chunk's fields).
@@ -69,14 +63,14 @@ class Fields:
     lengths: Mapping[str, int]
 
 
-def split_text(text: str, language: str) -> tuple[str, str, str]:
+def split_text(text: str, lexicon: Lexicon) -> tuple[str, str, str]:
     """(code, prose, strings): ``text`` with its comments and docstrings, and its string
     literals, taken out into the other two."""
     code: list[str] = []
     prose: list[str] = []
     strings: list[str] = []
     at = 0
-    for match in _lexer(language).finditer(text):
+    for match in _lexer(lexicon).finditer(text):
         code.append(text[at : match.start()])
         (prose if match.lastgroup == "doc" else strings).append(match.group())
         at = match.end()
@@ -88,7 +82,8 @@ def split_text(text: str, language: str) -> tuple[str, str, str]:
 def _fields(
     path: str, language: str, text: str, defines: tuple[str, ...], symbol: str | None
 ) -> Fields:
-    code, prose, strings = split_text(text, language)
+    record = LANGUAGES.get(language)
+    code, prose, strings = split_text(text, record.lexicon if record else PLAIN)
     folders = path.split("/")[:-1]
     words = {
         "name": list(file_words(path)),

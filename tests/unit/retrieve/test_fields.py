@@ -4,6 +4,7 @@ decides what it is worth, not only how often."""
 from __future__ import annotations
 
 from codecite_lsp.core.records import Chunk, content_hash
+from codecite_lsp.ingest.languages import LANGUAGES
 from codecite_lsp.retrieve.fields import field_ranking, fields_of, split_text
 
 
@@ -28,12 +29,14 @@ def test_comments_docstrings_and_strings_are_fields_of_their_own() -> None:
     code, prose, strings = split_text(
         'def load(path):\n    """Read the settings."""\n'
         '    # cached\n    return open(path, "rb")\n',
-        "python",
+        LANGUAGES["python"].lexicon,
     )
     assert "load" in code and "open" in code and "settings" not in code and "rb" not in code
     assert "settings" in prose and "cached" in prose
     assert '"rb"' in strings
-    go_code, go_prose, go_strings = split_text('x := y // why: "quoted"\nz := `raw`\n', "go")
+    go_code, go_prose, go_strings = split_text(
+        'x := y // why: "quoted"\nz := `raw`\n', LANGUAGES["go"].lexicon
+    )
     assert "quoted" in go_prose and "`raw`" in go_strings and "why" not in go_code
 
 
