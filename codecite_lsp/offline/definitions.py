@@ -13,21 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ingest.languages import language_for_path
+from ..ingest.languages import LANGUAGES, language_for_path
 from ..ingest.lines import Lines
 from ..ingest.syntax import parse_any, parsed_headers
 
-_CLASS_BODY = ("class Cut {\n", "\n}")
-# (prefix, suffix) contexts a chunk of each language may have been cut from, tried in order when
-# the text alone does not parse cleanly; a context counts only when it parses cleanly.
-_CONTEXTS: dict[str, tuple[tuple[str, str], ...]] = {
-    "javascript": (_CLASS_BODY,),
-    "typescript": (_CLASS_BODY,),
-    "tsx": (_CLASS_BODY,),
-    "csharp": (_CLASS_BODY,),
-    "php": (("<?php class Cut {\n", "\n}"),),
-    "python": (('"""\n', ""),),  # a run beginning inside a docstring
-}
 # Definitions whose body holds statements that do something (not a type's member list).
 CALLABLE_KINDS = frozenset({"function", "method", "macro"})
 
@@ -51,15 +40,19 @@ def definitions(path: str, text: str) -> list[Defined]:
     """Every definition the chunker's queries find in ``text``, by first line; [] for prose,
     plain text and text too deep to parse safely."""
     language = language_for_path(path)
-    if not text.strip() or language is None or language == "markdown":
+    record = LANGUAGES[language] if language is not None else None
+    if not text.strip() or record is None or record.prose:
         return []
     count = len(Lines(text).lines)
-    # Only a PHP file's first chunk holds its `<?php` tag; without one, PHP is all inline HTML.
-    plain = "<?php\n" if language == "php" and not text.lstrip().startswith("<?") else ""
+    # Only a file's first chunk holds its opening tag (PHP's `<?php`; any `<?` opens one).
+    tag = record.opening_tag
+    plain = tag if tag and not text.lstrip().startswith(tag[:2]) else ""
     chosen: list[Defined] = []
-    for number, (prefix, suffix) in enumerate(((plain, ""), *_CONTEXTS.get(language, ()))):
+    # The contexts a chunk may have been cut from are tried in order when the text alone does
+    # not parse cleanly; a context counts only when it parses cleanly.
+    for number, (prefix, suffix) in enumerate(((plain, ""), *record.contexts)):
         lines = Lines(prefix + text + suffix)
-        parsed = parse_any(language, lines)
+        parsed = parse_any(record.name, lines)
         clean = parsed is not None and not (parsed.root_node and parsed.root_node.has_error)
         if parsed is None or (number and not clean):
             continue
