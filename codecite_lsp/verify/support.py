@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..ingest.languages import LANGUAGES
 from .quotes import normalise_ws, quote_ranges
 
 MAX_EXTRA_LINES = 4  # context lines a citation may hold beyond its quote before it is cut
@@ -113,9 +114,15 @@ def narrowed(cited: list[str], quote: str, start: int, end: int) -> tuple[int, i
     return start + first - 1, start + last - 1
 
 
+def _any_of(words: Iterable[str]) -> str:
+    return "|".join(sorted(set(words), key=lambda word: (-len(word), word)))
+
+
+# A definition's header in any language (the known lines come without one): its modifiers,
+# then the keyword that opens it (`def`, `fn`, `class` ...), from the language table.
 _DEFINITION = re.compile(
-    r"\s*(?:export\s+|pub\s+|async\s+|static\s+|public\s+|private\s+)*"
-    r"(?:def|class|function|func|fn|fun|struct|interface|type|impl)\b"
+    rf"\s*(?:(?:{_any_of(m for lang in LANGUAGES.values() for m in lang.modifiers)})\s+)*"
+    rf"(?:{_any_of(w for lang in LANGUAGES.values() for w in lang.definition_words)})\b"
 )
 # A method header without a keyword (Java, C#, TypeScript, C++): modifiers, a return type, its
 # name, parameters, the block's opening brace: `async rotateKey(client: string): P<R> {`,
