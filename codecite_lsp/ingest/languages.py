@@ -39,6 +39,7 @@ class Lexicon:
 
 
 PLAIN = Lexicon()  # plain text and Markdown: a URL's "//" starts prose, as a comment would
+_HASH_COMMENTS = Lexicon("#")
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +292,8 @@ _TABLE = (
 LANGUAGES: Mapping[str, Language] = {language.name: language for language in _TABLE}
 _BY_EXTENSION = {ext: language.name for language in _TABLE for ext in language.extensions}
 _BY_FILENAME = {name: language.name for language in _TABLE for name in language.filenames}
+# Formats read as plain text (no grammar here) whose comments are still no code to a lexer.
+_TEXT_LEXICONS = {".toml": _HASH_COMMENTS, ".yaml": _HASH_COMMENTS, ".yml": _HASH_COMMENTS}
 
 
 def _name_and_extension(path: str) -> tuple[str, str]:
@@ -303,6 +306,15 @@ def language_for_path(path: str) -> str | None:
     """The grammar name for ``path`` (by file name, then extension); None means plain text."""
     name, extension = _name_and_extension(path)
     return _BY_FILENAME.get(name) or _BY_EXTENSION.get(extension)
+
+
+def lexicon_for_path(path: str) -> Lexicon:
+    """How comments and strings are written in the file at ``path`` (parsed by a grammar or not:
+    TOML's and YAML's ``#`` comments are comments)."""
+    language = language_for_path(path)
+    if language is not None:
+        return LANGUAGES[language].lexicon
+    return _TEXT_LEXICONS.get(_name_and_extension(path)[1], PLAIN)
 
 
 _PARSERS = threading.local()

@@ -13,9 +13,10 @@ by nature, so a small single-purpose file keeps the full weight of its name, and
 loses only what its code's length says. Only a query in words is ranked by its fields: one
 that types identifiers is decided by the chunks that hold them (:mod:`.retriever`).
 
-Which text is comment or string is read by a lexer, not a parser, from the language's lexicon
-in the language table (its line-comment marker and quote characters): a rare misread moves one
-word to another field, never a chunk out of the results.
+Which text is comment or string is read by a lexer, not a parser, from the file's lexicon in
+the language table (its line-comment marker and quote characters; TOML and YAML, plain text to
+the chunker, have one too): a rare misread moves one word to another field, never a chunk out
+of the results.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from functools import lru_cache
 
 from ..core.records import Chunk
 from ..core.terms import word_parts
-from ..ingest.languages import LANGUAGES, PLAIN, Lexicon
+from ..ingest.languages import Lexicon, lexicon_for_path
 from .filenames import file_words
 from .weights import WEIGHTS
 
@@ -79,11 +80,8 @@ def split_text(text: str, lexicon: Lexicon) -> tuple[str, str, str]:
 
 
 @lru_cache(maxsize=16384)
-def _fields(
-    path: str, language: str, text: str, defines: tuple[str, ...], symbol: str | None
-) -> Fields:
-    record = LANGUAGES.get(language)
-    code, prose, strings = split_text(text, record.lexicon if record else PLAIN)
+def _fields(path: str, text: str, defines: tuple[str, ...], symbol: str | None) -> Fields:
+    code, prose, strings = split_text(text, lexicon_for_path(path))
     folders = path.split("/")[:-1]
     words = {
         "name": list(file_words(path)),
@@ -101,7 +99,7 @@ def _fields(
 
 def fields_of(chunk: Chunk) -> Fields:
     """The chunk's fields (remembered: the same chunks answer many queries)."""
-    return _fields(chunk.path, chunk.language, chunk.text, chunk.defines, chunk.symbol)
+    return _fields(chunk.path, chunk.text, chunk.defines, chunk.symbol)
 
 
 def average_lengths(pool: Iterable[Fields]) -> dict[str, float]:

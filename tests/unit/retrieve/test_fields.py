@@ -4,6 +4,7 @@ decides what it is worth, not only how often."""
 from __future__ import annotations
 
 from codecite_lsp.core.records import Chunk, content_hash
+from codecite_lsp.ingest.chunking import chunk_text
 from codecite_lsp.ingest.languages import LANGUAGES
 from codecite_lsp.retrieve.fields import field_ranking, fields_of, split_text
 
@@ -64,3 +65,17 @@ def test_the_chunk_named_for_the_words_beats_one_repeating_them_in_messages() ->
 def test_a_chunk_without_any_of_the_words_is_not_ranked() -> None:
     chunks = {"other": _chunk("a/other.py", "def other():\n    return 1\n", ("other",))}
     assert field_ranking(chunks, "token bucket", lambda word: 1.0) == []
+
+
+def test_toml_and_yaml_comments_are_prose_not_code() -> None:
+    # Both are plain text to the chunker (chunk language "text"); their comments open with "#".
+    for path, text in (
+        ("config/app.toml", '# rotate the signing secret weekly\nkey = "value"\n'),
+        ("deploy/app.yaml", "# rotate the signing secret weekly\nkey: value\n"),
+        ("deploy/app.yml", "key: value  # rotate the signing secret weekly\n"),
+    ):
+        [chunk] = chunk_text(path, text, revision="r")
+        counts = fields_of(chunk).counts
+        assert counts["prose"]["secret"] == counts["prose"]["weekli"] == 1, (path, counts)
+        assert counts["code"]["secret"] == counts["code"]["weekli"] == 0, (path, counts)
+        assert counts["code"]["key"] == 1, (path, counts)
