@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
+from ..core.positions import Encoding, codepoint_index
 from .languages import language_for_path
 from .lines import Lines
 from .syntax import IDENTIFIER, Def, parse_any
@@ -25,24 +25,6 @@ class SymbolAtPosition:
     on_definition: bool
     enclosing_kind: str | None = None
     enclosing_lines: tuple[int, int] | None = None
-
-
-Encoding = Literal["utf-16", "utf-32", "utf-8"]
-
-
-def codepoint_index(line: str, character: int, encoding: Encoding) -> int:
-    """LSP positions count UTF-16 code units by default; convert to an index into ``line``."""
-    if encoding == "utf-32":
-        return min(character, len(line))
-    units = 0
-    for index, char in enumerate(line):
-        if units >= character:
-            return index
-        if encoding == "utf-16":
-            units += 2 if ord(char) > 0xFFFF else 1
-        else:
-            units += len(char.encode("utf-8"))
-    return len(line)
 
 
 def _identifier_at(line: str, index: int) -> re.Match[str] | None:

@@ -36,9 +36,10 @@ from ..core.config import Config
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from ..core.positions import Encoding
     from ..core.records import Chunk
     from .scan import Skip, SourceFile
-    from .symbols import Encoding, SymbolAtPosition
+    from .symbols import SymbolAtPosition
 
 REASON_CRASHED = "the parser crashed on this file"
 PARALLEL_MIN_FILES = 200  # below this, starting workers costs more than it saves

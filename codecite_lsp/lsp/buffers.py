@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from ..ingest.symbols import Encoding, codepoint_index
+from ..core.positions import Encoding, codepoint_index
 
 # LSP line ends: \n, \r\n and \r only (str.splitlines also splits on \f, \x1c, U+2028...).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")

@@ -43,7 +43,7 @@ from .frames import MAX_JSON_DEPTH, FrameParser, Problem, too_deep
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-    from ..ingest.symbols import Encoding
+    from ..core.positions import Encoding
 
 log = logging.getLogger("codecite_lsp")
 

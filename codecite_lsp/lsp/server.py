@@ -31,7 +31,7 @@ from .progress import index_with_progress
 from .protocol import CodeciteProtocol
 
 if TYPE_CHECKING:
-    from ..ingest.symbols import Encoding
+    from ..core.positions import Encoding
 
 log = logging.getLogger("codecite_lsp")
 

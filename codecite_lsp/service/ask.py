@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..answer.followup import Turn
     from ..answer.pipeline import Answerer
     from ..core.answers import Answered, Refused
-    from ..ingest.symbols import Encoding
+    from ..core.positions import Encoding
     from .upkeep import Upkeep
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from ...ingest.symbols import Encoding
+    from ...core.positions import Encoding
     from ...service.session import Session
 
 T = TypeVar("T")

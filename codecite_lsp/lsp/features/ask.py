@@ -15,7 +15,7 @@ from ..params import AskParams, uri_to_path
 
 if TYPE_CHECKING:
     from ...core.answers import Answered, Refused
-    from ...ingest.symbols import Encoding
+    from ...core.positions import Encoding
     from ...service.session import Session
     from ..progress import AskProgress
     from . import Host

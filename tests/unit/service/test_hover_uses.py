@@ -9,7 +9,7 @@ import threading
 import pytest
 from lsp_helpers import indexed_session
 
-from codecite_lsp.lsp.features.hover import explain
+from codecite_lsp.service.hover import explain
 from codecite_lsp.service.session import Session
 
 FILES = {

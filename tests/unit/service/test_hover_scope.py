@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import pytest
 from lsp_helpers import COMMAND_LINK, indexed_session
 
-from codecite_lsp.lsp.features.hover import explain
+from codecite_lsp.service.hover import explain
 from codecite_lsp.service.session import Session
 
 FILES = {
