@@ -1,5 +1,6 @@
-"""What verify_citations and open_citation do, without MCP: read the current files safely and
-judge each quote (:mod:`.verify`). Blocking; the server runs these in worker threads.
+"""What verify_citations and open_citation do, without MCP: read the current files (through
+service/privacy) and judge each quote (:mod:`.verify`). Blocking; the server runs these in
+worker threads.
 
 Neither needs the index: they answer against the files as they are now, also while a first
 index pass is still running.
@@ -15,8 +16,8 @@ from pathlib import Path
 
 from ..core.config import Config
 from ..ingest.scan import SourceFile
+from ..service.privacy import Missing, Privacy, Unreadable
 from ..verify.quotes import PROBLEMS, split_lines
-from .files import Missing, Refused, read_current
 from .models import CheckOut, CitationIn, NearestOut, OpenIn, OpenOutput, OpenState, VerifyOutput
 from .verify import Verdict, check_quote
 
@@ -30,11 +31,13 @@ class ToolRefusal(ValueError):
 def verify_citations(
     root: Path, config: Config, citations: Sequence[CitationIn], cancel: threading.Event
 ) -> VerifyOutput:
+    privacy = Privacy.for_root(root, config)
+
     @functools.cache  # several quotes from one file: read it once
     def read(path: str) -> SourceFile | Exception:
         try:
-            return read_current(root, path, config)
-        except (Refused, Missing) as exc:
+            return privacy.read(path)
+        except (Unreadable, Missing) as exc:
             return exc
 
     results = []
@@ -54,7 +57,7 @@ def _check(citation: CitationIn, source: SourceFile | Exception) -> CheckOut:
         cited_start_line=citation.start_line,
         cited_end_line=citation.end_line,
     )
-    if isinstance(source, Refused):
+    if isinstance(source, Unreadable):
         return cited.model_copy(update={"state": "refused", "reason": str(source)})
     if isinstance(source, Exception):
         return cited.model_copy(update={"reason": str(source)})
@@ -97,8 +100,8 @@ def open_citation(
     root: Path, config: Config, citation: OpenIn, context: int, cancel: threading.Event
 ) -> OpenOutput:
     try:
-        source = read_current(root, citation.path, config)
-    except (Refused, Missing) as exc:
+        source = Privacy.for_root(root, config).read(citation.path)
+    except (Unreadable, Missing) as exc:
         raise ToolRefusal(str(exc)) from None
     lines = split_lines(source.text)
     start, end, reason = citation.start_line, citation.end_line, None

@@ -11,14 +11,41 @@ from such a file, so a forged or stale one must not open it.
 from __future__ import annotations
 
 import os
+import posixpath
 from pathlib import Path
+from typing import Literal
 
 from ..core.config import Config
+from ..core.limits import MAX_PATH_CHARS
 from ..ingest.ignore import IgnoreRules
 from ..ingest.paths import repo_relative
-from ..ingest.scan import Skip, read_source
+from ..ingest.scan import REASON_VANISHED, Skip, SourceFile, read_source
 
 REASON_PRIVATE = "not an indexed file (ignored or secret)"
+
+
+class Unreadable(Exception):
+    """The path may not be read; the message says why in plain words."""
+
+
+class Missing(Exception):
+    """No such file in the workspace."""
+
+
+def clean_path(path: str) -> str:
+    """The workspace-relative form of ``path``, or Unreadable for anything that could escape it."""
+    if not path or "\0" in path or len(path) > MAX_PATH_CHARS:
+        raise Unreadable("not a file path")
+    posix = path.replace("\\", "/")
+    # "C:/x" and "//server/x" are absolute on Windows even where posixpath says otherwise.
+    if posixpath.isabs(posix) or os.path.isabs(path) or (len(posix) > 1 and posix[1] == ":"):
+        raise Unreadable(f"{path!r} is absolute: give a path relative to the workspace root")
+    if ".." in posix.split("/"):
+        raise Unreadable(f"{path!r} leaves the workspace ('..' is not allowed)")
+    rel = posixpath.normpath(posix)
+    if rel == ".":
+        raise Unreadable("the workspace root is a folder, not a file")
+    return rel
 
 
 class Privacy:
@@ -29,15 +56,49 @@ class Privacy:
         self.config = config
         self.rules = IgnoreRules.load(root, index_dir=index_dir, trusted=config.repository_trusted)
 
+    @classmethod
+    def for_root(cls, root: Path, config: Config) -> Privacy:
+        """The rules of ``root`` with its configured index folder (a door without a Session)."""
+        return cls(root, config.resolved_index_dir(root), config)
+
     def path_refusal(self, path: str | Path) -> str | None:
         """Why ``path`` (repo-relative or absolute) is private, or None. A path outside the
         root is private too: nothing outside was indexed."""
+        return None if self._private(path) is None else REASON_PRIVATE
+
+    def read(self, path: str) -> SourceFile:
+        """The file's current text for an agent, or Unreadable / Missing: a private file (as
+        named or where its symlinks lead: folders included, "build/x.py", ".ssh/id_rsa"), or one
+        the indexer would not index (a credential inside, binary, minified, too large)."""
+        rel = clean_path(path)
+        private = self._private(rel)
+        if private == "outside":
+            raise Unreadable(f"{rel} leads outside the workspace (symlink)")
+        if private == "ignored":
+            raise Unreadable(f"{rel} is a secret or ignored file: its content is never returned")
+        if not os.path.lexists(self.root / rel):
+            raise Missing(f"{rel}: no such file in the workspace")
+        if (self.root / rel).is_dir():  # read_source expects a file: os.fdopen fails on a folder
+            raise Unreadable(f"{rel} is a folder, not a file")
+        source = read_source(self.root, rel, self.config)
+        if isinstance(source, SourceFile):
+            return source
+        if source.reason == REASON_VANISHED:
+            raise Missing(f"{rel}: no such file in the workspace")
+        raise Unreadable(f"{rel} is not readable here: {source.reason}")
+
+    def _private(self, path: str | Path) -> Literal["outside", "ignored"] | None:
+        """Whether ``path`` is private: it (or where it leads) is outside the root, or ignored."""
         named = self._named(path)
+        if named is None:
+            return "outside"
+        if self.rules.is_ignored(named):
+            return "ignored"
         real = self._real(path)
-        if named is None or real is None:
-            return REASON_PRIVATE
-        if any(self.rules.is_ignored(rel) for rel in {named, real}):
-            return REASON_PRIVATE
+        if real is None:
+            return "outside"
+        if real != named and self.rules.is_ignored(real):
+            return "ignored"
         return None
 
     def file_refusal(self, path: str | Path) -> str | None:
@@ -58,4 +119,6 @@ class Privacy:
 
     def _real(self, path: str | Path) -> str | None:
         """Where the path leads once every symlink is followed, relative to the root."""
-        return repo_relative(str((self.root / path).resolve()), [str(self.root)])
+        # The root's own real path too: a root named through a symlink holds its files.
+        roots = [str(self.root), os.path.realpath(self.root)]
+        return repo_relative(str((self.root / path).resolve()), roots)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from codecite_lsp.core.config import Config
-from codecite_lsp.mcp.files import Missing, Refused, clean_path, read_current
 from codecite_lsp.mcp.tools import excerpt
 from codecite_lsp.mcp.verify import check_quote, nearest_match
+from codecite_lsp.service.privacy import Missing, Privacy, Unreadable, clean_path
 
 FILE = """\
 import time
@@ -102,7 +102,7 @@ def test_a_signature_folded_onto_one_line_finds_the_whole_signature() -> None:
     ],
 )
 def test_paths_that_could_leave_the_workspace_are_refused(path: str) -> None:
-    with pytest.raises(Refused):
+    with pytest.raises(Unreadable):
         clean_path(path)
 
 
@@ -128,12 +128,12 @@ def test_a_folder_a_missing_file_and_a_symlink_out_are_refused_in_plain_words(
     (root / "pkg").mkdir(parents=True)
     (tmp_path / "outside.py").write_text("LEAK = 1\n")
     (root / "up").symlink_to(tmp_path)
-    with pytest.raises(Refused, match="is a folder"):
-        read_current(root, "pkg", Config())
+    with pytest.raises(Unreadable, match="is a folder"):
+        Privacy.for_root(root, Config()).read("pkg")
     with pytest.raises(Missing, match="no such file"):
-        read_current(root, "pkg/none.py", Config())
-    with pytest.raises(Refused, match="outside the workspace"):
-        read_current(root, "up/outside.py", Config())
+        Privacy.for_root(root, Config()).read("pkg/none.py")
+    with pytest.raises(Unreadable, match="outside the workspace"):
+        Privacy.for_root(root, Config()).read("up/outside.py")
 
 
 GATE = Path(__file__).parents[3] / "codecite_lsp" / "verify" / "gate.py"
