@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from codecite_lsp.core.answers import Citation, Exact
 from codecite_lsp.core.records import Source, content_hash
-from codecite_lsp.mcp.verify import check_quote
+from codecite_lsp.verify.agent_quotes import check_quote
 from codecite_lsp.verify.anchors import resolve
 from codecite_lsp.verify.gate import GatePassed, verify
 from codecite_lsp.verify.quotes import normalise_ws, split_lines
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FILES = [
     ROOT / "codecite_lsp" / "verify" / "gate.py",
     ROOT / "codecite_lsp" / "verify" / "quotes.py",
-    ROOT / "codecite_lsp" / "mcp" / "verify.py",
+    ROOT / "codecite_lsp" / "verify" / "agent_quotes.py",
     *sorted((ROOT / "tests" / "fixtures" / "sample_repo").rglob("*.py")),
     *sorted((ROOT / "tests" / "fixtures" / "sample_repo").rglob("*.ts")),
     *sorted((ROOT / "tests" / "fixtures" / "sample_repo").rglob("*.md")),

@@ -1,25 +1,20 @@
-"""What verify_citations and open_citation do, without MCP: read the current files (through
-service/privacy) and judge each quote (:mod:`.verify`). Blocking; the server runs these in
-worker threads.
-
-Neither needs the index: they answer against the files as they are now, also while a first
-index pass is still running.
+"""What verify_citations and open_citation answer, without MCP: the service's verdicts
+(:mod:`codecite_lsp.service.agent_quotes`) as the tools' result models. Blocking; the server
+runs these in worker threads.
 """
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..core.config import Config
-from ..ingest.scan import SourceFile
-from ..service.privacy import Missing, Privacy, Unreadable
-from ..verify.quotes import PROBLEMS, split_lines
-from .models import CheckOut, CitationIn, NearestOut, OpenIn, OpenOutput, OpenState, VerifyOutput
-from .verify import Verdict, check_quote
+from ..service.agent_quotes import Judged, Quoted, judge, open_quoted
+from ..service.errors import Cancelled
+from ..service.privacy import Missing, Unreadable
+from .models import CheckOut, CitationIn, NearestOut, OpenIn, OpenOutput, VerifyOutput
 
 MAX_EXCERPT_LINES = 400
 
@@ -31,100 +26,60 @@ class ToolRefusal(ValueError):
 def verify_citations(
     root: Path, config: Config, citations: Sequence[CitationIn], cancel: threading.Event
 ) -> VerifyOutput:
-    privacy = Privacy.for_root(root, config)
-
-    @functools.cache  # several quotes from one file: read it once
-    def read(path: str) -> SourceFile | Exception:
-        try:
-            return privacy.read(path)
-        except (Unreadable, Missing) as exc:
-            return exc
-
-    results = []
-    for citation in citations:
-        if cancel.is_set():
-            raise ToolRefusal("cancelled")
-        results.append(_check(citation, read(citation.path)))
+    quoted = [Quoted(c.path, c.start_line, c.end_line, c.quote) for c in citations]
+    try:
+        judged = judge(root, config, quoted, cancel)
+    except Cancelled:
+        raise ToolRefusal("cancelled") from None
+    results = [_check(citation, one) for citation, one in zip(citations, judged, strict=True)]
     counts = Counter(result.state for result in results)
     summary = ", ".join(f"{count} {state}" for state, count in counts.items())
     return VerifyOutput(summary=summary, results=results)
 
 
-def _check(citation: CitationIn, source: SourceFile | Exception) -> CheckOut:
-    cited = CheckOut(
+def _check(citation: CitationIn, judged: Judged) -> CheckOut:
+    found = judged.nearest
+    nearest = (
+        None
+        if found is None
+        else NearestOut(
+            start_line=found.start_line,
+            end_line=found.end_line,
+            text=found.text,
+            similarity=found.similarity,
+        )
+    )
+    return CheckOut(
         path=citation.path,
-        state="not_found",
+        state=judged.state,
         cited_start_line=citation.start_line,
         cited_end_line=citation.end_line,
+        start_line=judged.start_line,
+        end_line=judged.end_line,
+        nearest=nearest,
+        reason=judged.reason,
     )
-    if isinstance(source, Unreadable):
-        return cited.model_copy(update={"state": "refused", "reason": str(source)})
-    if isinstance(source, Exception):
-        return cited.model_copy(update={"reason": str(source)})
-    verdict = check_quote(
-        source.path, citation.start_line, citation.end_line, citation.quote, source.text
-    )
-    if verdict.state in ("verified", "moved"):
-        where = {"start_line": verdict.start_line, "end_line": verdict.end_line}
-        return cited.model_copy(update={"state": verdict.state, **where})
-    found = _nearest(verdict)
-    return cited.model_copy(
-        update={"state": verdict.state, "nearest": found, "reason": _why(verdict)}
-    )
-
-
-def _nearest(verdict: Verdict) -> NearestOut | None:
-    found = verdict.nearest
-    if found is None:
-        return None
-    return NearestOut(
-        start_line=found.start_line,
-        end_line=found.end_line,
-        text=found.text,
-        similarity=found.similarity,
-    )
-
-
-def _why(verdict: Verdict) -> str:
-    problem = verdict.problem
-    if problem is not None and problem != "quote_not_held":  # in the file, but not a quote
-        return f"{PROBLEMS[problem]}; nearest holds the most similar lines"
-    if verdict.state == "stale":
-        return "the quote is not in the file as given; nearest holds the lines as they are now"
-    if verdict.nearest is None:
-        return "the quote is not in the file, and no line of it shares a word with the quote"
-    return "the quote is not in the file; nearest holds the most similar lines"
 
 
 def open_citation(
     root: Path, config: Config, citation: OpenIn, context: int, cancel: threading.Event
 ) -> OpenOutput:
+    quoted = Quoted(citation.path, citation.start_line, citation.end_line, citation.quote)
     try:
-        source = Privacy.for_root(root, config).read(citation.path)
+        opened = open_quoted(root, config, quoted)
     except (Unreadable, Missing) as exc:
         raise ToolRefusal(str(exc)) from None
-    lines = split_lines(source.text)
-    start, end, reason = citation.start_line, citation.end_line, None
-    state: OpenState = "unchecked"
-    if citation.quote is not None and citation.quote.strip():
-        verdict = check_quote(source.path, start, end, citation.quote, source.text)
-        state = verdict.state
-        if verdict.state in ("verified", "moved"):
-            start, end = verdict.start_line, verdict.end_line
-        else:
-            reason = _why(verdict)
-            if verdict.nearest is not None:
-                start, end = verdict.nearest.start_line, verdict.nearest.end_line
+    lines, start = opened.lines, opened.start_line
     if start > len(lines):
-        raise ToolRefusal(f"{source.path} has {len(lines)} lines; line {start} does not exist")
-    end = min(end, len(lines))
+        raise ToolRefusal(f"{opened.path} has {len(lines)} lines; line {start} does not exist")
+    end = min(opened.end_line, len(lines))
     return OpenOutput(
-        path=source.path,
-        state=state,
+        path=opened.path,
+        state=opened.state,
         start_line=start,
         end_line=end,
         excerpt=excerpt(lines, start, end, context),
-        reason=reason,
+        reason=opened.reason,
     )
 
 

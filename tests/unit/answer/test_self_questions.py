@@ -29,8 +29,8 @@ QUESTIONS: dict[str, list[tuple[str, str]]] = {
         ("codecite_lsp/verify/gate.py", "_check"),
         ("codecite_lsp/verify/gate.py", "verify"),
         # The MCP tool's checker does the same against a file's current text.
-        ("codecite_lsp/mcp/verify.py", ""),
-        ("codecite_lsp/mcp/verify.py", "check_quote"),
+        ("codecite_lsp/verify/agent_quotes.py", ""),
+        ("codecite_lsp/verify/agent_quotes.py", "check_quote"),
     ],
     "Where are secret files excluded?": [
         ("codecite_lsp/ingest/secrets.py", "is_secret_path"),

@@ -9,8 +9,8 @@ import pytest
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.mcp.tools import excerpt
-from codecite_lsp.mcp.verify import check_quote, nearest_match
 from codecite_lsp.service.privacy import Missing, Privacy, Unreadable, clean_path
+from codecite_lsp.verify.agent_quotes import check_quote, nearest_match
 
 FILE = """\
 import time

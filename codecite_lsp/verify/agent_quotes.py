@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..core.answers import Citation, Exact, Moved
-from ..verify.anchors import resolve
-from ..verify.quotes import QuoteProblem, normalise_ws, quote_problem, split_lines
+from .anchors import resolve
+from .quotes import PROBLEMS, QuoteProblem, normalise_ws, quote_problem, split_lines
 
 State = Literal["verified", "moved", "stale", "not_found"]
 
@@ -79,6 +79,20 @@ def check_quote(path: str, start_line: int, end_line: int, quote: str, text: str
     close = found is not None and found.similarity >= STALE_SIMILARITY
     state: State = "stale" if close else "not_found"
     return Verdict(state, start_line, end_line, found, quote_problem(quote, lines))
+
+
+def reason(verdict: Verdict) -> str | None:
+    """Why a quote does not hold, in the words an agent is told (None: it holds)."""
+    if verdict.state in ("verified", "moved"):
+        return None
+    problem = verdict.problem
+    if problem is not None and problem != "quote_not_held":  # in the file, but not a quote
+        return f"{PROBLEMS[problem]}; nearest holds the most similar lines"
+    if verdict.state == "stale":
+        return "the quote is not in the file as given; nearest holds the lines as they are now"
+    if verdict.nearest is None:
+        return "the quote is not in the file, and no line of it shares a word with the quote"
+    return "the quote is not in the file; nearest holds the most similar lines"
 
 
 def nearest_match(lines: list[str], quote: str, near_line: int = 1) -> Nearest | None:
