@@ -21,7 +21,6 @@ from typing import Any, TypeVar
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
-from ..answer.local_models import local_models
 from ..core.environment import apply_defaults
 from ..core.wording import Wording, wording
 from ..service.errors import Cancelled, SessionError
@@ -253,10 +252,10 @@ async def on_wording(ls: CodeciteServer, params: Any) -> Wording:
 async def on_local_models(ls: CodeciteServer, params: Any) -> dict[str, Any]:
     """The models of a local Ollama server, so an editor can offer to configure one; asked off
     the event loop (at most a short timeout, once per process)."""
-    from ..core.responses import LocalModelsReply  # pydantic: off the start-up path
+    from ..service.local_models import local_models  # pydantic: off the start-up path
 
     found = await asyncio.to_thread(local_models)
-    return LocalModelsReply(host=found.host, models=list(found.models)).model_dump(mode="json")
+    return found.model_dump(mode="json")
 
 
 @server.command(CMD_OPEN)

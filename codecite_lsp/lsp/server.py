@@ -23,6 +23,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..core.files import LARGE_FILE_BYTES, read_regular
+from ..service.errors import user_must_fix
 from ..service.forbidden_roots import refusal
 from ..service.session import Session
 from . import roots
@@ -73,12 +74,9 @@ class CodeciteServer(LanguageServer):
     def report(self, feature: str, exc: BaseException) -> None:
         """One feature failed: log it (file + client) and carry on. A failure only the user
         can fix (a full disk, a Python that cannot start a worker) is also shown, once."""
-        from ..index.tables import IndexUnwritable  # here: 0.25 s of imports at start
-        from ..ingest.workers import WorkerUnavailable
-
         log.error("%s failed", feature, exc_info=exc)
         self.log_to_client(f"codecite: {feature} failed: {exc!r}", types.MessageType.Error)
-        if isinstance(exc, (IndexUnwritable, WorkerUnavailable)) and str(exc) not in self.shown:
+        if user_must_fix(exc) and str(exc) not in self.shown:
             self.shown.add(str(exc))  # each save on a full disk would say it again
             self.tell(f"codecite: {exc}", types.MessageType.Error)
 

@@ -8,10 +8,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+# Turn is the doors' too: an editor's or agent's earlier exchanges are handed on as Turns.
+from ..answer.followup import Turn
 from .request_paths import RootParts, relative
 
 if TYPE_CHECKING:
-    from ..answer.followup import Turn
     from ..answer.pipeline import Answerer
     from ..core.answers import Answered, Refused
     from ..core.positions import Encoding

@@ -1,5 +1,6 @@
 """How a request operation stops early: the request names something the root does not have, or
-the client cancelled it (checked between the steps of the work)."""
+the client cancelled it (checked between the steps of the work); and which failures only the
+user can fix."""
 
 from __future__ import annotations
 
@@ -17,3 +18,12 @@ class Cancelled(Exception):
 def check(cancel: threading.Event | None) -> None:
     if cancel is not None and cancel.is_set():
         raise Cancelled()
+
+
+def user_must_fix(exc: BaseException) -> bool:
+    """Whether only the user can fix ``exc`` (a full disk, a Python that cannot start a worker):
+    a door shows it, not only logs it."""
+    from ..index.tables import IndexUnwritable  # here: 0.25 s of imports at start
+    from ..ingest.workers import WorkerUnavailable
+
+    return isinstance(exc, (IndexUnwritable, WorkerUnavailable))

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...answer.followup import Turn
+from ...service.ask import Turn
 from ...service.ask import ask as ask_root
 from .. import region
 from ..params import AskParams, uri_to_path
