@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from urllib.parse import quote
 
 from ..core.answers import Answered, Citation, Refused
 from ..core.records import Source, sources_from_results
+from ..core.terms import word_pattern
 from ..retrieve.on_disk import index_differs
 from ..retrieve.retriever import Retrieval
 
@@ -205,7 +205,7 @@ def only_an_attribute(text: str, line: int, name: str) -> bool:
     said = line < len(lines) and lines[line]
     if not said:
         return False
-    starts = [m.start() for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", said)]
+    starts = [m.start() for m in word_pattern(name).finditer(said)]
     return bool(starts) and all(said[:start].rstrip().endswith(".") for start in starts)
 
 

@@ -2,7 +2,9 @@
 parts (snake_case and camelCase split), lower case, stop words dropped, lightly stemmed.
 
 The embedder, the reranker's relevance floor and the extractive answerer all use these, so a
-question term means the same thing at each step.
+question term means the same thing at each step. The one word rule is here too
+(:func:`whole_word`): retrieval's exact names, the support check, the quote rule and the offline
+answerer agree on where a name starts and ends.
 """
 
 from __future__ import annotations
@@ -34,6 +36,32 @@ STOP_WORDS = frozenset(
     thing things way ways code function functions method methods class classes file files find
     mean means self def return import""".split()  # noqa: SIM905 - a word list reads better as prose
 )
+
+
+# A word character, for every "whole word" test: a letter or digit of any script (`größe`,
+# `переменная`), `_`, or `$`, part of a name in PHP (`$user`) and JavaScript (`$el`). Inside a
+# character class, so a pattern can add to it (`[\w$.]`: nor an attribute).
+WORD_CLASS = r"\w$"
+NOT_AFTER_WORD = rf"(?<![{WORD_CLASS}])"  # a pattern's start: no word character before it
+NOT_BEFORE_WORD = rf"(?![{WORD_CLASS}])"  # a pattern's end: no word character after it
+
+
+def word_char(char: str) -> bool:
+    """Part of a word (:data:`WORD_CLASS`: the regex word class is ``str.isalnum`` and ``_``)."""
+    return char.isalnum() or char in "_$"
+
+
+@lru_cache(maxsize=4096)
+def word_pattern(name: str, flags: int = 0) -> re.Pattern[str]:
+    """``name`` as a whole word: no word character on either side."""
+    return re.compile(rf"{NOT_AFTER_WORD}{re.escape(name)}{NOT_BEFORE_WORD}", flags)
+
+
+def whole_word(name: str, text: str) -> bool:
+    """Whether ``text`` holds ``name`` as a whole word (:func:`word_pattern`)."""
+    # The substring test first: most texts do not hold the name at all, and the pattern (a
+    # lookbehind first) is tried at every position of the text.
+    return name in text and word_pattern(name).search(text) is not None
 
 
 _VOWELS = frozenset("aeiouy")
@@ -142,7 +170,7 @@ def assignment(name: str, *, top_level: bool = False) -> re.Pattern[str]:
         rf"^{indent}(?:(?:export|pub)\s+)?(?:"
         rf"(?:(?:const|let|var|val|static)\s+|(?:self|this)\.)?{named}\s*(?::[^=\n]*)?="
         rf"(?!=)(?!\s*(?:await\s+)?(?:require|import)\s*\()"
-        rf"|(?:let|var)\s+{named}\b[^=\n]*$)",
+        rf"|(?:let|var)\s+{named}{NOT_BEFORE_WORD}[^=\n]*$)",
         re.MULTILINE,
     )
 

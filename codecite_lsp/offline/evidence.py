@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.records import Result
-from ..core.terms import IDENTIFIER, word_parts
+from ..core.terms import IDENTIFIER, whole_word, word_parts
 
 OFFLINE_FLOOR = 0.6
 # A word typed like code: snake_case, or a capital after a small letter (camelCase,
@@ -69,9 +69,5 @@ def gather(question: str, selected: Sequence[Result]) -> Evidence:
     code = code_names(question)
     named = any(
         _names_definition(question, name) for result in selected for name in result.defines
-    ) or any(
-        re.search(rf"(?<![\w$]){re.escape(word)}(?![\w$])", result.text)
-        for word in code
-        for result in selected
-    )
+    ) or any(whole_word(word, result.text) for word in code for result in selected)
     return Evidence(relevance, named)

@@ -38,7 +38,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.records import Source
-from ..core.terms import IDENTIFIER, assignment, is_test_path, word_parts
+from ..core.terms import (
+    IDENTIFIER,
+    NOT_AFTER_WORD,
+    NOT_BEFORE_WORD,
+    WORD_CLASS,
+    assignment,
+    is_test_path,
+    whole_word,
+    word_parts,
+    word_pattern,
+)
 from .definitions import CALLABLE_KINDS, Defined
 from .evidence import Evidence, code_names
 from .source_runs import (
@@ -261,7 +271,7 @@ def _definitions_first(windows: list[_Window]) -> list[_Window]:
     def used_elsewhere(window: _Window) -> bool:
         names = defined(window)
         return any(
-            re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text(other))
+            whole_word(name, text(other))
             for other in windows
             if other is not window
             for name in names
@@ -410,8 +420,8 @@ def _mention(run: Run, name: str, skip: range = range(0), *, code: bool = False)
     code only, with ``code``: not in comments, docstrings, prose or a message string, `throw
     new TypeError('app.use() requires a middleware function')`); a call beats another use,
     which beats an import."""
-    word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
-    call = re.compile(rf"(?<![\w$]){re.escape(name)}\s*\(")
+    word = word_pattern(name)
+    call = re.compile(rf"{NOT_AFTER_WORD}{re.escape(name)}\s*\(")
     assigned = assignment(name)  # gives it its value: no use of it
     mentions = [
         i
@@ -533,13 +543,15 @@ def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> 
 # Where a body binds a name besides an assignment: `for k, v in`, `for (const x of`, `with ...
 # as x`, `except E as x`, Go's `x, err :=`.
 _BINDINGS = (
-    r"\bfor\b[^\n]*?(?<![\w$.]){n}(?![\w$])[^\n]*?\s(?:in|of)\b",
-    r"\bas\s+{n}(?![\w$])",
-    r"(?<![\w$.]){n}(?:\s*,\s*[\w$]+)*\s*:=",
+    rf"\bfor\b[^\n]*?(?<![{WORD_CLASS}.]){{n}}{NOT_BEFORE_WORD}[^\n]*?\s(?:in|of)\b",
+    rf"\bas\s+{{n}}{NOT_BEFORE_WORD}",
+    rf"(?<![{WORD_CLASS}.]){{n}}(?:\s*,\s*[{WORD_CLASS}]+)*\s*:=",
 )
 # A parameter in a parameter list: first or after a comma (`*args`, `**kw`, `&x`, `...rest`,
 # `mut x` too), not a type after `:` nor a default after `=`.
-_PARAMETER = r"(?:^|[(,])\s*(?:\*{{1,2}}|&|\.\.\.)?(?:mut\s+)?{n}(?![\w$])(?!\s*[.(])"
+_PARAMETER = (
+    r"(?:^|[(,])\s*(?:\*{{1,2}}|&|\.\.\.)?(?:mut\s+)?{n}" + NOT_BEFORE_WORD + r"(?!\s*[.(])"
+)
 _GO_RECEIVER = re.compile(r"\s*func\s*\(")
 
 
@@ -570,7 +582,7 @@ def local_hover_answer(symbol: str, sources: list[Source], line: int) -> str | N
         if bound is None:
             continue
         end = bound if kind == "a parameter" else _statement_end(run, bound)
-        word = re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
+        word = re.compile(rf"(?<![{WORD_CLASS}.]){re.escape(name)}{NOT_BEFORE_WORD}")
         uses = [
             i
             for i in range(scope.signature_end + 1, scope.end + 1)
@@ -594,7 +606,7 @@ def _parameter(run: Run, scope: Defined, name: str) -> int | None:
     receiver = _GO_RECEIVER.match(text)
     if receiver is not None:
         opens.append(receiver.end() - 1)
-    own = re.search(rf"(?<![\w$]){re.escape(scope.name)}(?![\w$])[^(\n]*\(", text)
+    own = re.search(rf"{word_pattern(scope.name).pattern}[^(\n]*\(", text)
     if own is not None:
         opens.append(own.end() - 1)
     listed = re.compile(_PARAMETER.format(n=re.escape(name)), re.MULTILINE)

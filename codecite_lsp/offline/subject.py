@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..core.terms import is_test_path, word_parts
+from ..core.terms import NOT_AFTER_WORD, is_test_path, word_parts, word_pattern
 from .definitions import CALLABLE_KINDS, Defined
 from .source_runs import Run, terms_said
 from .statements import STRINGS, without_messages
@@ -160,7 +160,7 @@ def subjects(
     typed = {name.lower() for name in code}
     # "source" as a plain word hardly names a definition: a little weight, not a name's.
     words = {word.lower() for word in names if len(word) >= 4}
-    uses = [(word, re.compile(rf"(?<![\w$]){re.escape(word)}(?![\w$])")) for word in code]
+    uses = [(word, word_pattern(word)) for word in code]
     found: list[Doer] = []
     for run in runs:
         if "test" not in query and is_test_path(run.path):
@@ -249,7 +249,7 @@ def _delegated(found: list[Doer]) -> list[Doer]:
             inner = callee.run is run and caller.definition.encloses(callee.definition.head)
             if callee is caller or len(name) < 4 or inner:
                 continue  # its own nested helper (a `result` building the reply) does no work
-            if re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", text):
+            if re.search(rf"{NOT_AFTER_WORD}{re.escape(name)}\s*\(", text):
                 gained[at] = max(gained[at] or 0.0, _DELEGATE * caller.score)
     return [
         doer if gain is None else replace(doer, score=doer.score + gain, vouched=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.records import Chunk, Result
-from ..core.terms import role, terms_said, word_parts
+from ..core.terms import role, terms_said, whole_word, word_parts
 from ..ingest.readback import read_isolated
 from ..ingest.syntax import headers
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..index.layered import LayeredStore
     from ..index.store import Store
 
-from .names import NameMatch, exact_share, named_in, whole_word, words_of
+from .names import NameMatch, exact_share, named_in, words_of
 from .scoring import Signals, relevance, role_weight
 from .selection import line_range, result_from_chunk
 from .weights import WEIGHTS

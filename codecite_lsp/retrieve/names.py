@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping
 from functools import lru_cache
 
 from ..core.memo import Memo
-from ..core.terms import STOP_WORDS, identifier_parts, says, stem, word_parts
+from ..core.terms import STOP_WORDS, identifier_parts, says, stem, whole_word, word_parts
 from .weights import WEIGHTS
 
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
@@ -90,17 +90,6 @@ def given_names(query: str) -> set[str]:
 
 def _capital(word: str) -> str:
     return word[:1].upper() + word[1:]
-
-
-def whole_word(name: str, text: str) -> bool:
-    # The substring test first: most texts do not hold the name at all, and the pattern (a
-    # lookbehind first) is tried at every position of the text.
-    return name in text and _whole(name).search(text) is not None
-
-
-@lru_cache(maxsize=1024)
-def _whole(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
 
 
 def exact_share(names: set[str], text: str) -> float | None:

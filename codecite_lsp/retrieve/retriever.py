@@ -36,7 +36,16 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from ..core.environment import apply_defaults
 from ..core.records import Chunk, Result, content_hash, findings_within
-from ..core.terms import asked_roles, assignment, is_test_path, word_parts
+from ..core.terms import (
+    NOT_AFTER_WORD,
+    NOT_BEFORE_WORD,
+    asked_roles,
+    assignment,
+    is_test_path,
+    whole_word,
+    word_parts,
+    word_pattern,
+)
 from ..index.embedder import Embedder, EmbeddingError
 from ..index.embedding import make_embedder
 from ..index.static_embedding import StaticEmbedder
@@ -64,7 +73,6 @@ from .names import (
     named_in,
     qualifiers,
     reexported,
-    whole_word,
     words_of,
 )
 from .neighbours import neighbour_scores, spread_over_files
@@ -568,7 +576,7 @@ class Retriever:
         """The chunks of the files the keyword search finds for ``name`` that say it (imports
         and references the ``uses`` column does not hold), code before tests."""
         paths = dict.fromkeys(r.path for r in self.search(name, limit=self.config.candidates))
-        said = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+        said = word_pattern(name)
         found = [
             c for path in paths for c in self.store.chunks_for_path(path) if said.search(c.text)
         ]
@@ -592,8 +600,8 @@ def _call_windows(chunk: Chunk, name: str, calls: bool = True) -> list[Result]:
     """The lines of ``chunk`` around each call of ``name`` (with ``calls`` False: each mention of
     it), never its definition, as results holding exactly those lines of the file, adjacent
     windows joined."""
-    after = r"\s*\(" if calls else r"(?![\w$])"
-    call = re.compile(rf"(?<![\w$]){re.escape(name)}{after}")
+    after = r"\s*\(" if calls else NOT_BEFORE_WORD
+    call = re.compile(rf"{NOT_AFTER_WORD}{re.escape(name)}{after}")
     lines = chunk.text.splitlines(keepends=True)
     spans: list[list[int]] = []
     for i, line in enumerate(lines):

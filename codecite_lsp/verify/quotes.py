@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..core.records import normalise_newlines
+from ..core.terms import word_char
 
 
 def split_lines(text: str) -> list[str]:
@@ -72,11 +73,6 @@ PROBLEMS: dict[QuoteProblem, str] = {
     "quote_too_trivial": f"the quote is too short to show anything: quote a name, "
     f"{MIN_QUOTE_CHARS}+ characters, or the whole line",
 }
-
-
-def word_char(char: str) -> bool:
-    """Part of a word, for the whole-word rule: a letter, a digit or ``_``."""
-    return char.isalnum() or char == "_"
 
 
 def has_substance(needle: str) -> bool:

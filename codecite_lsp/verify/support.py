@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..core.terms import word_pattern
 from ..ingest.languages import LANGUAGES
 from .quotes import normalise_ws, quote_ranges
 
@@ -190,7 +191,7 @@ class Evidence:
 
     def has_word(self, word: str, case: bool = True) -> bool:
         flags = 0 if case else re.IGNORECASE
-        return re.search(rf"(?<![\w$]){re.escape(word)}(?![\w$])", self._all(), flags) is not None
+        return word_pattern(word, flags).search(self._all()) is not None
 
     def has_text(self, text: str) -> bool:
         return normalise_ws(text) in normalise_ws(self._all())

@@ -12,10 +12,10 @@ from lsp_helpers import FIXTURE as SAMPLE
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Chunk, Result, content_hash
+from codecite_lsp.core.terms import whole_word
 from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.index.texts import ChunkTexts, Wanted
 from codecite_lsp.index.view import VectorView, forget_view
-from codecite_lsp.retrieve.names import whole_word
 from codecite_lsp.retrieve.retriever import Retriever, open_retriever
 
 # Enough small modules for the default embedder to train and store vectors.
