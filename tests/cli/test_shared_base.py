@@ -225,25 +225,6 @@ def _published_to_folder(tmp_path: Path) -> tuple[Path, Path, str]:
     return ci, shared, git(ci, "rev-parse", "HEAD").strip()
 
 
-def test_a_base_published_without_a_packed_folder_is_still_read(tmp_path: Path) -> None:
-    import lancedb
-
-    ci, shared, sha = _published_to_folder(tmp_path)
-    db = lancedb.connect(shared)
-    assert f"chunks-{sha}" not in db.list_tables().tables  # the rows are uploaded once: packed
-    local = lancedb.connect(ci / ".codecite" / "lance")
-    for name in ("chunks", "files"):  # as an earlier version published it: rows, no folder
-        db.create_table(f"{name}-{sha}", local.open_table(name).to_arrow())
-    db.drop_table(f"folder-{sha}")
-    mine = clone(ci, tmp_path / "mine")
-    env = {"CODECITE_BASE": str(shared)}
-    assert codecite(mine, env, "index").stdout.startswith("indexed 0 files")
-    assert _paths(mine, env, "zebraquartz", "ocelotnote") == {
-        "zebraquartz": ["kept.py"],
-        "ocelotnote": ["docs/notes.md"],
-    }
-
-
 def test_a_packed_folder_naming_a_file_outside_it_is_refused(tmp_path: Path) -> None:
     import lancedb
     import pyarrow as pa
