@@ -25,7 +25,7 @@ from .tables import FileRecord, chunk_from_row, chunk_rows, in_filters, read_col
 from .view import written_chunks
 
 if TYPE_CHECKING:
-    from .view import ChunkView
+    from .chunk_view import ChunkView
 
 _NAMES_MAX = 500  # names per definitions look-up (retrieval's)
 

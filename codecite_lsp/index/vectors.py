@@ -34,7 +34,7 @@ from .view import vectors_having, written_vectors
 
 if TYPE_CHECKING:
     from ..core.records import Chunk
-    from .view import VectorView
+    from .vector_view import VectorView
 
 log = logging.getLogger(__name__)
 

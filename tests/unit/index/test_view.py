@@ -15,7 +15,8 @@ from codecite_lsp.core.records import Chunk, Result, content_hash
 from codecite_lsp.core.terms import whole_word
 from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.index.texts import ChunkTexts, Wanted
-from codecite_lsp.index.view import VectorView, forget_view
+from codecite_lsp.index.vector_view import VectorView
+from codecite_lsp.index.view import forget_view
 from codecite_lsp.retrieve.retriever import Retriever, open_retriever
 
 # Enough small modules for the default embedder to train and store vectors.
