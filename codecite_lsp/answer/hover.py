@@ -191,7 +191,7 @@ def extractive_answer(
 ) -> Answered | None:
     """The offline explanation of ``symbol`` (``hovered`` there), checked by the citation gate
     like any model reply."""
-    from ..offline.extractive import hover_answer
+    from ..offline.hover import hover_answer
 
     definition = definition_of(symbol, sources, hovered)
     uses = [source for source in sources if source is not definition]
@@ -213,7 +213,7 @@ def explain_local(symbol: str, found: Retrieval, link: Link, hovered: Hovered) -
     """Markdown for the hover of a parameter or a local of the function around ``hovered``
     (``found``: that function's lines), or None when that function does not bind ``symbol``.
     Offline, and checked by the citation gate like any reply."""
-    from ..offline.extractive import local_hover_answer
+    from ..offline.hover import local_hover_answer
     from .render import answer_to_markdown
 
     sources = sources_from_results(found.selected)

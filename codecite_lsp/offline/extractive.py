@@ -38,42 +38,25 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.records import Source
-from ..core.terms import (
-    IDENTIFIER,
-    NOT_AFTER_WORD,
-    NOT_BEFORE_WORD,
-    WORD_CLASS,
-    assignment,
-    is_test_path,
-    whole_word,
-    word_parts,
-    word_pattern,
-)
-from .definitions import CALLABLE_KINDS, Defined
+from ..core.terms import IDENTIFIER, is_test_path, whole_word, word_parts
 from .evidence import Evidence, code_names
 from .source_runs import (
-    COMMENT_MARKS,
     HEADING,
     PROSE_SUFFIXES,
     Run,
-    doc_sentence,
     read_runs,
     terms_said,
 )
 from .statements import (
     MAX_WIDEN,
-    opens_a_literal,
     whole_code,
     whole_sentences,
-    without_messages,
 )
 from .subject import Doer, asks_what_it_is, subjects
 
-_MAX_WINDOW = 4
-_DOC_REACH = 40  # lines of a doc comment above a definition looked through for its start
+MAX_WINDOW = 4  # lines a quoted window holds at most (before widening to whole statements)
 _MAX_CLAIMS = 4
 _PER_RUN = 2
-_MAX_USES = 3
 _COVERAGE_FLOOR = 0.34  # a quoted window covers at least a third of the question's weight
 _TEST_DISCOUNT = 0.7  # a window in a test file, for a question that is not about tests
 # "How" questions: a window of body statements gains by the share of the question its function's
@@ -148,7 +131,7 @@ def _windows(run: Run, said: list[list[str]], question: _Question) -> list[_Wind
         named = name.rsplit(".", 1)[-1] in question.names
         covered: set[str] = set()
         repeats = 0.0
-        for last in range(first, min(first + _MAX_WINDOW, len(run.lines))):
+        for last in range(first, min(first + MAX_WINDOW, len(run.lines))):
             if not run.lines[last].strip() or not useful[last]:
                 break
             hits = said[last]
@@ -188,8 +171,8 @@ def _how_factor(run: Run, span: range, naming: float) -> float:
     return _DESCRIBING_ONLY + (doing - _DESCRIBING_ONLY) * share
 
 
-_IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|#include\b|use\s|require\b)")
-_SENTENCE_END = re.compile(r"[.!?:;]\s*(?:\"{3}|'{3}|\*/|-->)?\s*$")
+IMPORT = re.compile(r"\s*(?:from\s+\S+\s+import\b|import\b|#include\b|use\s|require\b)")
+SENTENCE_END = re.compile(r"[.!?:;]\s*(?:\"{3}|'{3}|\*/|-->)?\s*$")
 
 
 def _to_sentence_end(window: _Window) -> _Window:
@@ -200,8 +183,8 @@ def _to_sentence_end(window: _Window) -> _Window:
         run.is_doc[last]
         and last + 1 < len(run.lines)
         and run.is_doc[last + 1]
-        and last + 1 - window.first < _MAX_WINDOW
-        and not _SENTENCE_END.search(run.lines[last])
+        and last + 1 - window.first < MAX_WINDOW
+        and not SENTENCE_END.search(run.lines[last])
     ):
         last += 1
     return replace(window, last=last)
@@ -215,9 +198,9 @@ def _whole(window: _Window) -> _Window | None:
     span = whole_code(code, window.first, window.last)
     if span is not None and (run.is_doc[span[0]] or run.is_doc[span[1]]):
         span = whole_sentences(run.lines, run.is_doc, *span)
-    if span is None or span[1] - span[0] >= _MAX_WINDOW + MAX_WIDEN:
+    if span is None or span[1] - span[0] >= MAX_WINDOW + MAX_WIDEN:
         return None
-    if _IMPORT.match(run.lines[span[0]]):
+    if IMPORT.match(run.lines[span[0]]):
         return None  # an import names a thing; the quote worth showing is where it is used
     first, last = span
     if run.path.lower().endswith(PROSE_SUFFIXES) and all(
@@ -312,7 +295,7 @@ def _pick(windows: list[_Window], leads: list[list[_Window]]) -> list[_Window]:
         if near is not None:
             first, last = min(near.first, window.first), max(near.last, window.last)
             joined = replace(near, first=first, last=last)
-            if joined.last - joined.first < _MAX_WINDOW:
+            if joined.last - joined.first < MAX_WINDOW:
                 picked[picked.index(near)] = joined
                 continue
         picked.append(window)
@@ -334,11 +317,13 @@ def _claim_text(window: _Window, query: frozenset[str]) -> str:
     return f"{where}, {lines}: {doc}" if doc else f"{where}, {lines}:"
 
 
-def _claim(text: str, run: Run, first: int, last: int) -> dict[str, Any]:
+def claim(text: str, run: Run, first: int, last: int) -> dict[str, Any]:
+    """A claim span of the reply, citing ``run``'s lines ``first``-``last``."""
     return {"kind": "claim", "text": text, "citations": run.citations(first, last)}
 
 
-def _reply(intro: str, claims: list[dict[str, Any]]) -> str:
+def reply(intro: str, claims: list[dict[str, Any]]) -> str:
+    """The reply in the model's JSON shape: ``intro`` then ``claims``; none: a refusal."""
     if not claims:
         return json.dumps({"spans": [], "refuse": {"reason": "no_span_in_retrieval"}})
     return json.dumps({"spans": [{"kind": "prose", "text": intro}, *claims], "refuse": None})
@@ -349,10 +334,10 @@ def answer(question: str, sources: list[Source], evidence: Evidence | None = Non
     also when retrieval's ``evidence`` says the sources do not answer it."""
     query = frozenset(word_parts(question))
     if not query or (evidence is not None and not evidence.answers):
-        return _reply("", [])
+        return reply("", [])
     runs = read_runs(sources)
     if not runs:
-        return _reply("", [])
+        return reply("", [])
     said = {id(run): [terms_said(words, query) for words in run.line_terms] for run in runs}
     documents = [
         set(terms)
@@ -397,8 +382,8 @@ def answer(question: str, sources: list[Source], evidence: Evidence | None = Non
     picked = picked[:1] + _definitions_first(picked[1:]) if led else _definitions_first(picked)
     if not asks_how:
         picked = _named_definition_first(picked, every, query)
-    claims = [_claim(_claim_text(w, query), w.run, w.first, w.last) for w in picked]
-    return _reply("These lines of the indexed code best match the question:", claims)
+    claims = [claim(_claim_text(w, query), w.run, w.first, w.last) for w in picked]
+    return reply("These lines of the indexed code best match the question:", claims)
 
 
 def _echoes(window: _Window, question: str) -> bool:
@@ -409,232 +394,3 @@ def _echoes(window: _Window, question: str) -> bool:
         return False
     quoted = " ".join(" ".join(window.run.lines[window.first : window.last + 1]).lower().split())
     return asked in quoted
-
-
-# ---------------------------------------------------------------------------------------------
-# Hover
-
-
-def _mention(run: Run, name: str, skip: range = range(0), *, code: bool = False) -> int | None:
-    """Index of the first line that mentions ``name`` as a whole word without defining it (in
-    code only, with ``code``: not in comments, docstrings, prose or a message string, `throw
-    new TypeError('app.use() requires a middleware function')`); a call beats another use,
-    which beats an import."""
-    word = word_pattern(name)
-    call = re.compile(rf"{NOT_AFTER_WORD}{re.escape(name)}\s*\(")
-    assigned = assignment(name)  # gives it its value: no use of it
-    mentions = [
-        i
-        for i, line in enumerate(run.lines)
-        if i not in skip
-        and not run.is_def[i]
-        and not assigned.match(line)
-        and not (code and run.is_doc[i])
-        and word.search(without_messages(line) if code else line)
-    ]
-    calls = [i for i in mentions if call.search(run.lines[i])]
-    used = [i for i in mentions if not _IMPORT.match(run.lines[i])]
-    return next(iter([*calls, *used, *mentions]), None)
-
-
-def _signature(run: Run, name: str, definition: Source) -> int | None:
-    """Index of the line defining ``name`` (in the definition's own lines first), else of the
-    line assigning it, else of its first mention."""
-    heads = [d for d in run.defined if d.name == name]
-    own = [d for d in heads if run.owners[d.head] is definition]
-    found = next(iter([*own, *heads]), None)
-    if found is not None:
-        return found.head
-    # A module-level assignment before a function's local of the same name (`var res = this`).
-    given = [assignment(name, top_level=True), assignment(name)]
-    assigned = next(
-        (
-            i
-            for pattern in given
-            for i, line in enumerate(run.lines)
-            if not run.is_doc[i] and pattern.match(line)
-        ),
-        None,
-    )
-    return assigned if assigned is not None else _mention(run, name)
-
-
-def _definition_windows(run: Run, at: int) -> list[tuple[int, int]]:
-    """What a hover quotes of the definition at ``at``: the signature (up to 4 lines) with a
-    docstring right under it, or with the first sentence of the doc comment above it (a Go,
-    Rust or Java doc comment starts with its summary; its last lines are mid-paragraph): one
-    window when they meet, else two."""
-    ends = [d.signature_end for d in run.defined if d.head == at]
-    # An assignment: its whole statement when it is short (`parts = [`, its items).
-    last = min(ends[0], at + _MAX_WINDOW - 1) if ends else _statement_end(run, at)
-    # A docstring right under a signature; a comment under an assignment is the next line's.
-    if ends and last + 1 < len(run.lines) and run.is_doc[last + 1] and last + 1 - at < _MAX_WINDOW:
-        return [(at, last + 1)]
-    top = at
-    # A docstring closing right above documents what encloses it (`def quote(...)`), not the
-    # local assigned under it.
-    docstring_above = at > 0 and run.lines[at - 1].rstrip().endswith(('"""', "'''"))
-    while not docstring_above and top > 0 and run.is_doc[top - 1] and at - top < _DOC_REACH:
-        top -= 1
-    if top == at:
-        return [(at, last)]
-    end = top  # the summary sentence's last line
-    while end + 1 < at and end - top + 1 < _MAX_WINDOW and not _SENTENCE_END.search(run.lines[end]):
-        end += 1
-    return [(top, last)] if end + 1 == at else [(top, end), (at, last)]
-
-
-def _statement_end(run: Run, at: int) -> int:
-    """The last line of the value given at line ``at`` (`parts = [` and its items) when it is
-    short, else ``at`` (a block's head: `var app = function(req) {`, `for x in xs:`)."""
-    if not opens_a_literal(run.lines[at]):
-        return at
-    code = ["" if doc else line for line, doc in zip(run.lines, run.is_doc, strict=True)]
-    span = whole_code(code, at, at)
-    short = span is not None and span[0] == at and span[1] - at < _MAX_WINDOW + MAX_WIDEN
-    return span[1] if span is not None and short else at
-
-
-def _doc_text(run: Run, windows: list[tuple[int, int]]) -> str:
-    """The first sentence of the explaining lines in ``windows``, markers stripped."""
-    said = " ".join(
-        COMMENT_MARKS.sub("", run.lines[i].strip()).strip()
-        for first, last in windows
-        for i in range(first, last + 1)
-        if run.is_doc[i]
-    )
-    return doc_sentence(said) if said.strip() else ""
-
-
-def hover_answer(symbol: str, definition: Source | None, uses: list[Source]) -> str:
-    """Extractive hover reply: the definition (signature + first doc line) and cited usages."""
-    name = re.split(r"[.#:]+", symbol)[-1] or symbol
-    runs = read_runs([definition, *uses] if definition is not None else uses)
-    claims = []
-    shown: tuple[Run | None, range] = (None, range(0))
-    home = next((run for run in runs if any(o is definition for o in run.owners)), None)
-    if home is not None and definition is not None:
-        at = _signature(home, name, definition)
-        if at is not None:
-            windows = _definition_windows(home, at)
-            doc = _doc_text(home, windows)
-            text = f"`{symbol}` is defined in {home.path}" + (f": {doc}" if doc else ":")
-            citations = [c for first, last in windows for c in home.citations(first, last)]
-            claims.append({"kind": "claim", "text": text, "citations": citations})
-            shown = (home, range(windows[0][0], windows[-1][1] + 1))
-    used = 0
-    for run in runs:
-        skip = shown[1] if run is shown[0] else range(0)
-        at = _mention(run, name, skip, code=True)
-        if at is None:
-            continue
-        used += 1
-        if used > _MAX_USES:
-            break
-        owner = run.within(at)
-        where = f"{run.path} ({owner})" if owner else run.path
-        claims.append(_claim(f"Used in {where}:", run, at, at))
-    return _reply("Quoted from the indexed code:", claims)
-
-
-# ---------------------------------------------------------------------------------------------
-# Hover on a name a function binds itself: a parameter or a local
-
-# Where a body binds a name besides an assignment: `for k, v in`, `for (const x of`, `with ...
-# as x`, `except E as x`, Go's `x, err :=`.
-_BINDINGS = (
-    rf"\bfor\b[^\n]*?(?<![{WORD_CLASS}.]){{n}}{NOT_BEFORE_WORD}[^\n]*?\s(?:in|of)\b",
-    rf"\bas\s+{{n}}{NOT_BEFORE_WORD}",
-    rf"(?<![{WORD_CLASS}.]){{n}}(?:\s*,\s*[{WORD_CLASS}]+)*\s*:=",
-)
-# A parameter in a parameter list: first or after a comma (`*args`, `**kw`, `&x`, `...rest`,
-# `mut x` too), not a type after `:` nor a default after `=`.
-_PARAMETER = (
-    r"(?:^|[(,])\s*(?:\*{{1,2}}|&|\.\.\.)?(?:mut\s+)?{n}" + NOT_BEFORE_WORD + r"(?!\s*[.(])"
-)
-_GO_RECEIVER = re.compile(r"\s*func\s*\(")
-
-
-def local_hover_answer(symbol: str, sources: list[Source], line: int) -> str | None:
-    """The hover of a name that a callable around file ``line`` binds itself (a parameter, a
-    local): where it binds it and its uses in that callable only. None when none binds it (a
-    module's name, an attribute): the uses of other functions' names alike are never listed as
-    its own."""
-    name = re.split(r"[.#:]+", symbol)[-1] or symbol
-    run = next(
-        (r for r in read_runs(sources) if r.first_line <= line < r.first_line + len(r.lines)),
-        None,
-    )
-    if run is None:
-        return None
-    at = line - run.first_line
-    scopes = sorted(
-        (d for d in run.defined if d.kind in CALLABLE_KINDS and d.head <= at <= d.end),
-        key=lambda d: d.end - d.head,
-    )
-    for scope in scopes:  # innermost first: a closure's own before its parent's
-        if scope.name == name:
-            return None  # the function itself
-        bound = _parameter(run, scope, name)
-        kind = "a parameter"
-        if bound is None:
-            bound, kind = _local(run, scope, name), "a local"
-        if bound is None:
-            continue
-        end = bound if kind == "a parameter" else _statement_end(run, bound)
-        word = re.compile(rf"(?<![{WORD_CLASS}.]){re.escape(name)}{NOT_BEFORE_WORD}")
-        uses = [
-            i
-            for i in range(scope.signature_end + 1, scope.end + 1)
-            if not bound <= i <= end
-            and not run.is_doc[i]
-            and word.search(without_messages(run.lines[i]))
-        ]
-        claims = [_claim(f"`{name}` is {kind} of `{scope.name}` in {run.path}:", run, bound, end)]
-        claims += [
-            _claim(f"Used in {run.path} ({scope.name}):", run, i, i) for i in uses[:_MAX_USES]
-        ]
-        return _reply("Quoted from the indexed code:", claims)
-    return None
-
-
-def _parameter(run: Run, scope: Defined, name: str) -> int | None:
-    """The line of ``scope``'s signature listing ``name`` as a parameter (of its own list, or
-    of a Go method's receiver), or None."""
-    text = "\n".join(run.lines[scope.head : scope.signature_end + 1])
-    opens = []
-    receiver = _GO_RECEIVER.match(text)
-    if receiver is not None:
-        opens.append(receiver.end() - 1)
-    own = re.search(rf"{word_pattern(scope.name).pattern}[^(\n]*\(", text)
-    if own is not None:
-        opens.append(own.end() - 1)
-    listed = re.compile(_PARAMETER.format(n=re.escape(name)), re.MULTILINE)
-    for start in opens:
-        found = listed.search(text, start, _closing(text, start))
-        if found is not None:
-            return scope.head + text.count("\n", 0, found.end())
-    return None
-
-
-def _closing(text: str, start: int) -> int:
-    """The index just past the bracket closing the one opened at ``start``."""
-    depth = 0
-    for index in range(start, len(text)):
-        depth += {"(": 1, ")": -1}.get(text[index], 0)
-        if depth == 0:
-            return index + 1
-    return len(text)
-
-
-def _local(run: Run, scope: Defined, name: str) -> int | None:
-    """The first line of ``scope``'s body binding ``name`` (not an attribute's), or None."""
-    given = assignment(name)
-    binds = [re.compile(pattern.format(n=re.escape(name))) for pattern in _BINDINGS]
-    for i in range(scope.signature_end + 1, scope.end + 1):
-        text = run.lines[i]
-        if run.is_doc[i] or text.lstrip().startswith(("self.", "this.")):
-            continue
-        if given.match(text) or any(bind.search(text) for bind in binds):
-            return i
-    return None

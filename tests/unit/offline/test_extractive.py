@@ -9,7 +9,8 @@ import pytest
 from lsp_helpers import FIXTURE as REPO
 
 from codecite_lsp.core.records import Source
-from codecite_lsp.offline.extractive import answer, hover_answer
+from codecite_lsp.offline.extractive import answer
+from codecite_lsp.offline.hover import hover_answer
 from codecite_lsp.verify.gate import GatePassed, GateRefusedByModel, verify
 
 SECRETLESS = (

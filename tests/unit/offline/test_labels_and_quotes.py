@@ -12,7 +12,7 @@ from typing import Any
 
 from codecite_lsp.core.records import Source, content_hash, sources_from_results
 from codecite_lsp.ingest.chunking import chunk_text
-from codecite_lsp.offline.extractive import hover_answer
+from codecite_lsp.offline.hover import hover_answer
 from codecite_lsp.retrieve.selection import line_range, merge_adjacent, result_from_chunk
 from codecite_lsp.verify.gate import GateFailed, GatePassed, verify
 

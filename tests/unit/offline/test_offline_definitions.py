@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from codecite_lsp.core.records import Source
-from codecite_lsp.offline.extractive import answer, hover_answer
+from codecite_lsp.offline.extractive import answer
+from codecite_lsp.offline.hover import hover_answer
 from codecite_lsp.offline.source_runs import read_runs
 from codecite_lsp.verify.gate import GatePassed, verify
 
