@@ -1,7 +1,7 @@
 """Limits shared by every door into the answerer (server, MCP, CLI, API): one value each.
 
 Each field a request carries is bounded here and checked before any work (lsp/params.py,
-mcp/models.py, cli.py), so a hostile or confused client costs no more than a normal request.
+mcp/models.py, cli/run.py), so a hostile or confused client costs no more than a normal request.
 """
 
 from __future__ import annotations

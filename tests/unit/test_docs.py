@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from codecite_lsp import cli
+from codecite_lsp.cli.run import build_parser
 from codecite_lsp.core.config import Config, settings_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,7 +61,7 @@ class Names:
 
 
 def cli_flags() -> dict[str, set[str]]:
-    parser = cli._build_parser()
+    parser = build_parser()
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     top = {s for a in parser._actions for s in a.option_strings}
     return {

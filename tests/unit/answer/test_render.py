@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from codecite_lsp.answer.render import answer_to_text
-from codecite_lsp.cli import _first_indent
+from codecite_lsp.cli.ask import first_indent
 from codecite_lsp.core.answers import Answered, Citation, ClaimSpan
 
 
@@ -70,7 +70,7 @@ def test_the_command_line_reads_the_first_lines_indentation_from_the_working_tre
     (tmp_path / "a.py").write_text(
         "def f(x):\n    if x:\n        return x\n    else:\n        return -x\n", encoding="utf-8"
     )
-    indent = _first_indent(tmp_path)
+    indent = first_indent(tmp_path)
 
     def cited(line: int, quote: str) -> Citation:
         return Citation(path="a.py", start_line=line, end_line=line, quote=quote,
