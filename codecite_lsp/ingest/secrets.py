@@ -1,9 +1,9 @@
 """What must never be indexed or sent to a model: secret paths by name, credentials by content.
 
-A file holding a private key (``has_private_key``, however quoted, commented or split) or a
-high-confidence credential (``find_credential``: AWS, GitHub, GitLab, npm, Slack, Stripe,
-OpenAI, Anthropic, Google formats, Docker registry logins, JSON Web Tokens) is skipped
-whole, never redacted, so every chunk stays equal to the file's lines.
+A file holding a private key (``has_private_key``, however quoted, commented, wrapped or split)
+or a high-confidence credential (``find_credential``: AWS, GitHub, GitLab, npm, Slack, Stripe,
+OpenAI, Anthropic, Google formats and credential files, Docker registry logins, JSON Web
+Tokens) is skipped whole, never redacted, so every chunk stays equal to the file's lines.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ _KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 # and commentary, must start with key material.
 _KEY_WINDOW = 2000  # characters after the BEGIN line that are looked at
 _KEY_LOOKAHEAD = 8  # lines after the BEGIN line in which the key material must start
-_ESCAPED_NEWLINE = re.compile(r"\\[nr]")
+_ESCAPED_NEWLINE = re.compile(r"\\+[nr]")  # "\n", and "\\n" in a string inside a string
 _NUMBERING = r"\d{1,6}(?:\s*[:.)|\]]\s*|\s+)"
 _COMMENT = r"#+|//+|/\*+|\*+|--+|;+|%+|!|<!--|(?i:rem)\b"
 _QUOTING = r"[\s\"'`+,.()\[\]{}>\\]|\b[rbuf]{1,2}(?=[\"'])"
@@ -66,15 +66,63 @@ _ENCODED_BEGIN = "LS0tLS1CRUdJTi"
 _ENCODED_PEM = re.compile(_ENCODED_BEGIN + r"[A-Za-z0-9+/]{66,}")
 
 
+# The same key with anything around each line, before and after (HTML tags, table cells, CSV
+# fields, a JSON array's quotes, escapes inside one string): the BEGIN marker anywhere in a line,
+# the next END marker within a window, and between them lines that carry base64 runs, one of
+# them long and mixed like random bytes' base64. A parser names the markers with code between.
+_KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_BLOCK_WINDOW = 32_000  # a 16384-bit RSA key is ~13,000 characters of base64
+_ESCAPED_SLASH = re.compile(r"\\+/")  # JSON may write "/" as "\/"
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}")
+_LONG_RUN = 40
+_DIGIT = re.compile("[0-9]")
+# Lines between the markers that carry no run: the rest of the BEGIN line, the start of the END
+# line, a blank line after headers, PGP's checksum line, PEM headers.
+_BARE_LINES_ALLOWED = 5
+
+
 def has_private_key(text: str) -> bool:
-    """Whether ``text`` holds a private key, however it is quoted, prefixed, split or encoded."""
+    """Whether ``text`` holds a private key, however it is quoted, prefixed, wrapped, split or
+    encoded."""
     if _ENCODED_BEGIN in text and any(map(_encoded_key, _ENCODED_PEM.finditer(text))):
         return True
     if "PRIVATE KEY" not in text:  # nearly every file: one substring search
         return False
     if PRIVATE_KEY_RE.search(text):
         return True
-    return any(_material_follows(text, begin.end()) for begin in _KEY_BEGIN.finditer(text))
+    return any(
+        _material_follows(text, begin.end()) or _armoured_block(text, begin.end())
+        for begin in _KEY_BEGIN.finditer(text)
+    )
+
+
+def _armoured_block(text: str, end: int) -> bool:
+    """Whether key material, however each line is wrapped, lies between a BEGIN marker ending
+    at ``end`` and the next END marker."""
+    closing = _KEY_END.search(text, end, end + _BLOCK_WINDOW)
+    if closing is None:
+        return False
+    body = _ESCAPED_SLASH.sub("/", _ESCAPED_NEWLINE.sub("\n", text[end : closing.start()]))
+    carrying = bare = 0
+    mixed = False
+    for line in body.split("\n"):
+        runs = _BASE64_RUN.findall(line)
+        if runs:
+            carrying += 1
+            mixed = mixed or any(map(_random_base64, runs))
+        elif line.strip():
+            bare += 1
+    return mixed and bare <= carrying + _BARE_LINES_ALLOWED
+
+
+def _random_base64(run: str) -> bool:
+    """Base64 of random bytes: long, about 40% capitals, 40% small letters and 16% digits (a
+    camelCase name, a hex digest or a word is far from it)."""
+    size = len(run)
+    if size < _LONG_RUN:
+        return False
+    upper, lower = len(_UPPER.findall(run)), len(_LOWER.findall(run))
+    return upper * 5 >= size and lower * 5 >= size and len(_DIGIT.findall(run)) * 20 >= size
 
 
 def _encoded_key(match: re.Match[str]) -> bool:
@@ -165,6 +213,20 @@ _CREDENTIAL_GROUPS = tuple(
         ),
         (("npm_",), (("npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),)),
         (("GOCSPX-",), (("Google OAuth client secret", r"\bGOCSPX-[0-9A-Za-z_-]{28}"),)),
+        (("1//0",), (("Google OAuth refresh token", r"\b1//0[0-9A-Za-z_-]{40,}"),)),
+        (
+            # gcloud's application_default_credentials.json, a service account's key file:
+            # the type names the file, a secret field's value is the credential, whatever
+            # wraps the lines (quotes escaped once or twice, HTML entities, cells, CSV fields).
+            ("authorized_user", "service_account", "external_account"),
+            (
+                (
+                    "Google credentials file",
+                    r"(?:client_secret|refresh_token)\b(?:\\*[\"'`]|&quot;|&#34;|[\s:=,|])*"
+                    r"(?P<value>(?=[\w./-]*\d)(?=[\w./-]*[a-z])(?=[\w./-]*[A-Z])[\w./-]{20,})",
+                ),
+            ),
+        ),
         (
             ("eyJ",),
             (

@@ -124,3 +124,54 @@ def test_a_key_encoded_once_more_is_found(key: list[str], field: str) -> None:
 def test_an_encoded_certificate_is_not_a_key() -> None:
     cert = b"-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBa\n"
     assert not has_private_key(f"tls.crt: {base64.b64encode(cert).decode()}\n")
+
+
+# Issue 42: something on both sides of every line (markup, cells, CSV fields, array items).
+WRAPS = (
+    ("<span>", "</span><br>"),
+    ("<tr><td>{n}</td><td>", "</td></tr>"),
+    ("{n},", ""),
+    ('{n},"', '"'),
+    ("| {n} | ", " |"),
+    ('  "', '",'),
+    ("<!-- ", " -->"),
+    ("(", ") "),
+    ("\\t<key>", "</key>"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    wrap=st.sampled_from(WRAPS),
+    key=pem_lines(),
+    joined=st.sampled_from(("\n", "\\n", "\\\\n", "<br>\n")),
+)
+def test_a_key_is_found_whatever_wraps_each_line(
+    wrap: tuple[str, str], key: list[str], joined: str
+) -> None:
+    before, after = wrap
+    lines = [before.format(n=n) + line + after for n, line in enumerate(key, 1)]
+    assert has_private_key("<html>\n" + joined.join(lines) + "\n</html>\n")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kind=st.sampled_from(KINDS),
+    names=st.lists(
+        st.lists(st.sampled_from((*PROSE, "Pem", "Der", "Pkcs8", "Rsa2048", "X509")), min_size=6)
+        .map("".join)
+        .map(lambda name: f"    key = {name}(data)  # {name.lower()}"),
+        min_size=0,
+        max_size=12,
+    ),
+)
+def test_code_between_the_markers_is_not_a_key(kind: str, names: list[str]) -> None:
+    # A parser names both markers with its code in between, camelCase names of 40+ letters.
+    text = "\n".join(
+        [
+            f'BEGIN = "-----BEGIN {kind}PRIVATE KEY-----"',
+            *names,
+            f'END = "-----END {kind}PRIVATE KEY-----"',
+        ]
+    )
+    assert not has_private_key(text), text
