@@ -3,8 +3,10 @@
 A root is indexed whole and gets a ``.codecite`` folder, and the user or the client alone names
 it. A root of ``/etc`` would have ``shadow`` read and ``/etc`` written, a root of ``~/.docker``
 its registry credentials indexed: system folders, the home folder itself, credential folders by
-name (``.ssh``, ``.aws``, ``.docker`` ... and anything inside them) and folders whose files are
-mostly credentials by name or content are refused, with a message saying why.
+name (``.ssh``, ``.aws``, ``.docker`` ... and anything inside them), by their place in the home
+folder (``~/.config/gcloud``, ``~/.local/share/keyrings`` ... and the folders holding them) and
+folders whose files are mostly credentials by name or content are refused, with a message
+saying why.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ _SYSTEM_TREES = ("/etc", "/proc", "/sys", "/dev", "/boot", "/run", "/bin", "/sbi
 _SYSTEM_FOLDERS = ("/", "/usr", "/usr/local", "/var", "/opt", "/srv", "/home", "/root", "/tmp",
                    "/mnt", "/media", "/snap", "/nix", "/Users", "/Volumes", "/private",
                    "/Library", "/System", "/Applications")  # fmt: skip
+# Credential folders at fixed places below the home folder, whose names (``gcloud``,
+# ``keyrings``) say nothing anywhere else: refused with everything inside them, and so are the
+# folders holding them (``~/.config``, ``~/.local/share``); ``~/.config/nvim`` is a project.
+_HOME_CREDENTIAL_DIRS = (".config/gcloud", ".config/gh", ".config/containers",
+                         ".local/share/keyrings")  # fmt: skip
 # A credential folder holds a handful of files; a folder with more is judged a project. The
 # sample is read at once when a root is added, so it stays small.
 _SAMPLE_FILES = 40
@@ -46,6 +53,10 @@ def refusal(root: Path, home: Path | None = None) -> str | None:
         return f"{root} is your home folder; open a project folder instead"
     if home is not None and root in home.parents:
         return f"{root} holds your home folder; open a project folder instead"
+    if home is not None:
+        problem = _home_credentials(root, home)
+        if problem is not None:
+            return problem
     secret = next((part for part in root.parts if part.lower() in SECRET_DIRS), None)
     if secret is not None:
         where = "is" if root.name == secret else f"is inside {secret}, which is"
@@ -56,6 +67,21 @@ def refusal(root: Path, home: Path | None = None) -> str | None:
             f"{root} holds credentials ({found[0]} of its {found[1]} files are keys or "
             "credential files); open a project folder instead"
         )
+    return None
+
+
+def _home_credentials(root: Path, home: Path) -> str | None:
+    """Why ``root`` is, is inside or holds one of the home folder's credential folders."""
+    for folder in (home / rel for rel in _HOME_CREDENTIAL_DIRS):
+        if root == folder:
+            return f"{root} is a credentials folder; open a project folder instead"
+        if folder in root.parents:
+            return (
+                f"{root} is inside {folder}, which is a credentials folder; "
+                "open a project folder instead"
+            )
+        if root in folder.parents:
+            return f"{root} holds the credentials folder {folder}; open a project folder instead"
     return None
 
 

@@ -189,3 +189,48 @@ def test_a_repository_cannot_trust_itself(
     code, _out, err = run(capsys, "index", "--quiet", "--repo", str(repo))
     assert code == 2 and "unknown setting 'repository_trusted'" in err
     assert not (repo / ".codecite").exists()
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [".config", ".config/gcloud", ".config/gcloud/legacy_credentials", ".local/share",
+     ".local/share/keyrings", ".local"],
+)  # fmt: skip
+def test_a_home_credential_folder_is_never_a_root(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    folder: str,
+) -> None:
+    # Issue 42: gcloud's and the keyring's folders say what they are by where they are.
+    home = tmp_path / "me"
+    gcloud = home / ".config" / "gcloud"
+    (gcloud / "legacy_credentials").mkdir(parents=True)
+    (gcloud / "application_default_credentials.json").write_text('{"type": "authorized_user"}')
+    (gcloud / "active_config").write_text("default\n")
+    for n in range(50):  # enough files that the folder is not judged by what it holds
+        (gcloud / "legacy_credentials" / f"adc_{n}.txt").write_text("account\n")
+    (home / ".local" / "share" / "keyrings").mkdir(parents=True)
+    (home / ".local" / "share" / "keyrings" / "login.keyring").write_bytes(b"GnomeKeyring\n")
+    monkeypatch.setenv("HOME", str(home))
+    root = home / folder
+    before = _files_under(root)
+    for command in (["index", "--quiet"], ["search", "registry"], ["mcp"]):
+        code, out, err = run(capsys, *command, "--repo", str(root))
+        assert code == 2 and not out
+        assert err.startswith(f"codecite: not indexing: {root} ") and "credentials" in err, err
+        assert "open a project folder instead" in err
+    assert _files_under(root) == before  # no .codecite, nothing written
+
+
+def test_a_project_in_the_config_folder_is_a_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "me"
+    nvim = home / ".config" / "nvim"
+    nvim.mkdir(parents=True)
+    (nvim / "init.lua").write_text("vim.opt.number = true\n")
+    (home / ".config" / "gcloud").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    code, out, err = run(capsys, "index", "--quiet", "--repo", str(nvim))
+    assert code == 0 and "indexed 1 files" in out, err
