@@ -135,6 +135,7 @@ class Indexer:
         keyword side only, for a first search that cannot wait for the vectors; the pass is not
         recorded as complete, so the next run (or ``run()`` right after) fills them."""
         started = time.monotonic()
+        base = self._base()  # chosen before the pass, which leaves the base's files to it
         with self._write_lock(progress):
             refused = manifest.lasting_skips(self.index_dir, self.config)
             manifest.discard(self.index_dir)  # until this pass has finished everything
@@ -147,7 +148,10 @@ class Indexer:
             )
         if not totals.cancelled:
             self.optimize_if_due()
-            self._base_copied()
+            if not self._base_copied(base):
+                # The copy failed after the pass left the base's files to it: the base is not
+                # used now (``_base`` is None), so a second pass indexes them here.
+                return self.run(progress, cancel, vectors=vectors)
         report = pass_report(self.store, started, totals)
         cancelled = totals.cancelled or (cancel is not None and cancel.is_set())  # e.g. embedding
         failed = self._vectors.state(None)["state"] == "failed"
@@ -225,6 +229,8 @@ class Indexer:
         skip_again = {s.path for s in again}
         todo = [f for f in changed if f.path not in skip_again]
         on_disk = {f.path for f in listed}
+        if self._base_copying():  # kept until the copy is made: it may fail
+            on_disk = {f.path for f in found.files}
         gone = {path for path in known if path not in on_disk}  # or now the base's
         with self._state:
             self._pending = {f.path for f in todo}
@@ -369,12 +375,17 @@ class Indexer:
         if base is not None:
             base.model()
 
-    def _base_copied(self) -> None:
-        """A pass ends with the base's copy made (or failed, said in the log): its vectors were
-        filled alongside, and a process that exits after the pass leaves no copy half made."""
+    def _base_copied(self, base: OpenedBase | None) -> bool:
+        """A pass ends with the base's copy made (its vectors were filled alongside, and a
+        process that exits after the pass leaves no copy half made); False when it failed
+        (said in the log)."""
+        return base is None or isinstance(base.folder(), Path)
+
+    def _base_copying(self) -> bool:
+        """Whether the base in use is still being copied: this index keeps its rows of the
+        base's files until then, so a copy that fails leaves nothing to index again."""
         base = self._base()
-        if base is not None:
-            base.folder()
+        return base is not None and base.made() is None
 
     def _beyond_base(self, files: list[WorkspaceFile]) -> list[WorkspaceFile]:
         """The scanned files this index must hold: all of them, or with a base in use only

@@ -242,12 +242,80 @@ def test_a_packed_folder_naming_a_file_outside_it_is_refused(tmp_path: Path) -> 
     )
     db.create_table(f"folder-{sha}", pa.concat_tables([packed, escape]), mode="overwrite")
     mine = clone(ci, tmp_path / "mine")
-    done = codecite(mine, {"CODECITE_BASE": str(shared)}, "index")
+    env = {"CODECITE_BASE": str(shared)}
+    done = codecite(mine, env, "index")
     assert done.returncode == 0, done.stderr
     assert "names a file outside it ('../../../escaped.txt')" in done.stderr
     assert not list(tmp_path.rglob("escaped.txt"))
     # the refused copy is not kept: nothing half-written is read later
     assert not list((mine / ".codecite" / "base").iterdir())
+    _every_file_is_local(mine, env, done, "names a file outside it")
+
+
+def _every_file_is_local(
+    mine: Path, env: dict[str, str], done: subprocess.CompletedProcess[str], why: str
+) -> None:
+    """After a base whose copy failed: the local index holds every file, on every run, and
+    each command says the base was not used and why (issue 42)."""
+    said = f"base {env['CODECITE_BASE']} not used: "
+    assert said in done.stderr and "the local index holds every file" in done.stderr, done.stderr
+    assert done.stdout.startswith(f"indexed {len(FILES)} files"), done.stdout
+    again = codecite(mine, env, "index")  # the base is tried again, and fails again
+    assert again.returncode == 0 and said in again.stderr, again.stderr
+    assert "(0 written, 0 deleted" in again.stdout, again.stdout  # no file dropped, re-added
+    listed = mine.parent / "queries.txt"
+    listed.write_text("zebraquartz\nocelotnote", encoding="utf-8")
+    search = codecite(mine, env, "search", "--queries", str(listed), "--json")
+    assert search.returncode == 0, search.stderr
+    found = {
+        line["query"]: [r["path"] for r in line["results"]]
+        for line in map(json.loads, search.stdout.splitlines())
+    }
+    assert found == {"zebraquartz": ["kept.py"], "ocelotnote": ["docs/notes.md"]}, search.stderr
+    assert said in search.stderr and why in search.stderr, search.stderr
+
+
+def test_a_base_cut_off_mid_copy_leaves_every_file_in_the_local_index(tmp_path: Path) -> None:
+    ci, shared, sha = _published_to_folder(tmp_path)
+    for data in (shared / f"folder-{sha}.lance" / "data").iterdir():
+        data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])  # the store cut off
+    mine = clone(ci, tmp_path / "mine")
+    env = {"CODECITE_BASE": str(shared)}
+    done = codecite(mine, env, "index")
+    assert done.returncode == 0, done.stderr
+    _every_file_is_local(mine, env, done, "cannot be copied")
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [OSError(28, "No space left on device"), ValueError("a table of another schema")],
+    ids=["full disk", "unexpected"],
+)
+def test_a_copy_failing_for_any_reason_leaves_every_file_local(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    failure: Exception,
+) -> None:
+    from codecite_lsp.cli import main
+    from codecite_lsp.index import base
+
+    ci, shared, _sha = _published_to_folder(tmp_path)
+    mine = clone(ci, tmp_path / "mine")
+
+    def unpack(packed: object, lance_dir: Path) -> None:
+        raise failure
+
+    monkeypatch.setattr(base, "_unpack", unpack)
+    monkeypatch.setenv("CODECITE_BASE", str(shared))
+    monkeypatch.setenv("CODECITE_EMBEDDING", "none")
+    assert main(["index", "--quiet", "--repo", str(mine)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"indexed {len(FILES)} files, {len(FILES)} chunks"), out + err
+    assert main(["search", "zebraquartz", "--json", "--repo", str(mine)]) == 0
+    out, err = capsys.readouterr()
+    assert [r["path"] for r in json.loads(out)["results"]] == ["kept.py"], err
+    assert f"base {shared} not used: " in err and str(failure) in err, err
 
 
 def test_a_teammates_edits_are_embedded_with_the_bases_model(tmp_path: Path) -> None:

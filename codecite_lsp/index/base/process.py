@@ -21,6 +21,7 @@ from pathlib import Path
 from ...core.config import Config
 from ...core.files import read_regular
 from ..overlay import Overlay
+from ..tables import said
 from .copies import Removed, hold
 from .fetch import adopt_embedder, choose, fetch
 from .git import ancestors
@@ -76,15 +77,19 @@ class OpenedBase:
             if not self._model.is_set():  # an earlier copy, renamed into place meanwhile
                 self._adopt(folder)
             self._folder = folder
-        except (BaseError, OSError) as exc:
-            log.warning("base %s: %s; its files are missing from answers", self.uri, exc)
-            self._folder = exc if isinstance(exc, BaseError) else BaseError(str(exc))
+        except Exception as exc:  # whatever the reason, the base is not used: said, never raised
+            log.warning("base %s not used: %s; the local index holds every file", self.uri, exc)
+            self._folder = exc if isinstance(exc, BaseError) else BaseError(said(exc))
         finally:
             self._model.set()  # a failed copy: the overlay embeds with its own model
 
     def model(self) -> None:
         """Until the base's embedding model is the overlay's (when the base has one)."""
         self._model.wait()
+
+    def made(self) -> Path | BaseError | None:
+        """What :meth:`folder` returns, without waiting: None while the copy is being made."""
+        return self._folder
 
     def folder(self) -> Path | BaseError:
         """The local copy (an index folder), once made; or why it could not be."""
@@ -104,8 +109,8 @@ def cache_root(index_dir: Path) -> Path:
 
 def opened(repo: Path, config: Config, index_dir: Path) -> OpenedBase | BaseError | None:
     """The base this process reads for ``index_dir`` (chosen, copied and masked once), the
-    reason there is none (the caller says it; the local index then holds every file), or None
-    without a ``base`` setting."""
+    reason there is none (the caller says it; the local index then holds every file; a copy
+    that failed is a reason too), or None without a ``base`` setting."""
     if not config.base:
         return None
     key = (config.base, index_dir.resolve())
@@ -117,7 +122,8 @@ def opened(repo: Path, config: Config, index_dir: Path) -> OpenedBase | BaseErro
                 log.warning("base %s not used: %s; the local index holds every file", key[0], found)
             elif found.note:
                 log.warning("base %s: %s", key[0], found.note)
-    return found
+    made = found.made() if isinstance(found, OpenedBase) else None
+    return made if isinstance(made, BaseError) else found
 
 
 def _open(repo: Path, config: Config, index_dir: Path, uri: str) -> OpenedBase | BaseError:
