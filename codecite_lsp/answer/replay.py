@@ -17,21 +17,27 @@ failed.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core.answers import ClaimSpan, ProseSpan
+from ..core.files import TooLarge, read_regular
 from ..core.records import Source
 from .attempts import Messages, ModelText, Verdict, converse
 from .prompt import build_messages
 
 MAX_VALID_REFUSED = 0.02  # the target: at most 2% of valid replies refused
 MAX_CORPUS_BYTES = 64 * 1024 * 1024  # the corpus in the repository is 0.3 MB
+_TOO_LARGE = f"larger than {MAX_CORPUS_BYTES // 1_048_576} MB: not a replay corpus"
 _ERRORS_SHOWN = 3
 
 
@@ -84,10 +90,38 @@ class Corpus(BaseModel):
         return self
 
 
+# What a path is when it is no file: a FIFO's open waits for a writer forever, a device such as
+# /dev/zero never ends; neither is read.
+_NOT_FILES = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_corpus(path: Path) -> Corpus:
+    """The corpus in the regular file at ``path`` (read bounded, never waited on), or
+    CorpusError saying what is wrong; OSError when it cannot be read at all."""
+    try:
+        data, _ = read_regular(path, MAX_CORPUS_BYTES)
+    except TooLarge:
+        raise CorpusError(_TOO_LARGE) from None
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path)) from None
+        kind = next((kind for test, kind in _NOT_FILES if test(mode)), "not a regular file")
+        raise CorpusError(f"{kind}, not a file: not a replay corpus") from None
+    return parse_corpus(data)
+
+
 def parse_corpus(data: bytes) -> Corpus:
     """The corpus in ``data`` (a JSON document), or CorpusError saying what is wrong."""
     if len(data) > MAX_CORPUS_BYTES:
-        raise CorpusError(f"larger than {MAX_CORPUS_BYTES // 1_048_576} MB: not a replay corpus")
+        raise CorpusError(_TOO_LARGE)
     try:
         raw = json.loads(data)
     except RecursionError:

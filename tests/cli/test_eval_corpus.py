@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -80,12 +83,35 @@ def test_a_malformed_corpus_is_exit_2_with_a_plain_message(
 
 
 @pytest.mark.parametrize("path", ["/dev/zero", "/dev/urandom"])
-def test_an_endless_file_is_read_only_up_to_the_cap(
-    capsys: pytest.CaptureFixture[str], path: str
-) -> None:
+def test_an_endless_device_is_not_read(capsys: pytest.CaptureFixture[str], path: str) -> None:
     code, out, err = run(capsys, "eval", path)
     assert code == 2 and not out
+    said = "a character device, not a file: not a replay corpus"
+    assert err == f"codecite: cannot replay {path}: {said}\n"
+
+
+def test_a_file_over_the_cap_is_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "huge.json"
+    with path.open("wb") as handle:
+        handle.truncate(64 * 1024 * 1024 + 1)  # sparse: no 64 MB written
+    code, out, err = run(capsys, "eval", str(path))
+    assert code == 2 and not out
     assert err == f"codecite: cannot replay {path}: larger than 64 MB: not a replay corpus\n"
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    # Issue 42: the corpus's open waited for a writer forever.
+    fifo = tmp_path / "corpus.json"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        [sys.executable, "-m", "codecite_lsp", "eval", str(fifo)],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and not done.stdout
+    said = "a FIFO (named pipe), not a file: not a replay corpus"
+    assert done.stderr == f"codecite: cannot replay {fifo}: {said}\n"
 
 
 def test_a_folder_is_said_plainly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
