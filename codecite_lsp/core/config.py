@@ -15,7 +15,8 @@ Every key is documented once, in its field here; README.md's table is generated 
 (``python -m codecite_lsp.core.config --markdown``).
 
 Without ``index_dir`` the index is kept in ``<repo>/.codecite``, unless the repository cannot be
-written (a checkout owned by another user, a read-only mount): then in the user's cache folder,
+written (a checkout owned by another user, a read-only mount) or ``.codecite`` there is a file:
+then in the user's cache folder,
 ``$XDG_CACHE_HOME/codecite/<name>-<hash of the resolved root>`` (``~/.cache`` by default). An
 index already in ``<repo>/.codecite`` is used even when it cannot be written, to be read.
 """
@@ -81,7 +82,8 @@ class Config:
     index_dir: str | None = _setting(
         None,
         "where the index lives (none: `<repo>/.codecite`, or the user's cache folder when the"
-        " repository cannot be written); relative paths are under the repository",
+        " repository cannot be written or `.codecite` there is a file); relative paths are under"
+        " the repository",
     )
     base: str | None = _setting(
         None,
@@ -136,8 +138,12 @@ class Config:
             path = Path(self.index_dir).expanduser()
             return path if path.is_absolute() else (repo / path)
         local = repo / ".codecite"
+        if _taken(local):
+            # The repository's own file, not ours to move or delete (git would show it gone):
+            # the index goes where an unwritable repository's goes.
+            return cached_index_dir(repo) or local
         if os.path.lexists(local) and not local.is_dir():
-            return local  # damage, not an unwritable repository: the CLI says what to run
+            return local  # a dangling link, meant to lead somewhere: the CLI says what to run
         if _writable(local) or (local / "meta.json").is_file():
             return local  # a writable index, or one somebody built here to be read
         if local.exists() or not _writable(repo):
@@ -147,9 +153,18 @@ class Config:
     def index_dir_note(self, repo: Path) -> str | None:
         """Where the index went when the repository could not hold it, in plain words."""
         where = self.resolved_index_dir(repo)
-        if self.index_dir or where == repo / ".codecite":
+        local = repo / ".codecite"
+        if self.index_dir or where == local:
             return None
+        if _taken(local):
+            return f"{local} is not a folder (left as it is); the index is kept in {where}"
         return f"{repo} cannot be written; its index is kept in {where}"
+
+
+def _taken(local: Path) -> bool:
+    """Whether the default index folder's name is held by something else: a file, a FIFO, a
+    link to a file (a dangling link is not: it may name a folder not mounted yet)."""
+    return local.exists() and not local.is_dir()
 
 
 def _writable(folder: Path) -> bool:

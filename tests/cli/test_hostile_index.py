@@ -204,23 +204,43 @@ def test_each_corruption_then_index_then_search_works(
     assert code == 0 and "module_" in out, err
 
 
-@pytest.mark.parametrize("kind", ["file", "broken symlink"])
-def test_an_index_folder_that_is_not_a_folder_is_said_with_what_to_run(
-    repo: Path, capsys: pytest.CaptureFixture[str], kind: str
+def test_an_index_folder_that_is_a_broken_link_is_said_with_what_to_run(
+    repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     index_dir = repo / ".codecite"
-    if kind == "file":
-        index_dir.write_text("notes\n")
-    else:
-        index_dir.symlink_to(repo / "gone")
+    index_dir.symlink_to(repo / "gone")  # maybe a disk not mounted yet: said, not bypassed
     for command in (["index", "--quiet"], ["search", "rotate"], ["ask", "What rotates keys?"]):
         code, out, err = _run(capsys, *command, "--repo", str(repo))
         assert code == 1 and not out
         assert err == (
-            f"codecite: the index folder {index_dir} is a {kind}, not a folder: move it away "
-            f"(mv {index_dir} {index_dir}.old) or pass --index-dir DIR\n"
+            f"codecite: the index folder {index_dir} is a broken symlink, not a folder: move it "
+            f"away (mv {index_dir} {index_dir}.old) or pass --index-dir DIR\n"
         )
-    assert kind != "file" or index_dir.read_text() == "notes\n"  # left for the user
+
+
+@pytest.mark.parametrize("kind", ["file", "link to a file"])
+def test_a_codecite_file_at_the_root_is_left_and_the_index_kept_in_the_cache(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    # Issue 42: the repository's own file had to be moved by hand before anything worked.
+    cache = repo.parent / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    local = repo / ".codecite"
+    if kind == "file":
+        local.write_text("notes\n")
+    else:
+        (repo.parent / "notes.txt").write_text("notes\n")
+        local.symlink_to(repo.parent / "notes.txt")
+    code, out, err = _run(capsys, "index", "--quiet", "--repo", str(repo))
+    assert code == 0, err
+    where = next((cache / "codecite").iterdir())
+    assert out.rstrip().endswith(
+        f" - {local} is not a folder (left as it is); the index is kept in {where}"
+    ), out
+    assert (where / "meta.json").is_file()
+    code, out, err = _run(capsys, "search", "rotate", "--repo", str(repo))
+    assert code == 0 and out.strip() and out != "no results\n", err
+    assert local.read_text() == "notes\n" and local.is_symlink() == (kind != "file")
 
 
 @pytest.mark.parametrize("special", ["/dev/null", "fifo"])
