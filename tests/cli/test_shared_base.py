@@ -298,7 +298,7 @@ def test_a_copy_failing_for_any_reason_leaves_every_file_local(
     failure: Exception,
 ) -> None:
     from codecite_lsp.cli import main
-    from codecite_lsp.index import base
+    from codecite_lsp.index.base import fetch
 
     ci, shared, _sha = _published_to_folder(tmp_path)
     mine = clone(ci, tmp_path / "mine")
@@ -306,7 +306,7 @@ def test_a_copy_failing_for_any_reason_leaves_every_file_local(
     def unpack(packed: object, lance_dir: Path) -> None:
         raise failure
 
-    monkeypatch.setattr(base, "_unpack", unpack)
+    monkeypatch.setattr(fetch, "_unpack", unpack)
     monkeypatch.setenv("CODECITE_BASE", str(shared))
     monkeypatch.setenv("CODECITE_EMBEDDING", "none")
     assert main(["index", "--quiet", "--repo", str(mine)]) == 0
