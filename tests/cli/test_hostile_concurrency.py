@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import lancedb
+from corpora import write_trainable_tree
 
 
 def _env() -> dict[str, str]:
@@ -27,17 +28,6 @@ def _env() -> dict[str, str]:
 
 def _codecite(repo: Path, *argv: str) -> list[str]:
     return [sys.executable, "-m", "codecite_lsp", *argv, "--repo", str(repo)]
-
-
-def _tree(repo: Path, files: int) -> None:
-    for i in range(files):
-        body = "".join(
-            f"def handler_{i}_{j}(request, limit={j}):\n"
-            f'    """Rotate key {i}.{j} within the rate limit."""\n'
-            f"    return sorted(request.get(k) for k in range(limit))\n\n\n"
-            for j in range(10)
-        )
-        (repo / f"module_{i}.py").write_text(body)
 
 
 def _assert_whole(repo: Path, files: int) -> None:
@@ -57,7 +47,7 @@ def _search(repo: Path, query: str) -> subprocess.CompletedProcess[str]:
 def test_two_index_runs_at_once_write_one_index(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    _tree(repo, 120)
+    write_trainable_tree(repo, files=120, per_file=10)
     runs = [
         subprocess.Popen(
             _codecite(repo, "index"),
@@ -89,7 +79,7 @@ def test_kill_9_mid_index_leaves_an_index_that_opens_and_a_run_that_completes(
 ) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    _tree(repo, 400)
+    write_trainable_tree(repo, files=400, per_file=10)
     run = subprocess.Popen(
         _codecite(repo, "index"), env=_env(), stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True,
