@@ -29,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from codecite_lsp.core import records  # noqa: E402
 from codecite_lsp.core.records import Source  # noqa: E402
 from codecite_lsp.verify.gate import GatePassed, verify  # noqa: E402
 
@@ -59,13 +60,15 @@ def make_sources(rng: random.Random, files: list[tuple[str, list[str]]]) -> list
         size = rng.randint(10, min(40, len(lines)))
         start = rng.randint(1, len(lines) - size + 1)
         text = "\n".join(lines[start - 1 : start - 1 + size])
-        sources.append(Source(f"S{number}", path, start, start + size - 1, text))
+        sources.append(records.outside_source(f"S{number}", path, start, start + size - 1, text))
     return sources
 
 
 def lines_of(source: Source, start: int, end: int) -> str:
     return "\n".join(
-        source.text.split("\n")[start - source.start_line : end - source.start_line + 1]
+        source.result.chunk.text.split("\n")[
+            start - source.result.chunk.start_line : end - source.result.chunk.start_line + 1
+        ]
     )
 
 
@@ -82,8 +85,8 @@ def word_edges(text: str) -> list[int]:
 def honest_citation(rng: random.Random, sources: list[Source]) -> dict[str, Any]:
     while True:
         source = rng.choice(sources)
-        start = rng.randint(source.start_line, source.end_line)
-        end = min(source.end_line, start + rng.randint(0, 3))
+        start = rng.randint(source.result.chunk.start_line, source.result.chunk.end_line)
+        end = min(source.result.chunk.end_line, start + rng.randint(0, 3))
         text = lines_of(source, start, end)
         edges = word_edges(text)
         cut_from = rng.choice([e for e in edges if e <= len(text) // 3] or [0])
@@ -117,7 +120,7 @@ def changed_character(reply: Reply, sources: list[Source], rng: random.Random) -
     spots = [i for i, ch in enumerate(cite["quote"]) if not ch.isspace()]
     at = rng.choice(spots)
     cite["quote"] = cite["quote"][:at] + "\u00a7" + cite["quote"][at + 1 :]  # '§': not in corpus
-    return "\u00a7" not in "".join(s.text for s in sources)
+    return "\u00a7" not in "".join(s.result.chunk.text for s in sources)
 
 
 def flipped_case(reply: Reply, sources: list[Source], rng: random.Random) -> bool:
@@ -131,7 +134,7 @@ def shifted_lines(reply: Reply, sources: list[Source], rng: random.Random) -> bo
     cite = _pick(reply, rng)
     target = _by_label(sources, cite["source"])
     size = cite["end_line"] - cite["start_line"]
-    start = rng.randint(target.start_line, target.end_line - size)
+    start = rng.randint(target.result.chunk.start_line, target.result.chunk.end_line - size)
     cite["start_line"], cite["end_line"] = start, start + size
     return norm(cite["quote"]) not in norm(lines_of(target, start, start + size))
 
@@ -139,8 +142,10 @@ def shifted_lines(reply: Reply, sources: list[Source], rng: random.Random) -> bo
 def other_label(reply: Reply, sources: list[Source], rng: random.Random) -> bool:
     cite = _pick(reply, rng)
     target = rng.choice([s for s in sources if s.label != cite["source"]])
-    start = rng.randint(target.start_line, target.end_line)
-    cite.update(source=target.label, start_line=start, end_line=min(target.end_line, start + 3))
+    start = rng.randint(target.result.chunk.start_line, target.result.chunk.end_line)
+    cite.update(
+        source=target.label, start_line=start, end_line=min(target.result.chunk.end_line, start + 3)
+    )
     held = lines_of(target, cite["start_line"], cite["end_line"])
     return norm(cite["quote"]) not in norm(held)
 
@@ -154,9 +159,9 @@ def outside_source(reply: Reply, sources: list[Source], rng: random.Random) -> b
     cite = _pick(reply, rng)
     target = _by_label(sources, cite["source"])
     if rng.random() < 0.5:
-        cite["start_line"] = target.start_line - rng.randint(1, 5)
+        cite["start_line"] = target.result.chunk.start_line - rng.randint(1, 5)
     else:
-        cite["end_line"] = target.end_line + rng.randint(1, 5)
+        cite["end_line"] = target.result.chunk.end_line + rng.randint(1, 5)
     return True
 
 

@@ -235,7 +235,7 @@ def saves(repo: Path, config: Config, count: int) -> list[Save]:
         c2, t2 = time.process_time(), time.perf_counter()
         retriever.search(word, limit=1)
         measured.append(Save(t1 - t0, t2 - t1, time.perf_counter() - t2, c1 - c0, c2 - c1))
-        if not found or found[0].path != rel:
+        if not found or found[0].chunk.path != rel:
             raise SystemExit(f"saved word not found in {rel}: {found}")
     return measured
 

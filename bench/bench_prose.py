@@ -19,11 +19,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from codecite_lsp.core.records import Source, content_hash  # noqa: E402
+from codecite_lsp.core.records import content_hash, outside_source  # noqa: E402
 from codecite_lsp.verify.gate import GatePassed, verify  # noqa: E402
 
 LINE = "old.retired_at = now"
-SOURCE = Source(
+SOURCE = outside_source(
     label="S1",
     path="keys.py",
     start_line=1,

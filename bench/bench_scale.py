@@ -153,7 +153,7 @@ def serve(
         if i >= 0:
             latencies.append(time.perf_counter() - t0)
             update_cpus.append(time.process_time() - c0)
-        if not found or found[0].path != rel:
+        if not found or found[0].chunk.path != rel:
             raise SystemExit(f"saved word not found in {rel}: {found}")
     figures["save_load"] = load()
     if latencies:

@@ -82,7 +82,7 @@ def ranking(results: Sequence[Result]) -> list[set[tuple[str, int, int]]]:
         if score != last:
             groups.append(set())
             last = score
-        groups[-1].add((result.path, result.start_line, result.end_line))
+        groups[-1].add((result.chunk.path, result.chunk.start_line, result.chunk.end_line))
     return groups
 
 

@@ -63,8 +63,11 @@ def _why(queries: list[Query], results: list[list[Result]]) -> Counter[str]:
     """Where the definition's chunk went when it was not first."""
     counts: Counter[str] = Counter()
     for query, found in zip(queries, results, strict=True):
-        hit = [r.path == query.path and r.start_line <= query.line <= r.end_line for r in found]
-        same_file = [r.path == query.path for r in found]
+        hit = [
+            r.chunk.path == query.path and r.chunk.start_line <= query.line <= r.chunk.end_line
+            for r in found
+        ]
+        same_file = [r.chunk.path == query.path for r in found]
         if hit and hit[0]:
             counts["first"] += 1
         elif not any(same_file):

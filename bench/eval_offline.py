@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from codecite_lsp.answer.pipeline import Answerer  # noqa: E402
 from codecite_lsp.core.answers import Answered, ClaimSpan  # noqa: E402
 from codecite_lsp.core.config import Config  # noqa: E402
-from codecite_lsp.core.records import sources_from_results  # noqa: E402
+from codecite_lsp.core.records import source_fields, sources_from_results  # noqa: E402
 from codecite_lsp.index.indexer import Indexer  # noqa: E402
 from codecite_lsp.offline.evidence import gather  # noqa: E402
 
@@ -104,7 +104,7 @@ def main() -> int:
             answer = answerer.ask(question)
             if args.snapshot:
                 results = answerer.retriever.retrieve(question).selected
-                sources = [dataclasses.asdict(s) for s in sources_from_results(results)]
+                sources = [source_fields(s) for s in sources_from_results(results)]
                 evidence = dataclasses.asdict(gather(question, results))
                 snapshot.append(
                     {

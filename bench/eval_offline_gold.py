@@ -84,7 +84,9 @@ def main() -> int:
                 # Whether the gold definition was among the sources at all (retrieval's part).
                 shown = answerer.retriever.retrieve(case["question"]).selected
                 found = any(
-                    s.path == case["path"] and s.start_line <= end and s.end_line >= start
+                    s.chunk.path == case["path"]
+                    and s.chunk.start_line <= end
+                    and s.chunk.end_line >= start
                     for s in shown
                 )
                 reachable += found

@@ -109,13 +109,16 @@ def main() -> None:
             results = retriever.search(question, limit=10)
             rank = next((i for i, r in enumerate(results, 1) if _overlaps(r, case)), None)
             totals["mrr"] += 1 / rank if rank else 0.0
-            lines = [s.end_line - s.start_line + 1 for s in found.selected]
+            lines = [s.chunk.end_line - s.chunk.start_line + 1 for s in found.selected]
             totals["lines"] += sum(lines)
             totals["non_code"] += sum(
-                n for s, n in zip(found.selected, lines, strict=True) if non_code(s.path)
+                n for s, n in zip(found.selected, lines, strict=True) if non_code(s.chunk.path)
             )
             if args.verbose and not hit:
-                shown = ", ".join(f"{s.path}:{s.start_line}-{s.end_line}" for s in found.selected)
+                shown = ", ".join(
+                    f"{s.chunk.path}:{s.chunk.start_line}-{s.chunk.end_line}"
+                    for s in found.selected
+                )
                 print(f"MISS {name}: {question}\n  want {case['path']}:{case['start']}-"
                       f"{case['end']} ({case['symbol']})\n  got  {shown}")  # fmt: skip
     n = len(cases)

@@ -37,12 +37,12 @@ from pathlib import Path
 import numpy as np
 
 from codecite_lsp.core.config import Config
-from codecite_lsp.core.records import Result
+from codecite_lsp.core.records import Chunk, Result
 from codecite_lsp.index.embedding import fill_vectors
 from codecite_lsp.index.minilm import MiniLMEmbedder, VectorCache
 from codecite_lsp.index.static_embedding import StaticEmbedder, TrainingParams
 from codecite_lsp.index.store import Store
-from codecite_lsp.retrieve.retriever import Retriever, result_from_chunk
+from codecite_lsp.retrieve.retriever import Retriever
 from codecite_lsp.retrieve.semantic import SemanticRanker
 
 SKIP_PARTS = {"test", "tests", "idle_test", "site-packages", "lib2to3", "__pycache__"}
@@ -113,6 +113,11 @@ def build_corpus(target: Path) -> list[Query]:
 # Baseline: plain BM25 over whole files (lower-cased \w+ words, k1=1.2, b=0.75)
 
 
+def _whole_file(path: str) -> Chunk:
+    """The baseline's hit: a file by its path alone (line 0, no text: only file ranks count)."""
+    return Chunk(path, "python", 0, 0, 0, 0, None, "file", "", "", "")
+
+
 class WholeFileBM25:
     def __init__(self, repo: Path, k1: float = 1.2, b: float = 0.75) -> None:
         self.paths: list[str] = []
@@ -142,11 +147,7 @@ class WholeFileBM25:
             norm = self.k1 * (1 - self.b + self.b * self.lengths[docs] / average)
             scores[docs] += idf * tf * (self.k1 + 1) / (tf + norm)
         top = np.argsort(-scores)[:limit]
-        return [
-            Result(self.paths[i], 0, 0, None, float(scores[i]), "", "")
-            for i in top
-            if scores[i] > 0
-        ]
+        return [Result(_whole_file(self.paths[i]), float(scores[i])) for i in top if scores[i] > 0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,7 +184,7 @@ def _file_rank(paths: Sequence[str], query: Query) -> int | None:
 
 def _chunk_rank(results: Sequence[Result], query: Query) -> int | None:
     for rank, r in enumerate(results, start=1):
-        if r.path == query.path and r.start_line <= query.line <= r.end_line:
+        if r.chunk.path == query.path and r.chunk.start_line <= query.line <= r.chunk.end_line:
             return rank
     return None
 
@@ -194,7 +195,7 @@ def evaluate(queries: Sequence[Query], run: Callable[[str], list[Result]]) -> Sc
     start = time.perf_counter()
     for query in queries:
         results = run(query.text)
-        file_ranks.append(_file_rank([r.path for r in results], query))
+        file_ranks.append(_file_rank([r.chunk.path for r in results], query))
         chunk_ranks.append(_chunk_rank(results, query))
     return Scores(file_ranks, chunk_ranks, time.perf_counter() - start)
 
@@ -211,7 +212,7 @@ def by_retrieve(retriever: Retriever) -> Callable[[str], list[Result]]:
 def by_vectors(store: Store, embedder: StaticEmbedder) -> Callable[[str], list[Result]]:
     def run(query: str) -> list[Result]:
         hits = store.vector_search(embedder.name, embedder.embed([query])[0], 10)
-        return [result_from_chunk(chunk, score) for chunk, score in hits]
+        return [Result(chunk, score) for chunk, score in hits]
 
     return run
 

@@ -28,7 +28,7 @@ from typing import Any
 from codecite_lsp.answer.llm import MOCK_ENV, complete
 from codecite_lsp.answer.support_check import SCHEMA, check
 from codecite_lsp.core.config import Config
-from codecite_lsp.core.records import Source
+from codecite_lsp.core.records import Source, outside_source
 from codecite_lsp.verify.gate import GatePassed, verify
 
 CLAIMS = Path(__file__).parents[1] / "tests" / "fixtures" / "support" / "claims.jsonl"
@@ -37,7 +37,7 @@ TARGETS = ("number", "name", "literal", "negation", "quantifier")
 
 def gated(row: dict[str, Any]) -> tuple[GatePassed | None, Source]:
     """The gate's verdict on the row's claim (None: refused), and its source."""
-    source = Source(**row["source"], text=row["source_text"])
+    source = outside_source(**row["source"], text=row["source_text"])
     citation = {
         "source": source.label,
         "start_line": row["start_line"],

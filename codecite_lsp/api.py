@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .core.answers import Answered, Refused, RetrievedRef
-from .core.records import Source
+from .core.records import Source, outside_source
 from .verify.gate import GateFailed, GatePassed, GateRefusedByModel, GateResult, verify
 from .verify.quotes import fits_lines
 
@@ -69,7 +69,7 @@ def _sources(items: Any) -> list[Source] | str:
             return problem
         seen.add(item["label"])
         sources.append(
-            Source(
+            outside_source(
                 label=item["label"],
                 path=item["path"],
                 start_line=item["start_line"],

@@ -57,17 +57,19 @@ def sources_for(answerer: Answerer, question: str) -> list[Source]:
 def cite(sources: list[Source], path: str, needle: str, shift: int = 0) -> dict[str, Any]:
     """A citation in the model's shape quoting the line of ``path`` that holds ``needle``."""
     for source in sources:
-        lines = source.text.split("\n")
+        lines = source.result.chunk.text.split("\n")
         for offset, line in enumerate(lines):
-            if source.path == path and needle in line:
-                number = source.start_line + offset + shift
+            if source.result.chunk.path == path and needle in line:
+                number = source.result.chunk.start_line + offset + shift
                 return {
                     "source": source.label,
                     "start_line": number,
                     "end_line": number,
                     "quote": line.strip(),
                 }
-    raise AssertionError(f"{needle!r} of {path} was not retrieved: {[s.path for s in sources]}")
+    raise AssertionError(
+        f"{needle!r} of {path} was not retrieved: {[s.result.chunk.path for s in sources]}"
+    )
 
 
 def reply(*spans: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from codecite_lsp.core.answers import Citation, Exact
-from codecite_lsp.core.records import Source, content_hash
+from codecite_lsp.core.records import content_hash, outside_source
 from codecite_lsp.verify.agent_quotes import check_quote
 from codecite_lsp.verify.anchors import resolve
 from codecite_lsp.verify.gate import GatePassed, verify
@@ -86,7 +86,7 @@ def cases(draw: st.DrawFn) -> Case:
 def judge(case: Case) -> Judged:
     """Whether each of the three says the quote holds on exactly the cited lines."""
     count = len(split_lines(case.text))
-    source = Source(
+    source = outside_source(
         label="S1",
         path=case.path,
         start_line=1,

@@ -100,7 +100,7 @@ def _salvage(failed: list[GateFailed], sources: list[Source], retried: bool) -> 
         return Verdict("refused", reason="model_error", detail=wording.MALFORMED_REPLY)
     best = max(reversed(usable), key=lambda f: (f.kept_claims, -f.removed))
     if best.kept_claims and best.removed * 2 <= best.statements:
-        paths = {source.label: source.path for source in sources}
+        paths = {source.label: source.result.chunk.path for source in sources}
         planted = [paths[f.label] for f in best.failures if f.why == "untrusted_source" and f.label]
         untrusted = list(dict.fromkeys(planted))
         return Verdict("answered", spans=best.kept, removed=best.removed, untrusted=untrusted)

@@ -139,11 +139,12 @@ def definition_of(
     if hovered is None:
         return _defining(symbol, sources)
     name = symbol.rsplit(".", 1)[-1]
-    here = [s for s in sources if s.path == hovered.path]
+    here = [s for s in sources if s.result.chunk.path == hovered.path]
     around = [
         s
         for s in here
-        if s.start_line <= hovered.line <= s.end_line and assignment(name).search(s.text)
+        if s.result.chunk.start_line <= hovered.line <= s.result.chunk.end_line
+        and assignment(name).search(s.result.chunk.text)
     ]
     if around:
         return around[0]
@@ -166,13 +167,18 @@ def _defining(symbol: str, sources: list[Source], *, local: bool = False) -> Sou
             i
             for i, s in enumerate(sources)
             if any(
-                sym.rsplit(".", 1)[-1] == name for sym in s.symbols_within(s.start_line, s.end_line)
+                sym.rsplit(".", 1)[-1] == name
+                for sym in s.result.symbols_within(
+                    s.result.chunk.start_line, s.result.chunk.end_line
+                )
             )
-            or (local and module_level.search(s.text))
+            or (local and module_level.search(s.result.chunk.text))
         ),
         len(sources),
     )
-    outlines = read_isolated(outline, [(s.path, s.text) for s in sources[:named]])
+    outlines = read_isolated(
+        outline, [(s.result.chunk.path, s.result.chunk.text) for s in sources[:named]]
+    )
     for source, found in zip(sources, outlines, strict=False):
         if any(d.symbol.rsplit(".", 1)[-1] == name for d in found):
             return source
@@ -183,7 +189,9 @@ def _defining(symbol: str, sources: list[Source], *, local: bool = False) -> Sou
     # A constant or variable: the outline lists no definition of it. One at module scope
     # before a function's local of that name.
     given = [module_level, assignment(name)]
-    return next((s for pattern in given for s in sources if pattern.search(s.text)), None)
+    return next(
+        (s for pattern in given for s in sources if pattern.search(s.result.chunk.text)), None
+    )
 
 
 def extractive_answer(

@@ -106,7 +106,12 @@ def offline_note() -> str:
 
 def _refs(results: list[Result]) -> list[RetrievedRef]:
     return [
-        RetrievedRef(path=r.path, start_line=r.start_line, end_line=r.end_line, score=r.score)
+        RetrievedRef(
+            path=r.chunk.path,
+            start_line=r.chunk.start_line,
+            end_line=r.chunk.end_line,
+            score=r.score,
+        )
         for r in results[:TOP_RETRIEVED]
     ]
 
@@ -252,7 +257,7 @@ class Answerer:
             retrieval = self.retriever.retrieve(asked, context)
         request.retrieved = [
             # terms: what ranked it (adding up to the rerank score; codecite search --explain)
-            {"content_hash": r.content_hash, "score": r.score, "terms": dict(r.terms)}
+            {"content_hash": r.chunk.content_hash, "score": r.score, "terms": dict(r.terms)}
             for r in retrieval.selected
         ]
         near = retrieval.selected or retrieval.candidates

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..core.records import Source
+from ..core.records import Result, Source
 from ..ingest.injection import kinds, source_findings, visible
 from ..verify.quotes import declared_lines
 
@@ -73,15 +73,16 @@ def untrusted_mark(source: Source) -> str:
     )
 
 
-def _symbols(source: Source) -> str:
+def _symbols(result: Result) -> str:
     """`` (Engine.ServeHTTP)``; a source merged from several chunks names each one's lines:
     `` (661-689: Engine.ServeHTTP; 690-737: Engine.handleHTTPRequest)``."""
-    if not source.pieces:
-        return f" ({source.symbol})" if source.symbol else ""
-    ends = [first - 1 for first, _ in source.pieces[1:]] + [source.end_line]
+    chunk = result.chunk
+    if not result.pieces:
+        return f" ({chunk.symbol})" if chunk.symbol else ""
+    ends = [first - 1 for first, _ in result.pieces[1:]] + [chunk.end_line]
     named = [
         f"{first}-{end}: {symbol}"
-        for (first, symbol), end in zip(source.pieces, ends, strict=True)
+        for (first, symbol), end in zip(result.pieces, ends, strict=True)
         if symbol
     ]
     return f" ({'; '.join(named)})" if named else ""
@@ -91,17 +92,18 @@ def render_source(source: Source, fence: str) -> str:
     """One source: fence, header ``[S2] path:start-end (symbol)``, numbered lines, fence. An
     untrusted source says so in its header and shows its invisible characters spelled out."""
     mark = untrusted_mark(source)
-    text = visible(source.text) if mark else source.text
-    lines = declared_lines(text, source.end_line - source.start_line + 1)
-    width = max(4, len(str(source.end_line)))
-    symbol = _symbols(source)
+    chunk = source.result.chunk
+    text = visible(chunk.text) if mark else chunk.text
+    lines = declared_lines(text, chunk.end_line - chunk.start_line + 1)
+    width = max(4, len(str(chunk.end_line)))
+    symbol = _symbols(source.result)
     symbol += mark
     body = "\n".join(
-        f"{number:>{width}} | {line}" for number, line in enumerate(lines, start=source.start_line)
+        f"{number:>{width}} | {line}" for number, line in enumerate(lines, start=chunk.start_line)
     )
     return (
         f"<<<SOURCE {fence}>>>\n"
-        f"[{source.label}] {source.path}:{source.start_line}-{source.end_line}{symbol}\n"
+        f"[{source.label}] {chunk.path}:{chunk.start_line}-{chunk.end_line}{symbol}\n"
         f"{body}\n"
         f"<<<END SOURCE {fence}>>>"
     )
@@ -113,7 +115,7 @@ def build_messages(
     context_note: str | None = None,
 ) -> list[dict[str, str]]:
     """System + user messages for litellm."""
-    fence = _fence_token([question, context_note or "", *(s.text for s in sources)])
+    fence = _fence_token([question, context_note or "", *(s.result.chunk.text for s in sources)])
     rendered = (
         "\n\n".join(render_source(s, fence) for s in sources)
         if sources

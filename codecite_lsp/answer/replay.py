@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..core.answers import ClaimSpan, ProseSpan
 from ..core.files import TooLarge, read_regular
-from ..core.records import Source
+from ..core.records import Chunk, Source, outside_source
 from .attempts import Messages, ModelText, Verdict, converse
 from .prompt import build_messages
 
@@ -45,11 +45,30 @@ class CorpusError(ValueError):
     """The file is not a replay corpus; the message says what is wrong in it."""
 
 
+class SnapshotSource(BaseModel):
+    """A source as snapshots store it (``core.records.source_fields``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    label: str
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    symbol: str | None = None
+    content_hash: str = ""
+    revision: str = ""
+    start_byte: int = 0
+
+    def source(self) -> Source:
+        return outside_source(**self.model_dump())
+
+
 class Prompt(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     question: str
-    sources: list[Source]  # the dataclass's own fields, validated
+    sources: list[SnapshotSource]
 
 
 class Expected(BaseModel):
@@ -236,9 +255,9 @@ def _norm(text: str) -> str:
 
 def _unverified(verdict: Verdict, sources: list[Source], listed: list[str]) -> list[str]:
     shown = []
-    by_path: dict[str, list[Source]] = {}
+    by_path: dict[str, list[Chunk]] = {}
     for source in sources:
-        by_path.setdefault(source.path, []).append(source)
+        by_path.setdefault(source.result.chunk.path, []).append(source.result.chunk)
     for span in verdict.spans:
         if span.text in listed:
             shown.append(span.text)
@@ -247,14 +266,14 @@ def _unverified(verdict: Verdict, sources: list[Source], listed: list[str]) -> l
         for citation in span.citations:
             held = [
                 "\n".join(
-                    source.text.split("\n")[
-                        citation.start_line - source.start_line : citation.end_line
-                        - source.start_line
+                    chunk.text.split("\n")[
+                        citation.start_line - chunk.start_line : citation.end_line
+                        - chunk.start_line
                         + 1
                     ]
                 )
-                for source in by_path.get(citation.path, [])
-                if source.start_line <= citation.start_line <= citation.end_line <= source.end_line
+                for chunk in by_path.get(citation.path, [])
+                if chunk.start_line <= citation.start_line <= citation.end_line <= chunk.end_line
             ]
             if not any(_norm(citation.quote) in _norm(text) for text in held):
                 shown.append(f"{citation.path}:{citation.start_line}: {citation.quote}")
@@ -263,7 +282,7 @@ def _unverified(verdict: Verdict, sources: list[Source], listed: list[str]) -> l
 
 def run_case(case: Case, prompts: dict[str, Prompt]) -> CaseOutcome:
     prompt = prompts[case.prompt]
-    sources = prompt.sources
+    sources = [snapshot.source() for snapshot in prompt.sources]
     replies = case.replies
     calls = 0
 

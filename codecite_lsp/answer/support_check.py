@@ -80,11 +80,12 @@ class Checked:
 def _cited_lines(citation: Citation, sources: list[Source]) -> str:
     """The lines a citation names, from the source holding them (the quote if none does)."""
     for source in sources:
-        if source.path == citation.path and (
-            source.start_line <= citation.start_line and citation.end_line <= source.end_line
+        chunk = source.result.chunk
+        if chunk.path == citation.path and (
+            chunk.start_line <= citation.start_line and citation.end_line <= chunk.end_line
         ):
-            lines = declared_lines(source.text, source.end_line - source.start_line + 1)
-            first = citation.start_line - source.start_line
+            lines = declared_lines(chunk.text, chunk.end_line - chunk.start_line + 1)
+            first = citation.start_line - chunk.start_line
             return "\n".join(lines[first : first + citation.end_line - citation.start_line + 1])
     return citation.quote
 

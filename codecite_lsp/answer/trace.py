@@ -41,7 +41,7 @@ def untrusted_sources(sources: list[Source]) -> list[dict[str, Any]]:
             record.append(
                 {
                     "label": source.label,
-                    "content_hash": source.content_hash,
+                    "content_hash": source.result.chunk.content_hash,
                     "kinds": kinds(found),
                     "lines": sorted({f.line for f in found}),
                 }

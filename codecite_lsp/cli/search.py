@@ -117,11 +117,11 @@ def cmd_search(args: argparse.Namespace, repo: Path, config: Config) -> int:
         if not results:
             print("no results")
         for result in results:
-            symbol = f"  {result.symbol}" if result.symbol else ""
-            place = f"{result.path}:{result.start_line}-{result.end_line}"
+            symbol = f"  {result.chunk.symbol}" if result.chunk.symbol else ""
+            place = f"{result.chunk.path}:{result.chunk.start_line}-{result.chunk.end_line}"
             print(f"{place}{symbol}  ({result.score:.3f})")
-            if result.untrusted:
-                print(_untrusted_mark(result.untrusted))
+            if result.chunk.untrusted:
+                print(_untrusted_mark(result.chunk.untrusted))
             if args.explain:
                 print("    " + "  ".join(f"{name} {value:+.3f}" for name, value in result.terms))
     return 0 if first is None else _fill_behind(first)

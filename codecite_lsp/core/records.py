@@ -88,32 +88,6 @@ class Chunk:
 Pieces = tuple[tuple[int, str | None], ...]
 
 
-class _Pieced:
-    """What a retrieved text says of the definition holding each of its lines. A result merged
-    from neighbouring chunks holds several (``ServeHTTP``, then ``handleHTTPRequest``): its
-    ``symbol`` is only what encloses every line, and ``pieces`` says which lines are whose."""
-
-    __slots__ = ()
-    symbol: str | None
-    pieces: Pieces
-
-    def symbol_at(self, line: int) -> str | None:
-        """The symbol of the chunk line ``line`` came from."""
-        found = self.symbol
-        for first, symbol in self.pieces:
-            if first > line:
-                break
-            found = symbol
-        return found
-
-    def symbols_within(self, start: int, end: int) -> list[str]:
-        """The symbols of the chunks lines ``start``..``end`` came from, in line order."""
-        if not self.pieces:
-            return [self.symbol] if self.symbol else []
-        held = [s for first, s in self.pieces[1:] if start < first <= end]
-        return [s for s in dict.fromkeys([self.symbol_at(start), *held]) if s]
-
-
 def enclosing_all(symbols: list[str | None]) -> str | None:
     """The symbol that holds every one of ``symbols`` (``Flask`` for ``Flask.a`` and
     ``Flask.b``): their common dotted prefix; None when one is None or they share none."""
@@ -129,72 +103,95 @@ def enclosing_all(symbols: list[str | None]) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Result(_Pieced):
-    """One retrieved chunk (``core.responses.SearchResult`` is the contract's Result shape)."""
+class Result:
+    """One retrieved chunk and its score (``core.responses.SearchResult`` is the contract's
+    Result shape). A result merged from neighbouring chunks holds a chunk of its own (their
+    lines, text and bytes; ``retrieve.selection``) and ``pieces``."""
 
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str | None
+    chunk: Chunk
     score: float
-    content_hash: str
-    text: str
-    language: str = ""
-    kind: str = ""
-    start_byte: int = 0
-    end_byte: int = 0
-    revision: str = ""
-    # The chunk's own definitions (Chunk.defines): the question path weighs their names.
-    defines: tuple[str, ...] = ()
-    untrusted: tuple[Finding, ...] = ()  # the chunk's findings on these lines (Chunk.untrusted)
-
     # What made the score, by rule (name -> contribution, adding up to it): ``--explain``.
     terms: tuple[tuple[str, float], ...] = ()
-    # Merged from neighbouring chunks: (first line, symbol) of each, in line order (_Pieced).
+    # Merged from neighbouring chunks that hold several definitions (``ServeHTTP``, then
+    # ``handleHTTPRequest``): (first line, symbol) of each, in line order; the chunk's
+    # ``symbol`` is then only what encloses every line.
     pieces: Pieces = ()
 
-    def to_json(self) -> dict[str, object]:
-        """The wire fields (the contract's Result), for scripts that take results in process
-        (the shared benchmark harnesses); the CLI and servers dump SearchResult the same way."""
-        from .responses import SearchResult  # pydantic: only when asked
+    def symbol_at(self, line: int) -> str | None:
+        """The symbol of the chunk line ``line`` came from."""
+        found = self.chunk.symbol
+        for first, symbol in self.pieces:
+            if first > line:
+                break
+            found = symbol
+        return found
 
-        return SearchResult.of(self).model_dump(mode="json")
+    def symbols_within(self, start: int, end: int) -> list[str]:
+        """The symbols of the chunks lines ``start``..``end`` came from, in line order."""
+        if not self.pieces:
+            return [self.chunk.symbol] if self.chunk.symbol else []
+        held = [s for first, s in self.pieces[1:] if start < first <= end]
+        return [s for s in dict.fromkeys([self.symbol_at(start), *held]) if s]
 
 
-@dataclass(frozen=True)
-class Source(_Pieced):
-    """One retrieved chunk as the model sees it; ``text`` is exactly lines start_line..end_line."""
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One retrieved result as the model sees it, under its label (``S1``); the chunk's
+    ``text`` is exactly lines start_line..end_line."""
 
+    result: Result
     label: str
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    symbol: str | None = None
-    content_hash: str = ""
-    revision: str = ""
-    start_byte: int = 0
-    # Findings at file lines as the index stored them; None: text the index never scanned (a
-    # caller's own source), scanned when it is used (ingest.injection.source_findings).
-    untrusted: tuple[Finding, ...] | None = None
-    pieces: Pieces = ()  # as Result's: the symbol of each merged chunk's lines
+    # False: a caller's own text the index never scanned (api.gate, fixtures), so its chunk
+    # carries no findings and they are found when it is used (ingest.injection.source_findings).
+    # A flag rather than a second ``untrusted`` field: the chunk stays the one place for them.
+    scanned: bool = True
 
 
 def sources_from_results(results: list[Result]) -> list[Source]:
     """Label retrieved chunks S1, S2, ... in retrieval order."""
-    return [
-        Source(
-            label=f"S{number}",
-            path=r.path,
-            start_line=r.start_line,
-            end_line=r.end_line,
-            text=r.text,
-            symbol=r.symbol,
-            pieces=r.pieces,
-            content_hash=r.content_hash,
-            revision=r.revision,
-            start_byte=r.start_byte,
-            untrusted=r.untrusted,
-        )
-        for number, r in enumerate(results, start=1)
-    ]
+    return [Source(result, f"S{number}") for number, result in enumerate(results, start=1)]
+
+
+def outside_source(
+    label: str,
+    path: str,
+    start_line: int,
+    end_line: int,
+    text: str,
+    symbol: str | None = None,
+    content_hash: str = "",
+    revision: str = "",
+    start_byte: int = 0,
+) -> Source:
+    """A source of a caller's own text (api.gate's dicts, the replay fixtures): not retrieved
+    (score 0) and never scanned by the index."""
+    chunk = Chunk(
+        path=path,
+        language="",
+        start_line=start_line,
+        end_line=end_line,
+        start_byte=start_byte,
+        end_byte=0,
+        symbol=symbol,
+        kind="",
+        text=text,
+        content_hash=content_hash,
+        revision=revision,
+    )
+    return Source(Result(chunk, 0.0), label, scanned=False)
+
+
+def source_fields(source: Source) -> dict[str, object]:
+    """The fields :func:`outside_source` takes back: how snapshots store a source."""
+    chunk = source.result.chunk
+    return {
+        "label": source.label,
+        "path": chunk.path,
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+        "text": chunk.text,
+        "symbol": chunk.symbol,
+        "content_hash": chunk.content_hash,
+        "revision": chunk.revision,
+        "start_byte": chunk.start_byte,
+    }

@@ -52,7 +52,25 @@ class SearchResult(_Model):
     @classmethod
     def of(cls, result: Result) -> SearchResult:
         """The wire fields of a retrieval result (the ranking's own fields stay behind)."""
-        return cls.model_validate(result, from_attributes=True)
+        chunk = result.chunk
+        return cls(
+            path=chunk.path,
+            start_line=chunk.start_line,
+            end_line=chunk.end_line,
+            symbol=chunk.symbol,
+            score=result.score,
+            content_hash=chunk.content_hash,
+            text=chunk.text,
+            untrusted=[
+                UntrustedText(kind=f.kind, line=f.line, excerpt=f.excerpt) for f in chunk.untrusted
+            ],
+        )
+
+
+def result_json(result: Result) -> dict[str, object]:
+    """The wire fields (the contract's Result), for scripts that take results in process (the
+    shared benchmark harnesses); the CLI and servers dump SearchResult the same way."""
+    return SearchResult.of(result).model_dump(mode="json")
 
 
 class SearchReply(_Model):

@@ -233,6 +233,5 @@ def at_lines(text: str, start_line: int) -> tuple[Finding, ...]:
 def source_findings(source: Source) -> tuple[Finding, ...]:
     """A prompt source's findings at file lines: those the index stored with its chunk, or,
     for text it never scanned, found now."""
-    if source.untrusted is not None:
-        return source.untrusted
-    return at_lines(source.text, source.start_line)
+    chunk = source.result.chunk
+    return chunk.untrusted if source.scanned else at_lines(chunk.text, chunk.start_line)

@@ -68,6 +68,6 @@ def gather(question: str, selected: Sequence[Result]) -> Evidence:
     relevance = max((result.score for result in selected), default=0.0)
     code = code_names(question)
     named = any(
-        _names_definition(question, name) for result in selected for name in result.defines
-    ) or any(whole_word(word, result.text) for word in code for result in selected)
+        _names_definition(question, name) for result in selected for name in result.chunk.defines
+    ) or any(whole_word(word, result.chunk.text) for word in code for result in selected)
     return Evidence(relevance, named)

@@ -92,7 +92,7 @@ class Run:
 
     def symbol_at(self, index: int) -> str | None:
         """The symbol of the chunk line ``index`` was retrieved in."""
-        return self.owners[index].symbol_at(self.number(index))
+        return self.owners[index].result.symbol_at(self.number(index))
 
     def within(self, index: int) -> str | None:
         """The qualified name of the definition holding line ``index``: the innermost one in the
@@ -218,20 +218,21 @@ class _Laid:
 
     @classmethod
     def of(cls, ranked: list[tuple[int, Source]]) -> _Laid:
-        first_line = min(source.start_line for _, source in ranked)
-        last_line = max(source.end_line for _, source in ranked)
+        first_line = min(source.result.chunk.start_line for _, source in ranked)
+        last_line = max(source.result.chunk.end_line for _, source in ranked)
         size = last_line - first_line + 1
         lines = [""] * size
         owners: list[Source | None] = [None] * size
         ranks = [0] * size
         for rank, source in sorted(ranked, key=lambda item: item[0]):  # best-ranked source wins
-            count = source.end_line - source.start_line + 1
-            for offset, text in enumerate(declared_lines(source.text, count)):
-                at = source.start_line - first_line + offset
+            chunk = source.result.chunk
+            count = chunk.end_line - chunk.start_line + 1
+            for offset, text in enumerate(declared_lines(chunk.text, count)):
+                at = chunk.start_line - first_line + offset
                 if owners[at] is None:
                     lines[at], owners[at], ranks[at] = text, source, rank
         held = [owner for owner in owners if owner is not None]  # runs have no holes
-        return cls(ranked[0][1].path, first_line, lines, held, ranks)
+        return cls(ranked[0][1].result.chunk.path, first_line, lines, held, ranks)
 
 
 def read_runs(sources: list[Source]) -> list[Run]:
@@ -239,18 +240,20 @@ def read_runs(sources: list[Source]) -> list[Run]:
     every run are parsed in one round trip to the parse worker."""
     by_path: dict[str, list[tuple[int, Source]]] = defaultdict(list)
     for rank, source in enumerate(sources):
-        if source.end_line >= source.start_line:
-            by_path[source.path].append((rank, source))
+        chunk = source.result.chunk
+        if chunk.end_line >= chunk.start_line:
+            by_path[chunk.path].append((rank, source))
     laid: list[_Laid] = []
     for ranked in by_path.values():
-        ranked.sort(key=lambda item: (item[1].start_line, item[0]))
+        ranked.sort(key=lambda item: (item[1].result.chunk.start_line, item[0]))
         current: list[tuple[int, Source]] = []
         reach = 0  # the last line the current run covers
         for item in ranked:
-            if current and item[1].start_line > reach + 1:
+            chunk = item[1].result.chunk
+            if current and chunk.start_line > reach + 1:
                 laid.append(_Laid.of(current))
                 current = []
-            reach = max(reach, item[1].end_line) if current else item[1].end_line
+            reach = max(reach, chunk.end_line) if current else chunk.end_line
             current.append(item)
         laid.append(_Laid.of(current))
     code = [run for run in laid if not run.prose]

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from .names import NameMatch, exact_share, named_in, words_of
 from .scoring import Signals, relevance, role_weight
-from .selection import line_range, result_from_chunk
+from .selection import line_range
 from .weights import WEIGHTS
 
 # A chunk naming its symbol in this many first lines starts that definition (with decorators
@@ -46,11 +46,12 @@ def rerank_signals(
 ) -> Signals:
     """A candidate's calibrated relevance (what the floor reads) and its rerank score, the sum
     of its named terms (each the weight of :mod:`.weights` of that name times its evidence)."""
-    symbol_words = set(word_parts(candidate.symbol or ""))
-    path_words = set(word_parts(candidate.path))
-    words = words_of(candidate.text) | symbol_words | path_words
+    chunk = candidate.chunk
+    symbol_words = set(word_parts(chunk.symbol or ""))
+    path_words = set(word_parts(chunk.path))
+    words = words_of(chunk.text) | symbol_words | path_words
     said = terms_said(terms, words)
-    exact = exact_share(typed, candidate.text) or 0.0
+    exact = exact_share(typed, chunk.text) or 0.0
     # An identifier the question names weighs as much as its two rarest words together:
     # `after_this_request` is better evidence than "register" or "callback".
     named = WEIGHTS.identifier_idf * max(terms.values(), default=1.0) * len(typed)
@@ -61,18 +62,18 @@ def rerank_signals(
     searched = min(1.0, candidate.score)
     score = relevance(coverage, searched)
     # code first: docs, tests, changelogs follow the code they describe
-    supporting = role_weight(candidate, asked) < 1.0
+    supporting = role_weight(chunk, asked) < 1.0
     # Context reorders near-equals (the file being edited first); it is never evidence.
-    in_file = bool(context and context.path == candidate.path)
+    in_file = bool(context and context.path == chunk.path)
     symbol = context.symbol if context else None
-    has_symbol = bool(symbol and whole_word(symbol, candidate.text))
+    has_symbol = bool(symbol and whole_word(symbol, chunk.text))
     parts = (
         ("relevance", score),
         ("search", WEIGHTS.search * searched),
         ("symbol_words", WEIGHTS.symbol_words * _share(symbol_words, terms)),
         ("path_words", WEIGHTS.path_words * _share(path_words, terms)),
         ("exact", WEIGHTS.exact * exact),
-        ("name", WEIGHTS.name * naming(candidate.defines)),
+        ("name", WEIGHTS.name * naming(chunk.defines)),
         ("not_code", -WEIGHTS.not_code if supporting else 0.0),
         ("context_path", WEIGHTS.context_path if in_file else 0.0),
         ("context_symbol", WEIGHTS.context_symbol if has_symbol else 0.0),
@@ -109,16 +110,16 @@ class QuestionFiles:
         callees = {
             name
             for best in found[:2]
-            for chunk in self.chunks_of(best.path)
-            if chunk.start_line <= best.end_line and best.start_line <= chunk.end_line
+            for chunk in self.chunks_of(best.chunk.path)
+            if chunk.start_line <= best.chunk.end_line and best.chunk.start_line <= chunk.end_line
             for name in chunk.uses
             if not words.isdisjoint(words_of(name))
         }
         callers = self.store.naming(named, WEIGHTS.follow_limit, column="uses")
         definitions = self.store.naming(callees - named, WEIGHTS.follow_limit)
         return (
-            [result_from_chunk(c, floor) for c in definitions],
-            [result_from_chunk(c, floor) for c in callers],
+            [Result(c, floor) for c in definitions],
+            [Result(c, floor) for c in callers],
         )
 
     def named_siblings(self, found: list[Result], named: NameMatch) -> list[Result]:
@@ -128,8 +129,8 @@ class QuestionFiles:
         the question's words may be missing from the candidates while its file leads them.
         The ``sibling_limit`` best named, so that a question naming a common word stays cheap."""
         floor = min((r.score for r in found), default=0.0)
-        paths = list(dict.fromkeys(r.path for r in found))[: WEIGHTS.sibling_files]
-        present = {(r.path, r.start_line) for r in found}
+        paths = list(dict.fromkeys(r.chunk.path for r in found))[: WEIGHTS.sibling_files]
+        present = {(r.chunk.path, r.chunk.start_line) for r in found}
         matches = [
             (score, chunk)
             for path in paths
@@ -139,20 +140,21 @@ class QuestionFiles:
             if score >= WEIGHTS.sibling_match
         ]
         matches.sort(key=lambda pair: -pair[0])  # stable: equals stay in file order
-        return [result_from_chunk(chunk, floor) for _, chunk in matches[: WEIGHTS.sibling_limit]]
+        return [Result(chunk, floor) for _, chunk in matches[: WEIGHTS.sibling_limit]]
 
     def headers(self, result: Result) -> list[Result]:
         """Signature lines of the definitions enclosing ``result`` that start above it (a chunk
         cut from a long method: the method's and its class's signatures)."""
-        if not result.symbol or role(result.path, result.language) not in ("code", "test"):
+        cut = result.chunk
+        if not cut.symbol or role(cut.path, cut.language) not in ("code", "test"):
             return []
-        head = "".join(result.text.splitlines(keepends=True)[:HEAD_LINES])
-        if whole_word(result.symbol.rsplit(".", 1)[-1], head):
+        head = "".join(cut.text.splitlines(keepends=True)[:HEAD_LINES])
+        if whole_word(cut.symbol.rsplit(".", 1)[-1], head):
             return []  # its own definition starts here: nothing above to show (no store read)
         owners: dict[str, Chunk] = {}  # the nearest definition of each name above
-        for name in result.symbol.split("."):
-            for chunk in self.chunks_of(result.path):
-                if name in chunk.defines and chunk.start_line < result.start_line:
+        for name in cut.symbol.split("."):
+            for chunk in self.chunks_of(cut.path):
+                if name in chunk.defines and chunk.start_line < cut.start_line:
                     owners[name] = chunk
         # Parsed in the parse worker, all in one round trip (ingest/readback.py).
         parsed = read_isolated(headers, [(c.path, c.text) for c in owners.values()])
@@ -163,6 +165,6 @@ class QuestionFiles:
                 continue
             start = owner.start_line + header.start_line - 1
             end = owner.start_line + header.end_line - 1
-            if end < result.start_line:
-                found.append(line_range(result_from_chunk(owner, result.score), start, end))
+            if end < cut.start_line:
+                found.append(line_range(Result(owner, result.score), start, end))
         return found

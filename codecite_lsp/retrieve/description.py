@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from ..core.records import Chunk, Result
 from .scoring import Signals
@@ -51,23 +51,10 @@ def asks_what(query: str) -> bool:
     return _ASKS_WHAT.search(query) is not None
 
 
-class _Span(Protocol):
-    """A chunk or a result: where it is in its file and the symbol it belongs to."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def start_line(self) -> int: ...
-    @property
-    def end_line(self) -> int: ...
-    @property
-    def symbol(self) -> str | None: ...
-
-
 _K = TypeVar("_K")
 
 
-def body_of(description: _Span, spans: Mapping[_K, _Span]) -> _K | None:
+def body_of(description: Chunk, spans: Mapping[_K, Chunk]) -> _K | None:
     """The key of the span right after ``description`` in its file that continues the same
     definition (its symbol, or one inside it), among ``spans``."""
     symbol = description.symbol
@@ -109,13 +96,13 @@ def bodies_first_reranked(
     a candidate gives it its rerank score and relevance when better, and keeps ``description``
     of its own (term ``description`` on both)."""
     ranked = list(scored)
-    spans = {i: result for i, (result, _) in enumerate(scored)}
+    spans = {i: result.chunk for i, (result, _) in enumerate(scored)}
     top = sorted(range(len(scored)), key=lambda i: -scored[i][1].rerank)
     for i in top[: WEIGHTS.neighbour_lenders]:
         result, own = scored[i]
-        if not is_description(result.text):
+        if not is_description(result.chunk.text):
             continue
-        body = body_of(result, spans)
+        body = body_of(result.chunk, spans)
         if body is None:
             continue
         text, signals = ranked[body]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..core import wording
 from ..core.config import Config
-from ..core.records import Result
+from ..core.records import Chunk, Result
 from ..ingest.scan import current_text
 
 log = logging.getLogger(__name__)
@@ -28,14 +28,14 @@ def _lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in text.split("\n")]
 
 
-def holds(file_text: str, result: Result) -> bool:
-    """Whether lines ``start_line..end_line`` of ``file_text`` are exactly the result's text."""
-    wanted = _lines(result.text)
+def holds(file_text: str, chunk: Chunk) -> bool:
+    """Whether lines ``start_line..end_line`` of ``file_text`` are exactly the chunk's text."""
+    wanted = _lines(chunk.text)
     if len(wanted) > 1 and wanted[-1] == "":
         wanted.pop()  # the text's final newline
-    if len(wanted) != result.end_line - result.start_line + 1 or result.start_line < 1:
+    if len(wanted) != chunk.end_line - chunk.start_line + 1 or chunk.start_line < 1:
         return False
-    start = result.start_line - 1
+    start = chunk.start_line - 1
     return _lines(file_text)[start : start + len(wanted)] == wanted
 
 
@@ -58,26 +58,29 @@ def on_disk(repo: Path, config: Config, results: Sequence[Result]) -> OnDisk:
     left: list[Result] = []
     forged = False
     for result in results:
-        if result.path not in files:
-            files[result.path] = current_text(repo, result.path, config)
-        found = files[result.path]
-        if found is not None and holds(found[0], result):
+        chunk = result.chunk
+        if chunk.path not in files:
+            files[chunk.path] = current_text(repo, chunk.path, config)
+        found = files[chunk.path]
+        if found is not None and holds(found[0], chunk):
             kept.append(result)
             continue
         left.append(result)
-        forged = forged or (found is not None and found[1] == result.revision)
+        forged = forged or (found is not None and found[1] == chunk.revision)
     if left:
         log.warning(
             "left out %d retrieved places whose files do not hold their indexed text%s: %s",
             len(left),
             " (unchanged since indexed: the index itself is wrong)" if forged else "",
-            ", ".join(f"{r.path}:{r.start_line}-{r.end_line}" for r in left[:5]),
+            ", ".join(f"{r.chunk.path}:{r.chunk.start_line}-{r.chunk.end_line}" for r in left[:5]),
         )
     return OnDisk(kept, left, forged)
 
 
 def index_differs(checked: OnDisk) -> str:
     """Why nothing is quoted: no file holds what the index says of the places retrieval chose."""
-    places = ", ".join(f"{r.path}:{r.start_line}-{r.end_line}" for r in checked.left[:3])
+    places = ", ".join(
+        f"{r.chunk.path}:{r.chunk.start_line}-{r.chunk.end_line}" for r in checked.left[:3]
+    )
     said = wording.INDEX_FORGED if checked.forged else wording.INDEX_DIFFERS
     return said.format(places=places)

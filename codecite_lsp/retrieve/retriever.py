@@ -94,7 +94,6 @@ from .selection import (
     dedup_overlapping,
     merge_adjacent,
     overlaps,
-    result_from_chunk,
     select_sources,
 )
 from .semantic import SemanticRanker, make_ranker
@@ -290,9 +289,7 @@ class Retriever:
         top = max(1.0, scores[ordered[0]]) if spread else 1.0
         scaled = {key: scores[key] / top for key in ordered}
         ledger.step("scale", scores, scaled)
-        results = (
-            result_from_chunk(chunks[key], scaled[key], ledger.terms(key)) for key in ordered
-        )
+        results = (Result(chunks[key], scaled[key], ledger.terms(key)) for key in ordered)
         return dedup_overlapping(results)[:limit]
 
     def results(self, query: str, limit: int = 10) -> list[Result]:
@@ -429,7 +426,7 @@ class Retriever:
         caller = max((s for _, s in scored[:2]), key=lambda s: s.rerank, default=None)
         for result in callees:
             own = signals(result)
-            if caller is not None and not any(overlaps(result, r) for r, _ in scored):
+            if caller is not None and not any(overlaps(result.chunk, r.chunk) for r, _ in scored):
                 share = WEIGHTS.callee_share
                 rerank = max(own.rerank, share * caller.rerank)
                 inherited = Signals(
@@ -442,7 +439,7 @@ class Retriever:
             scored = bodies_first_reranked(scored)
         scored.sort(key=lambda pair: -pair[1].rerank)
         if self.semantic is not None:  # the question-time MiniLM rerank (:mod:`.semantic`)
-            weighed = [(r, s.rerank, role_weight(r, asked)) for r, s in scored]
+            weighed = [(r, s.rerank, role_weight(r.chunk, asked)) for r, s in scored]
             ranks, added = self.semantic.ranked(question, weighed, self.warnings)
             scored = [(scored[i][0], scored[i][1].plus("semantic", added[i])) for i in ranks]
         # The score shown is the calibrated relevance; the terms add up to the rerank score
@@ -462,8 +459,8 @@ class Retriever:
 
         checked = self._current(select(candidates))
         if checked.left:  # a file changed since it was indexed: choose again without it
-            gone = {r.path for r in checked.left}
-            again = self._current(select([r for r in candidates if r.path not in gone]))
+            gone = {r.chunk.path for r in checked.left}
+            again = self._current(select([r for r in candidates if r.chunk.path not in gone]))
             checked = OnDisk(again.kept, checked.left + again.left, checked.forged or again.forged)
         selected = checked.kept
         return Retrieval(
@@ -524,8 +521,8 @@ class Retriever:
         named = [c for c in found if is_code(c.path) and whole_word(last, c.text)]
         others = [c for c in named if not defines(c)] if uses else []
         others.sort(key=lambda c: is_test_path(c.path))  # code before tests; stable
-        ordered = [result_from_chunk(c, 1.0) for c in definitions] + [
-            result_from_chunk(c, 0.5) for c in [*users, *others]
+        ordered = [Result(c, 1.0) for c in definitions] + [
+            Result(c, 0.5) for c in [*users, *others]
         ]
         checked = self._current(dedup_overlapping(ordered)[:limit])
         return Retrieval(
@@ -539,11 +536,11 @@ class Retriever:
         """The chunks of ``path`` holding its lines ``first``..``last`` (a hovered function's
         own), as they are on disk."""
         held = [
-            result_from_chunk(c, 1.0)
+            Result(c, 1.0)
             for c in self.store.chunks_for_path(path)
             if c.start_line <= last and first <= c.end_line
         ]
-        checked = self._current(sorted(held, key=lambda r: r.start_line))
+        checked = self._current(sorted(held, key=lambda r: r.chunk.start_line))
         return Retrieval(
             selected=merge_adjacent(checked.kept),
             candidates=checked.kept,
@@ -579,7 +576,7 @@ class Retriever:
     def _mentioning(self, name: str) -> list[Chunk]:
         """The chunks of the files the keyword search finds for ``name`` that say it (imports
         and references the ``uses`` column does not hold), code before tests."""
-        paths = dict.fromkeys(r.path for r in self.search(name, limit=self.config.candidates))
+        paths = dict.fromkeys(r.chunk.path for r in self.search(name, limit=self.config.candidates))
         said = word_pattern(name)
         found = [
             c for path in paths for c in self.store.chunks_for_path(path) if said.search(c.text)
@@ -620,17 +617,20 @@ def _call_windows(chunk: Chunk, name: str, calls: bool = True) -> list[Result]:
         text = "".join(lines[first : last + 1])
         start_byte = chunk.start_byte + len("".join(lines[:first]).encode("utf-8"))
         found.append(
-            replace(
-                result_from_chunk(chunk, 0.5),
-                start_line=chunk.start_line + first,
-                end_line=chunk.start_line + last,
-                content_hash=content_hash(text),
-                text=text,
-                start_byte=start_byte,
-                end_byte=start_byte + len(text.encode("utf-8")),
-                untrusted=findings_within(
-                    chunk.untrusted, chunk.start_line + first, chunk.start_line + last
+            Result(
+                replace(
+                    chunk,
+                    start_line=chunk.start_line + first,
+                    end_line=chunk.start_line + last,
+                    content_hash=content_hash(text),
+                    text=text,
+                    start_byte=start_byte,
+                    end_byte=start_byte + len(text.encode("utf-8")),
+                    untrusted=findings_within(
+                        chunk.untrusted, chunk.start_line + first, chunk.start_line + last
+                    ),
                 ),
+                0.5,
             )
         )
     return found

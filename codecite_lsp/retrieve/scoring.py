@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..core.records import Chunk, Result
+from ..core.records import Chunk
 from ..core.terms import role
 from .weights import WEIGHTS
 
@@ -35,7 +35,7 @@ def search_depth(limit: int) -> int:
     return max(limit * WEIGHTS.depth_factor, WEIGHTS.depth_min)
 
 
-def role_weight(chunk: Chunk | Result, asked: frozenset[str], exact: float | None = None) -> float:
+def role_weight(chunk: Chunk, asked: frozenset[str], exact: float | None = None) -> float:
     """Code first, unless asked for. ``exact`` is given for a query of identifiers alone, a
     look-up: a chunk holding them is demoted half as much (the name may live in a test or a doc
     only), and one holding none of them weighs ``lookup_miss`` whatever its role."""

@@ -18,7 +18,14 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
-from ..core.records import Chunk, Result, content_hash, enclosing_all, findings_within
+from ..core.records import (
+    Chunk,
+    Pieces,
+    Result,
+    content_hash,
+    enclosing_all,
+    findings_within,
+)
 from ..core.terms import role, says, word_parts
 
 CHARS_PER_TOKEN = 4
@@ -30,33 +37,11 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def result_from_chunk(
-    chunk: Chunk, score: float, terms: tuple[tuple[str, float], ...] = ()
-) -> Result:
-    return Result(
-        path=chunk.path,
-        start_line=chunk.start_line,
-        end_line=chunk.end_line,
-        symbol=chunk.symbol,
-        score=score,
-        content_hash=chunk.content_hash,
-        text=chunk.text,
-        language=chunk.language,
-        kind=chunk.kind,
-        start_byte=chunk.start_byte,
-        end_byte=chunk.end_byte,
-        revision=chunk.revision,
-        defines=chunk.defines,
-        untrusted=chunk.untrusted,
-        terms=terms,
-    )
-
-
-def overlaps(a: Result | Chunk, b: Result | Chunk) -> bool:
+def overlaps(a: Chunk, b: Chunk) -> bool:
     return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
-def _touching(a: Result, b: Result) -> bool:
+def _touching(a: Chunk, b: Chunk) -> bool:
     return a.path == b.path and a.start_line <= b.end_line + 1 and b.start_line <= a.end_line + 1
 
 
@@ -65,16 +50,16 @@ def dedup_overlapping(results: Iterable[Result]) -> list[Result]:
     kept: list[Result] = []
     by_path: dict[str, list[Result]] = {}  # only a result of the same file can overlap
     for result in results:
-        same_file = by_path.setdefault(result.path, [])
-        if not any(overlaps(result, other) for other in same_file):
+        same_file = by_path.setdefault(result.chunk.path, [])
+        if not any(overlaps(result.chunk, other.chunk) for other in same_file):
             kept.append(result)
             same_file.append(result)
     return kept
 
 
-def _lines(result: Result) -> list[str]:
-    lines = result.text.split("\n")
-    if len(lines) == result.end_line - result.start_line + 2 and lines[-1] == "":
+def _lines(chunk: Chunk) -> list[str]:
+    lines = chunk.text.split("\n")
+    if len(lines) == chunk.end_line - chunk.start_line + 2 and lines[-1] == "":
         lines.pop()  # the chunk's text ends with its last line's newline
     return lines
 
@@ -86,15 +71,17 @@ def merge_adjacent(results: Sequence[Result], max_lines: int | None = None) -> l
     ones always merge: no line is shown twice)."""
     merged: list[Result] = []
     for result in results:
+        new = result.chunk
         for i, kept in enumerate(merged):
-            same = kept.path == result.path and kept.revision == result.revision
-            start = min(kept.start_line, result.start_line)
-            end = max(kept.end_line, result.end_line)
-            overlapping = same and overlaps(kept, result)
+            old = kept.chunk
+            same = old.path == new.path and old.revision == new.revision
+            start = min(old.start_line, new.start_line)
+            end = max(old.end_line, new.end_line)
+            overlapping = same and overlaps(old, new)
             touching = (
                 same
-                and result.start_line <= kept.end_line + 1
-                and kept.start_line <= result.end_line + 1
+                and new.start_line <= old.end_line + 1
+                and old.start_line <= new.end_line + 1
                 and (max_lines is None or end - start + 1 <= max_lines)
             )
             if overlapping or touching:
@@ -106,65 +93,75 @@ def merge_adjacent(results: Sequence[Result], max_lines: int | None = None) -> l
 
 
 def _merge_two(a: Result, b: Result) -> Result:
-    by_line = dict(enumerate(_lines(b), start=b.start_line))
-    by_line.update(enumerate(_lines(a), start=a.start_line))
-    start, end = min(a.start_line, b.start_line), max(a.end_line, b.end_line)
+    first, second = a.chunk, b.chunk
+    by_line = dict(enumerate(_lines(second), start=second.start_line))
+    by_line.update(enumerate(_lines(first), start=first.start_line))
+    start, end = min(first.start_line, second.start_line), max(first.end_line, second.end_line)
     text = "\n".join(by_line[n] for n in range(start, end + 1))
-    if a.text.endswith("\n") and b.text.endswith("\n"):
+    if first.text.endswith("\n") and second.text.endswith("\n"):
         text += "\n"
     # Each line keeps the symbol of the chunk it came from (a's where they overlap, as its text).
-    by_symbol = {n: b.symbol_at(n) for n in range(b.start_line, b.end_line + 1)}
-    by_symbol.update((n, a.symbol_at(n)) for n in range(a.start_line, a.end_line + 1))
-    return replace(
-        _with_pieces(a, [(n, by_symbol[n]) for n in range(start, end + 1)]),
+    by_symbol = {n: b.symbol_at(n) for n in range(second.start_line, second.end_line + 1)}
+    by_symbol.update((n, a.symbol_at(n)) for n in range(first.start_line, first.end_line + 1))
+    symbol, pieces = _pieces([(n, by_symbol[n]) for n in range(start, end + 1)], first.symbol)
+    chunk = replace(
+        first,
         start_line=start,
         end_line=end,
         text=text,
         content_hash=content_hash(text),
-        start_byte=min(a.start_byte, b.start_byte),
-        end_byte=max(a.end_byte, b.end_byte),
-        defines=tuple(dict.fromkeys(a.defines + b.defines)),
-        score=max(a.score, b.score),
-        terms=a.terms if a.score >= b.score else b.terms,  # those of the score shown
+        start_byte=min(first.start_byte, second.start_byte),
+        end_byte=max(first.end_byte, second.end_byte),
+        symbol=symbol,
+        defines=tuple(dict.fromkeys(first.defines + second.defines)),
         # both hold the findings of the lines they share
-        untrusted=tuple(sorted(dict.fromkeys(a.untrusted + b.untrusted), key=lambda f: f.line)),
+        untrusted=tuple(
+            sorted(dict.fromkeys(first.untrusted + second.untrusted), key=lambda f: f.line)
+        ),
     )
+    score, terms = (a.score, a.terms) if a.score >= b.score else (b.score, b.terms)
+    return Result(chunk, score, terms, pieces)  # the terms of the score shown
 
 
-def _with_pieces(result: Result, symbols: list[tuple[int, str | None]]) -> Result:
-    """``result`` whose lines (number, symbol of its chunk) are ``symbols``: one piece per run
-    of lines of one symbol, and as its own symbol what encloses them all."""
+def _pieces(symbols: list[tuple[int, str | None]], alone: str | None) -> tuple[str | None, Pieces]:
+    """The symbol and pieces of lines (number, symbol of its chunk) ``symbols``: one piece per
+    run of lines of one symbol, and as the symbol what encloses them all (``alone`` when there
+    are no lines)."""
     pieces = tuple(
         (line, symbol)
         for i, (line, symbol) in enumerate(symbols)
         if i == 0 or symbol != symbols[i - 1][1]
     )
     if len(pieces) <= 1:
-        return replace(result, symbol=pieces[0][1] if pieces else result.symbol, pieces=())
-    return replace(result, symbol=enclosing_all([s for _, s in pieces]), pieces=pieces)
+        return (pieces[0][1] if pieces else alone), ()
+    return enclosing_all([s for _, s in pieces]), pieces
 
 
 def line_range(result: Result, start: int, end: int) -> Result:
     """Lines ``start``..``end`` (true file line numbers, within the result) as a result of their
     own; byte offsets are those of the whole result (callers re-locate by content)."""
-    lines = _lines(result)[start - result.start_line : end - result.start_line + 1]
+    chunk = result.chunk
+    lines = _lines(chunk)[start - chunk.start_line : end - chunk.start_line + 1]
     text = "\n".join(lines) + "\n"
-    if result.pieces:
-        result = _with_pieces(result, [(n, result.symbol_at(n)) for n in range(start, end + 1)])
-    return replace(
-        result,
+    symbol, pieces = chunk.symbol, result.pieces
+    if pieces:
+        symbol, pieces = _pieces([(n, result.symbol_at(n)) for n in range(start, end + 1)], symbol)
+    cut = replace(
+        chunk,
         start_line=start,
         end_line=end,
         text=text,
         content_hash=content_hash(text),
-        untrusted=findings_within(result.untrusted, start, end),
+        symbol=symbol,
+        untrusted=findings_within(chunk.untrusted, start, end),
     )
+    return Result(cut, result.score, result.terms, pieces)
 
 
 def cut_to_terms(result: Result, terms: Iterable[str], max_lines: int = MAX_SOURCE_LINES) -> Result:
     """A source over ``max_lines`` lines cut to the window of ``max_lines`` holding the most
     question words (the earliest such window: a definition's signature comes first)."""
-    lines = _lines(result)
+    lines = _lines(result.chunk)
     if len(lines) <= max_lines:
         return result
     wanted = set(terms)
@@ -174,8 +171,12 @@ def cut_to_terms(result: Result, terms: Iterable[str], max_lines: int = MAX_SOUR
     ]
     starts = range(len(lines) - max_lines + 1)
     best_at = max(starts, key=lambda at: (sum(hits[at : at + max_lines]), -at))
-    start = result.start_line + best_at
+    start = result.chunk.start_line + best_at
     return line_range(result, start, start + max_lines - 1)
+
+
+def _overlaps_any(result: Result, others: Iterable[Result]) -> bool:
+    return any(overlaps(result.chunk, other.chunk) for other in others)
 
 
 def select_sources(
@@ -198,21 +199,22 @@ def select_sources(
     for result in candidates:
         if result.score < floor:
             continue
-        kind = role(result.path, result.language)
+        chunk = result.chunk
+        kind = role(chunk.path, chunk.language)
         supporting = kind != "code" and kind not in asked
         if supporting and non_code >= NON_CODE_QUOTA:
             continue
-        full = sum(1 for s in selected if any(overlaps(s, b) for b in bodies)) >= max_sources
-        if full and not any(_touching(result, s) for s in selected):
+        full = sum(1 for s in selected if _overlaps_any(s, bodies)) >= max_sources
+        if full and not any(_touching(chunk, s.chunk) for s in selected):
             continue  # the cap is reached: only a neighbour of a kept source can still join
-        heads = [h for h in headers_for(result) if not any(overlaps(h, s) for s in selected)]
+        heads = [h for h in headers_for(result) if not _overlaps_any(h, selected)]
         merged = merge_adjacent([*selected, *heads, result], MAX_SOURCE_LINES)
         trial = [cut_to_terms(source, terms) for source in merged]
         # a source of signature lines alone belongs to the source it introduces: not counted
-        counted = sum(1 for s in merged if any(overlaps(s, b) for b in [*bodies, result]))
+        counted = sum(1 for s in merged if _overlaps_any(s, [*bodies, result]))
         if counted > max_sources:
             continue  # only a neighbour of a kept source can still join
-        cost = sum(estimate_tokens(s.text) for s in trial)
+        cost = sum(estimate_tokens(s.chunk.text) for s in trial)
         if cost > token_budget:
             continue  # too big for what is left (or for any prompt: a very long line)
         selected = merged

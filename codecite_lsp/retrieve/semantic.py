@@ -39,10 +39,10 @@ def windows(result: Result) -> list[str]:
     about the first 500 characters, and the definition a question is about starts later than
     that in nearly half of the chunks that hold it (docs/benchmarks.md); the chunk's own text
     keeps the content hash the vectors' fill used."""
-    lines = result.text.splitlines(keepends=True)
-    starts = sorted({h.start_line for h in headers(result.path, result.text)} - {1})
+    lines = result.chunk.text.splitlines(keepends=True)
+    starts = sorted({h.start_line for h in headers(result.chunk.path, result.chunk.text)} - {1})
     bounds = [*starts, len(lines) + 1]
-    return [result.text] + ["".join(lines[a - 1 : b - 1]) for a, b in pairwise(bounds)]
+    return [result.chunk.text] + ["".join(lines[a - 1 : b - 1]) for a, b in pairwise(bounds)]
 
 
 class SemanticRanker:

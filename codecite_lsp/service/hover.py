@@ -78,13 +78,13 @@ def explain(
     # file's, the lines around the hovered one first.
     around = next(
         (
-            r.content_hash
+            r.chunk.content_hash
             for r in found.selected
-            if r.path == rel and r.start_line <= hovered.line <= r.end_line
+            if r.chunk.path == rel and r.chunk.start_line <= hovered.line <= r.chunk.end_line
         ),
         "",
     )
-    hashes = tuple(result.content_hash for result in found.selected)
+    hashes = tuple(result.chunk.content_hash for result in found.selected)
     key = (symbol, rel, around, hashes, file_links)
     if key not in session.hovers:
         session.hovers[key] = explain_symbol(

@@ -28,4 +28,4 @@ def search(
 
     privacy = parts.privacy()
     results = parts.retriever.results(query, limit=limit)
-    return [SearchResult.of(r) for r in results if privacy.path_refusal(r.path) is None]
+    return [SearchResult.of(r) for r in results if privacy.path_refusal(r.chunk.path) is None]

@@ -46,7 +46,7 @@ def _closest(entry: Prepared, quote: str) -> tuple[int, int] | None:
             best, where = ratio, first
     if where is None or best < 0.5:
         return None
-    start = entry.source.start_line + where
+    start = entry.source.result.chunk.start_line + where
     return start, start + size - 1
 
 
@@ -67,9 +67,11 @@ def _whole_words(quote: str, held: str) -> str | None:
 def _citation_help(check: CitationCheck, prepared: dict[str, Prepared]) -> list[str]:
     entry = prepared.get(check.label or "")
     if entry is None or check.start_line is None or check.end_line is None:
-        given = ", ".join(f"{label} ({p.source.path})" for label, p in prepared.items())
+        given = ", ".join(
+            f"{label} ({p.source.result.chunk.path})" for label, p in prepared.items()
+        )
         return [f"  The given sources are: {given or 'none'}."]
-    src = entry.source
+    src = entry.source.result.chunk
     start = max(check.start_line, src.start_line)
     end = min(check.end_line, src.end_line)
     notes = []
@@ -158,7 +160,7 @@ def retry_feedback(failures: list[CitationCheck], sources: list[Source]) -> str:
 
 def user_detail(failures: list[CitationCheck], sources: list[Source]) -> str:
     """The failures in the user's terms: paths and lines, at most a few, no labels."""
-    paths = {source.label: source.path for source in sources}
+    paths = {source.label: source.result.chunk.path for source in sources}
     phrases: list[str] = []
     for check in failures:
         template = wording.FAILURES[check.why or "malformed_reply"]

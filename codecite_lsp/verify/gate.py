@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from ..core import wording
 from ..core.answers import Citation, ClaimSpan, GapSpan, ProseSpan
-from ..core.records import Source
+from ..core.records import Result, Source
 from ..ingest.injection import Finding, kinds, source_findings
 from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
 from .prose import gap_problem, gap_subject, prose_problem, word_stems
@@ -162,8 +162,8 @@ class Prepared:
     def byte_span(self, start_line: int, end_line: int) -> tuple[int, int]:
         """File byte offsets of the cited lines: start of the first, end of the last's content."""
         if self._byte_spans is None:
-            spans, offset = [], self.source.start_byte
-            pieces = _EOL.split(self.source.text)
+            spans, offset = [], self.source.result.chunk.start_byte
+            pieces = _EOL.split(self.source.result.chunk.text)
             for index in range(0, len(pieces), 2):
                 size = len(pieces[index].encode("utf-8"))
                 spans.append((offset, offset + size))
@@ -173,19 +173,22 @@ class Prepared:
             # Lines the text lacks (a declared empty last line) sit at its end.
             spans += [(end, end)] * (len(self.lines) - len(spans))
             self._byte_spans = spans
-        first = start_line - self.source.start_line
-        last = end_line - self.source.start_line
+        first = start_line - self.source.result.chunk.start_line
+        last = end_line - self.source.result.chunk.start_line
         return self._byte_spans[first][0], self._byte_spans[last][1]
 
     def cited(self, start_line: int, end_line: int) -> list[str]:
-        first = self.source.start_line
+        first = self.source.result.chunk.start_line
         return self.lines[start_line - first : end_line - first + 1]
 
 
 def prepare(sources: list[Source]) -> dict[str, Prepared]:
     prepared = {}
     for source in sources:
-        lines = declared_lines(source.text, source.end_line - source.start_line + 1)
+        lines = declared_lines(
+            source.result.chunk.text,
+            source.result.chunk.end_line - source.result.chunk.start_line + 1,
+        )
         prepared[source.label] = Prepared(
             source, lines, normalise_ws("\n".join(lines)), source_findings(source)
         )
@@ -222,7 +225,7 @@ def _check(
         return result("empty_quote", "the quote is empty")
     if start > end:
         return result("bad_line_range", f"start_line {start} is after end_line {end}")
-    src = entry.source
+    src = entry.source.result.chunk
     if start < src.start_line or end > src.end_line:
         return result(
             "lines_outside_source",
@@ -235,7 +238,8 @@ def _check(
                 "the quote contains line-number prefixes like '12 | '; they are not in the file",
             )
         return result(
-            "quote_not_found", f"the quote does not occur verbatim in {label} ({src.path})"
+            "quote_not_found",
+            f"the quote does not occur verbatim in {label} ({src.path})",
         )
     problem = quote_problem(cite.quote, entry.cited(start, end))
     if problem == "quote_not_held":
@@ -252,7 +256,7 @@ def _check(
 
 
 def _citation(cite: ReplyCitation, entry: Prepared) -> Citation:
-    src = entry.source
+    src = entry.source.result.chunk
     start_byte, end_byte = entry.byte_span(cite.start_line, cite.end_line)
     return Citation(
         path=src.path,
@@ -277,8 +281,8 @@ def _narrowed(cite: ReplyCitation, entry: Prepared) -> ReplyCitation:
 def _enclosing(prepared: dict[str, Prepared], path: str, line: int) -> str:
     known: dict[int, str] = {}
     for entry in prepared.values():
-        if entry.source.path == path:
-            known.update(enumerate(entry.lines, start=entry.source.start_line))
+        if entry.source.result.chunk.path == path:
+            known.update(enumerate(entry.lines, start=entry.source.result.chunk.start_line))
     return enclosing_definition(known, line)
 
 
@@ -301,9 +305,9 @@ def _unsupported(
         numbers.update(range(cite.start_line, cite.end_line + 1))
         entry = prepared[cite.source]
         held += [cite.quote, *entry.cited(cite.start_line, cite.end_line)]
-        enclosing = _enclosing(prepared, entry.source.path, cite.start_line)
-        symbols = entry.source.symbols_within(cite.start_line, cite.end_line)
-        names += [*symbols, entry.source.path, enclosing]
+        enclosing = _enclosing(prepared, entry.source.result.chunk.path, cite.start_line)
+        symbols = entry.source.result.symbols_within(cite.start_line, cite.end_line)
+        names += [*symbols, entry.source.result.chunk.path, enclosing]
     absent = missing(text, Evidence("\n".join(held), "\n".join(names), frozenset(numbers)))
     if not absent:
         return None
@@ -317,11 +321,19 @@ def _untrusted(
 ) -> CitationCheck:
     entry = prepared[cites[0].source]
     detail = (
-        f"{entry.source.label} ({entry.source.path}) holds text addressed to an AI model "
+        f"{entry.source.label} ({entry.source.result.chunk.path}) holds text addressed to an AI "
+        "model "
         f"({', '.join(kinds(entry.flags))}, line {entry.flags[0].line}): it is data, not a "
         "source a claim can rest on alone"
     )
     return _claim_failure(index, text, cites[0], "untrusted_source", detail)
+
+
+def _said(result: Result) -> str:
+    """What a source says of itself, for the words a gap may name: path, symbols, text."""
+    chunk = result.chunk
+    symbols = result.symbols_within(chunk.start_line, chunk.end_line)
+    return f"{chunk.path} {' '.join(symbols)} {chunk.text}"
 
 
 def _span_failure(index: int, why: Why, detail: str, text: str) -> CitationCheck:
@@ -380,10 +392,7 @@ def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "")
             continue
         gap = isinstance(span, ReplyGap)
         if gap and known is None:
-            known = asked | word_stems(
-                f"{s.path} {' '.join(s.symbols_within(s.start_line, s.end_line))} {s.text}"
-                for s in sources
-            )
+            known = asked | word_stems(_said(source.result) for source in sources)
         problem = gap_problem(span.text, known) if gap else prose_problem(span.text, asked)
         if problem is not None:
             why: Why = "gap_states_fact" if gap else "prose_states_fact"

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from codecite_lsp.core.config import ConfigError, load_config
-from codecite_lsp.core.records import Source
+from codecite_lsp.core.records import outside_source
 from codecite_lsp.index.manifest import folder_fingerprint
 from codecite_lsp.offline.extractive import answer
 
@@ -169,7 +169,7 @@ def test_a_module_level_line_is_not_said_to_be_inside_the_next_function() -> Non
         "def current_task(loop=None):\n"
         "    return None\n"
     )
-    source = Source(
+    source = outside_source(
         label="S1", path="asyncio/tasks.py", start_line=1, end_line=9, text=text,
         symbol="current_task", content_hash="h", revision="r", start_byte=0,
     )  # fmt: skip

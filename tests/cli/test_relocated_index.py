@@ -81,7 +81,7 @@ def test_a_copied_index_is_reused_and_only_a_changed_file_is_rewritten(tmp_path:
     assert not again.unchanged  # the stat walk differed: the files' content said unchanged
 
     found = open_retriever(repo, config).search("settle_ledger_7_13", limit=1)
-    assert [r.path for r in found] == ["service_7/part_13.py"]
+    assert [r.chunk.path for r in found] == ["service_7/part_13.py"]
     answer = Answerer(repo, config).ask("What happens to the old signing key when rotated?")
     assert isinstance(answer, Answered), answer
     cited = [c for s in answer.spans if isinstance(s, ClaimSpan) for c in s.citations]
@@ -107,6 +107,6 @@ def test_a_copied_index_is_reused_and_only_a_changed_file_is_rewritten(tmp_path:
         "service_3/part_4.py"
     ]
     hits = open_retriever(repo, config).search("reconcile_drifted_totals", limit=1)
-    assert [r.path for r in hits] == ["service_3/part_4.py"]
+    assert [r.chunk.path for r in hits] == ["service_3/part_4.py"]
     old_text = open_retriever(repo, config).search("settle_ledger_3_4", limit=3)
-    assert all(r.path != "service_3/part_4.py" for r in old_text)
+    assert all(r.chunk.path != "service_3/part_4.py" for r in old_text)

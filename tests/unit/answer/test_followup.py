@@ -120,7 +120,7 @@ def requests_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Confi
 
 def _found(answerer: Answerer, question: str, path: str, line: str) -> bool:
     selected = answerer.retriever.retrieve(question).selected
-    return any(r.path == path and line in r.text for r in selected)
+    return any(r.chunk.path == path and line in r.chunk.text for r in selected)
 
 
 def test_follow_ups_retrieve_the_code_the_previous_turn_was_about(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from codecite_lsp.answer.hover import Hovered, extractive_answer
 from codecite_lsp.core.answers import ClaimSpan
-from codecite_lsp.core.records import Source
+from codecite_lsp.core.records import Source, outside_source
 
 TOKENS = (
     '"""Signed session tokens."""\n\nimport time\n\n'
@@ -26,8 +26,8 @@ def definition_claim(
 
 def test_hovering_a_constant_quotes_the_line_that_gives_it_its_value() -> None:
     sources = [
-        Source("S1", "app/session.py", 1, 3, CALLER),
-        Source("S2", "app/tokens.py", 1, 10, TOKENS),
+        outside_source("S1", "app/session.py", 1, 3, CALLER),
+        outside_source("S2", "app/tokens.py", 1, 10, TOKENS),
     ]
     answer = extractive_answer("TOKEN_TTL_SECONDS", sources)
     assert answer is not None
@@ -63,8 +63,8 @@ def test_hovering_a_module_variable_quotes_its_module_level_value_not_a_local_of
     # Retrieval ranked the function with a local `res` first; the hover said `res` was
     # `var res = this;`.
     sources = [
-        Source("S1", "lib/response.js", 120, 124, SEND_FILE),
-        Source("S2", "lib/response.js", 40, 44, RESPONSE_TOP),
+        outside_source("S1", "lib/response.js", 120, 124, SEND_FILE),
+        outside_source("S2", "lib/response.js", 40, 44, RESPONSE_TOP),
     ]
     first = definition_claim("res", sources)
     assert first.text.startswith("`res` is defined in lib/response.js"), first.text
@@ -92,8 +92,8 @@ USE_CHECKS = (
 
 def test_a_hovers_use_is_a_line_using_the_name_in_code_not_a_message_saying_it() -> None:
     sources = [
-        Source("S1", "lib/application.js", 40, 44, APPLICATION_TOP),
-        Source("S2", "lib/application.js", 200, 206, USE_CHECKS, symbol="app.use"),
+        outside_source("S1", "lib/application.js", 40, 44, APPLICATION_TOP),
+        outside_source("S2", "lib/application.js", 200, 206, USE_CHECKS, symbol="app.use"),
     ]
     answer = extractive_answer("app", sources, Hovered("lib/application.js", 43))
     assert answer is not None
@@ -136,8 +136,8 @@ def test_hovering_a_local_quotes_its_own_assignment_and_no_docstring_above_anoth
     # httpx: hovering `parts` in _multipart.py's render_headers said "`parts` is defined in
     # _urlparse.py: `string`: The string to be percent-escaped.", quoting quote()'s docstring.
     sources = [
-        Source("S1", "_urlparse.py", 495, 504, QUOTE, symbol="quote"),
-        Source(
+        outside_source("S1", "_urlparse.py", 495, 504, QUOTE, symbol="quote"),
+        outside_source(
             "S2", "_multipart.py", 186, 195, RENDER_HEADERS, symbol="MultipartFile.render_headers"
         ),
     ]
@@ -169,7 +169,7 @@ FUNCTION_NAME = (
 def test_a_comment_under_an_assignment_is_not_its_documentation() -> None:
     # gin's recovery.go: "`name` is defined in recovery.go: The name includes the path name to
     # the package, which is unnecessary", the comment about the line below it.
-    sources = [Source("S1", "recovery.go", 170, 178, FUNCTION_NAME, symbol="function")]
+    sources = [outside_source("S1", "recovery.go", 170, 178, FUNCTION_NAME, symbol="function")]
     first = definition_claim("name", sources)
     assert first.text == "`name` is defined in recovery.go:", first.text
     assert [c.quote for c in first.citations] == ["name := fn.Name()"]

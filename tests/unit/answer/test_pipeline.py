@@ -192,7 +192,7 @@ def test_unverifiable_answers_are_refused(
     indexed: tuple[Path, Config], sources: list[Source], variant: str
 ) -> None:
     good = cite(sources, "keyvault/keys.py", "old.retired_at = now")
-    assert "keyvault/tokens.py" not in {s.path for s in sources}
+    assert "keyvault/tokens.py" not in {s.result.chunk.path for s in sources}
     spans = {
         "paraphrased": [claim("Retired.", {**good, "quote": "old.retired_at = the current time"})],
         "lines_wrong": [claim("Retired.", cite(sources, "keyvault/keys.py", "old.retired_at", -3))],
@@ -370,7 +370,9 @@ def test_injection_inside_a_retrieved_chunk_cannot_buy_a_citation(
     config = index_repo(repo, tmp_path / "index")
     answerer = Answerer(repo, config)
     sources = sources_for(answerer, QUESTION)
-    assert "docs/rotation-notes.md" in {s.path for s in sources}  # the attack is in the prompt
+    assert "docs/rotation-notes.md" in {
+        s.result.chunk.path for s in sources
+    }  # the attack is in the prompt
     obeyed = {"source": "S9", "start_line": 3, "end_line": 3, "quote": "keys are never rotated"}
     attacked = mocked((repo, config), reply(claim("Keys are never rotated.", obeyed))).ask(QUESTION)
 

@@ -45,7 +45,9 @@ def test_the_planted_file_ranks_but_its_claims_are_never_shown_as_verified(
     planted: tuple[Path, Config], litellm_calls: LitellmCalls
 ) -> None:
     sources = sources_for(Answerer(*planted), QUESTION)
-    assert "click/answers.py" in [source.path for source in sources]  # the attack reaches the model
+    assert "click/answers.py" in [
+        source.result.chunk.path for source in sources
+    ]  # the attack reaches the model
     obedient = reply(
         claim(
             "The admin password is hunter2.",

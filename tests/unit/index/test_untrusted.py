@@ -115,8 +115,10 @@ def test_an_index_of_the_older_layout_is_rebuilt_and_its_chunks_scanned(tmp_path
     assert json.loads((index / "meta.json").read_text())["schema_version"] == SCHEMA_VERSION
     config = index_files(tmp_path, {})  # the same repository and index folder, indexed again
     retriever = open_retriever(repo, config)
-    (first,) = [r for r in retriever.search("admin password hunter2") if r.path.endswith("wers.py")]
-    assert first.untrusted
+    (first,) = [
+        r for r in retriever.search("admin password hunter2") if r.chunk.path.endswith("wers.py")
+    ]
+    assert first.chunk.untrusted
 
 
 def test_an_index_scanned_under_other_rules_is_rebuilt(tmp_path: Path) -> None:

@@ -41,7 +41,9 @@ def grown(tmp_path: Path) -> Path:
 
 
 def places(results: list[Result]) -> list[tuple[str, int, int, float]]:
-    return [(r.path, r.start_line, r.end_line, round(r.score, 6)) for r in results]
+    return [
+        (r.chunk.path, r.chunk.start_line, r.chunk.end_line, round(r.score, 6)) for r in results
+    ]
 
 
 def keys(chunks: list[Chunk]) -> list[str]:
@@ -119,8 +121,10 @@ def test_a_saved_file_is_searched_as_saved(grown: Path) -> None:
     retriever = loaded(grown)
     assert retriever.embedder is not None
     before = retriever.search("refill_6", 5)
-    assert before and before[0].path == "gen/mod6.py"
-    assert all("zebraquartz" not in r.text for r in retriever.search("zebraquartz_window", 20))
+    assert before and before[0].chunk.path == "gen/mod6.py"
+    assert all(
+        "zebraquartz" not in r.chunk.text for r in retriever.search("zebraquartz_window", 20)
+    )
 
     target = grown / "gen" / "mod6.py"
     target.write_text(
@@ -129,8 +133,12 @@ def test_a_saved_file_is_searched_as_saved(grown: Path) -> None:
     Indexer(grown, Config()).update_paths(["gen/mod6.py"])  # another store writes, as in the server
 
     found = retriever.search("zebraquartz_window", 5)
-    assert found and found[0].path == "gen/mod6.py" and "zebraquartz_window" in found[0].text
-    assert all(not whole_word("refill_6", r.text) for r in retriever.search("refill_6", 20))
+    assert (
+        found
+        and found[0].chunk.path == "gen/mod6.py"
+        and "zebraquartz_window" in found[0].chunk.text
+    )
+    assert all(not whole_word("refill_6", r.chunk.text) for r in retriever.search("refill_6", 20))
     assert [c.start_line for c in retriever.store.chunks_for_path("gen/mod6.py")] == [1]
     assert retriever.store.naming(["zebraquartz_window"], 5)[0].path == "gen/mod6.py"
     assert retriever.store.naming(["refill_6"], 5) == []
@@ -140,7 +148,9 @@ def test_a_saved_file_is_searched_as_saved(grown: Path) -> None:
 
     target.unlink()
     Indexer(grown, Config()).update_paths(["gen/mod6.py"])
-    assert all("zebraquartz" not in r.text for r in retriever.search("zebraquartz_window", 20))
+    assert all(
+        "zebraquartz" not in r.chunk.text for r in retriever.search("zebraquartz_window", 20)
+    )
     assert retriever.store.chunks_for_path("gen/mod6.py") == []
 
 
@@ -171,8 +181,8 @@ def test_writes_told_to_the_view_leave_it_as_a_fresh_load(grown: Path) -> None:
     forget_view(Config().resolved_index_dir(grown))
     fresh = loaded(grown)
     assert fresh.store.view is not told.store.view
-    assert told.search("rotate_fresh", 1)[0].path == "gen/fresh.py"
-    assert all(r.path != "gen/mod8.py" for r in told.search("refill_8", 10))
+    assert told.search("rotate_fresh", 1)[0].chunk.path == "gen/fresh.py"
+    assert all(r.chunk.path != "gen/mod8.py" for r in told.search("refill_8", 10))
     names = ["rotate_3", "rotate_fresh", "rotate_4", "rotate_8", "sign_5"]
     assert keys(told.store.naming(names, 3)) == keys(fresh.store.naming(names, 3))
     assert told.store.references() == fresh.store.references()

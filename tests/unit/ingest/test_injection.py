@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codecite_lsp.answer.prompt import untrusted_mark
-from codecite_lsp.core.records import Source
+from codecite_lsp.core.records import Finding, Source, outside_source
 from codecite_lsp.ingest.injection import findings, kinds, source_findings, visible
 from codecite_lsp.verify.gate import GateFailed, verify
 
@@ -79,7 +79,8 @@ def test_invisible_characters_are_spelled_out_for_the_reader() -> None:
 def test_a_source_keeps_the_findings_the_index_stored_and_unscanned_text_is_scanned() -> None:
     text = PLANTED.read_text(encoding="utf-8")
     end = 20 + text.count("\n") - 1
-    unscanned = Source("S1", "click/_answers.py", 20, end, text)  # e.g. an MCP caller's source
+    unscanned = outside_source("S1", "click/_answers.py", 20, end, text)  # an MCP caller's
+
     found = source_findings(unscanned)
     assert sorted({finding.line for finding in found}) == [22, 23, 24]  # file lines
     # The gate names the file line of what it found.
@@ -90,7 +91,13 @@ def test_a_source_keeps_the_findings_the_index_stored_and_unscanned_text_is_scan
     assert "line 22" in result.failures[0].detail
 
     # A retrieved source carries what the index found when it cut the chunk: no second scan.
-    stored = replace(unscanned, untrusted=found[:1])
+    stored = scanned(unscanned, found[:1])
     assert source_findings(stored) == found[:1]
     assert "UNTRUSTED" in untrusted_mark(stored) and "(addressed_to_ai)" in untrusted_mark(stored)
-    assert untrusted_mark(replace(unscanned, untrusted=())) == ""
+    assert untrusted_mark(scanned(unscanned, ())) == ""
+
+
+def scanned(source: Source, found: tuple[Finding, ...]) -> Source:
+    """``source`` as the index would give it, its chunk carrying ``found``."""
+    chunk = replace(source.result.chunk, untrusted=found)
+    return Source(replace(source.result, chunk=chunk), source.label)

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+from record_helpers import result
 
 from codecite_lsp.core.answers import Refused
 from codecite_lsp.core.records import Result
@@ -56,7 +57,7 @@ class FakeRetriever:
 
     def results(self, query: str, limit: int) -> list[Result]:
         self.calls.append(("results", (query, limit)))
-        return [Result(path, 1, 2, None, 1.0, "h", "x = 1") for path in ("a.py", ".env")]
+        return [result(path, 1, 2, "x = 1") for path in ("a.py", ".env")]
 
 
 class FakeAnswerer:

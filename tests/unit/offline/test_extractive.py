@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from lsp_helpers import FIXTURE as REPO
 
-from codecite_lsp.core.records import Source
+from codecite_lsp.core.records import Source, outside_source
 from codecite_lsp.offline.extractive import answer
 from codecite_lsp.offline.hover import hover_answer
 from codecite_lsp.verify.gate import GatePassed, GateRefusedByModel, verify
@@ -32,7 +32,9 @@ def repo_sources(window: int) -> list[Source]:
         for start in range(0, len(lines), window):
             part = lines[start : start + window]
             sources.append(
-                Source(f"S{len(sources) + 1}", rel, start + 1, start + len(part), "\n".join(part))
+                outside_source(
+                    f"S{len(sources) + 1}", rel, start + 1, start + len(part), "\n".join(part)
+                )
             )
     return sources
 
@@ -43,7 +45,7 @@ def claims_of(raw: str) -> list[dict[str, Any]]:
 
 def lines_cited(sources: list[Source], claim: dict[str, Any]) -> tuple[str, int, int]:
     citation = claim["citations"][0]
-    path = next(s.path for s in sources if s.label == citation["source"])
+    path = next(s.result.chunk.path for s in sources if s.label == citation["source"])
     return path, citation["start_line"], citation["end_line"]
 
 
@@ -109,7 +111,11 @@ def test_no_sources_refuse() -> None:
 
 def test_hover_summarises_the_definition_and_cites_uses() -> None:
     sources = repo_sources(20)
-    definition = next(s for s in sources if s.path == "keyvault/keys.py" and s.start_line == 41)
+    definition = next(
+        s
+        for s in sources
+        if s.result.chunk.path == "keyvault/keys.py" and s.result.chunk.start_line == 41
+    )
     raw = hover_answer("rotate_key", definition, [s for s in sources if s is not definition])
     claims = claims_of(raw)
     first = claims[0]
@@ -126,7 +132,7 @@ def test_hover_summarises_the_definition_and_cites_uses() -> None:
 
 def test_hover_takes_a_doc_comment_above_a_typescript_method() -> None:
     sources = repo_sources(80)
-    client = next(s for s in sources if s.path == "web/src/client.ts")
+    client = next(s for s in sources if s.result.chunk.path == "web/src/client.ts")
     raw = hover_answer("KeyvaultClient.rotateKey", client, [])
     first = claims_of(raw)[0]
     assert first["text"].endswith(": Ask the server to rotate the caller's API key.")
@@ -157,7 +163,9 @@ def test_claim_text_names_the_enclosing_definition_and_the_fitting_sentence() ->
 def chunked(rel: str, cuts: list[tuple[int, int]], first_label: int) -> list[Source]:
     lines = (REPO / rel).read_text(encoding="utf-8").split("\n")
     return [
-        Source(f"S{first_label + i}", rel, a, b, "\n".join(lines[a - 1 : b]) + "\n", symbol=None)
+        outside_source(
+            f"S{first_label + i}", rel, a, b, "\n".join(lines[a - 1 : b]) + "\n", symbol=None
+        )
         for i, (a, b) in enumerate(cuts)
     ]
 
@@ -183,7 +191,7 @@ def test_a_signature_and_docstring_split_across_chunks_are_quoted_together() -> 
 
 
 def test_hover_joins_the_definition_chunk_with_its_docstring_chunk() -> None:
-    definition = next(s for s in SPLIT if s.start_line == 47)
+    definition = next(s for s in SPLIT if s.result.chunk.start_line == 47)
     uses = [s for s in SPLIT if s is not definition]
     raw = hover_answer("rotate_key", definition, uses)
     first = claims_of(raw)[0]
@@ -196,7 +204,7 @@ def test_hover_joins_the_definition_chunk_with_its_docstring_chunk() -> None:
 
 def source(label: str, path: str, text: str, start: int = 1, symbol: str | None = None) -> Source:
     count = text.count("\n")
-    return Source(label, path, start, start + count - 1, text, symbol=symbol)
+    return outside_source(label, path, start, start + count - 1, text, symbol=symbol)
 
 
 def test_question_terms_that_never_meet_in_one_place_are_no_answer() -> None:
@@ -285,10 +293,11 @@ def test_a_definition_saying_no_question_term_is_not_quoted_as_filler() -> None:
 
 def test_a_line_repeating_the_question_is_not_quoted_as_its_answer() -> None:
     question = "How are API keys rotated?"
-    echo = Source("S1", "README.md", 3, 3, 'codecite ask "How are API keys rotated?" --repo .')
+    echo = outside_source(
+        "S1", "README.md", 3, 3, 'codecite ask "How are API keys rotated?" --repo .'
+    )
     sources = [echo, *repo_sources(20)]
-    sources = [Source(f"S{n}", s.path, s.start_line, s.end_line, s.text)
-               for n, s in enumerate(sources, start=1)]  # fmt: skip
+    sources = [Source(s.result, f"S{n}", scanned=False) for n, s in enumerate(sources, start=1)]
     cited = [
         c["source"] for claim in claims_of(answer(question, sources)) for c in claim["citations"]
     ]
@@ -297,15 +306,17 @@ def test_a_line_repeating_the_question_is_not_quoted_as_its_answer() -> None:
 
 
 def test_hover_cites_a_use_rather_than_an_import_of_the_symbol() -> None:
-    definition = Source("S1", "lib.py", 1, 2, "def rotate(key):\n    return key[::-1]\n")
-    user = Source(
+    definition = outside_source("S1", "lib.py", 1, 2, "def rotate(key):\n    return key[::-1]\n")
+    user = outside_source(
         "S2",
         "app.py",
         1,
         4,
         "from lib import rotate\n\n\ndef main(key):\n",
     )
-    caller = Source("S3", "jobs.py", 1, 3, "from lib import rotate\n\nfresh = rotate(old_key)\n")
+    caller = outside_source(
+        "S3", "jobs.py", 1, 3, "from lib import rotate\n\nfresh = rotate(old_key)\n"
+    )
     claims = claims_of(hover_answer("rotate", definition, [user, caller]))
     quotes = [c["quote"] for claim in claims for c in claim["citations"]]
     assert "fresh = rotate(old_key)" in quotes
@@ -326,8 +337,8 @@ def test_code_is_quoted_before_a_test_restating_it_unless_tests_are_asked_about(
     )
     # The test says more of the question's words, and retrieval put it first.
     sources = [
-        Source("S1", "tests/test_keys.py", 1, 4, test),
-        Source("S2", "keyvault/keys.py", 1, 4, code),
+        outside_source("S1", "tests/test_keys.py", 1, 4, test),
+        outside_source("S2", "keyvault/keys.py", 1, 4, code),
     ]
 
     def first_path(question: str) -> str:

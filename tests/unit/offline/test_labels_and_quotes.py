@@ -10,10 +10,16 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from codecite_lsp.core.records import Source, content_hash, sources_from_results
+from codecite_lsp.core.records import (
+    Result,
+    Source,
+    content_hash,
+    outside_source,
+    sources_from_results,
+)
 from codecite_lsp.ingest.chunking import chunk_text
 from codecite_lsp.offline.hover import hover_answer
-from codecite_lsp.retrieve.selection import line_range, merge_adjacent, result_from_chunk
+from codecite_lsp.retrieve.selection import line_range, merge_adjacent
 from codecite_lsp.verify.gate import GateFailed, GatePassed, verify
 
 ENGINE = """package gin
@@ -79,7 +85,7 @@ def hover_sources(path: str, text: str, budget: int) -> list[Source]:
     touch (retrieve_for_symbol)."""
     chunks = chunk_text(path, text, revision="r1", budget=budget)
     ordered = sorted(chunks, key=lambda c: c.symbol != "Engine.handleHTTPRequest")
-    return sources_from_results(merge_adjacent([result_from_chunk(c, 1.0) for c in ordered]))
+    return sources_from_results(merge_adjacent([Result(c, 1.0) for c in ordered]))
 
 
 def claims(raw: str) -> list[dict[str, Any]]:
@@ -94,9 +100,12 @@ def test_a_merged_source_knows_which_chunk_each_line_came_from() -> None:
         (17, "Engine.handleHTTPRequest"),
     ]
     [merged] = hover_sources("gin.go", ENGINE, 900)
-    assert merged.symbol is None  # no one definition holds every line
-    assert merged.symbol_at(7) is None and merged.symbol_at(17) == "Engine.handleHTTPRequest"
-    assert merged.symbols_within(3, 20) == ["Engine.handleHTTPRequest"]
+    assert merged.result.chunk.symbol is None  # no one definition holds every line
+    assert (
+        merged.result.symbol_at(7) is None
+        and merged.result.symbol_at(17) == "Engine.handleHTTPRequest"
+    )
+    assert merged.result.symbols_within(3, 20) == ["Engine.handleHTTPRequest"]
 
 
 def test_a_hover_names_the_function_a_use_is_in_not_the_merged_neighbour() -> None:
@@ -144,21 +153,19 @@ def test_the_prompt_header_names_each_merged_chunks_lines() -> None:
 def test_methods_of_one_class_merged_keep_the_class_and_a_cut_keeps_its_piece() -> None:
     text = "".join(f"line {n}\n" for n in range(1, 9))
     lines = text.splitlines(keepends=True)
-    first = result_from_chunk(chunk_text("a.py", "x = 1\n", revision="r")[0], 0.9)
+    first = chunk_text("a.py", "x = 1\n", revision="r")[0]
     a = replace(first, start_line=1, end_line=4, text="".join(lines[:4]), symbol="Flask.a")
-    b = replace(a, start_line=5, end_line=8, text="".join(lines[4:]), symbol="Flask.b", score=0.5)
-    [merged] = merge_adjacent([a, b])
-    assert (merged.symbol, merged.pieces) == ("Flask", ((1, "Flask.a"), (5, "Flask.b")))
-    assert merged.content_hash == content_hash(text)
+    b = replace(a, start_line=5, end_line=8, text="".join(lines[4:]), symbol="Flask.b")
+    [merged] = merge_adjacent([Result(a, 0.9), Result(b, 0.5)])
+    assert (merged.chunk.symbol, merged.pieces) == ("Flask", ((1, "Flask.a"), (5, "Flask.b")))
+    assert merged.chunk.content_hash == content_hash(text)
     cut = line_range(merged, 6, 8)
-    assert (cut.symbol, cut.pieces) == ("Flask.b", ())
+    assert (cut.chunk.symbol, cut.pieces) == ("Flask.b", ())
 
 
 def test_a_hover_quotes_the_summary_of_a_long_doc_comment_above_the_definition() -> None:
     [source] = sources_from_results(
-        merge_adjacent(
-            [result_from_chunk(c, 1.0) for c in chunk_text("context.go", CLIENT_IP, revision="r")]
-        )
+        merge_adjacent([Result(c, 1.0) for c in chunk_text("context.go", CLIENT_IP, revision="r")])
     )
     raw = hover_answer("ClientIP", source, [])
     first = claims(raw)[0]
@@ -193,7 +200,7 @@ def test_a_how_question_on_go_quotes_the_statements_inside_a_function() -> None:
         "}\n"
     )
     [source] = sources_from_results(
-        [result_from_chunk(c, 1.0) for c in chunk_text("recovery.go", recovery, revision="r")]
+        [Result(c, 1.0) for c in chunk_text("recovery.go", recovery, revision="r")]
     )
     raw = answer("How is a panic recovered and logged?", [source])
     first = claims(raw)[0]
@@ -215,7 +222,7 @@ def test_a_doc_comment_is_not_labelled_with_the_definition_that_ended_above_it()
         "  }\n"
         "}\n"
     )
-    source = Source("S1", "client.ts", 1, 8, client)
+    source = outside_source("S1", "client.ts", 1, 8, client)
     raw = answer("Which function rotates API keys?", [source])
     texts = [claim["text"] for claim in claims(raw)]
     assert texts and not any("constructor" in text for text in texts)
@@ -232,7 +239,7 @@ def test_the_gate_knows_a_method_header_without_a_keyword_encloses_its_body() ->
         "  }\n"
         "}\n"
     )
-    source = Source("S1", "Gson.java", 1, 5, java)
+    source = outside_source("S1", "Gson.java", 1, 5, java)
     reply = {
         "spans": [
             {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from codecite_lsp.core.records import Source
+from codecite_lsp.core.records import Source, outside_source
 from codecite_lsp.offline.extractive import answer
 from codecite_lsp.offline.hover import hover_answer
 from codecite_lsp.offline.source_runs import read_runs
@@ -15,7 +15,7 @@ from codecite_lsp.verify.gate import GatePassed, verify
 
 def source(path: str, text: str, start: int = 1, symbol: str | None = None) -> Source:
     count = len(text.split("\n"))
-    return Source("S1", path, start, start + count - 1, text, symbol)
+    return outside_source("S1", path, start, start + count - 1, text, symbol)
 
 
 def claims(raw: str, sources: list[Source]) -> list[dict[str, Any]]:
@@ -252,7 +252,7 @@ def test_a_function_assigned_to_a_property_is_a_definition() -> None:
         ]
     symbols = {c.symbol for c in chunk_text("response.js", EXPRESS_STYLE, revision="r", budget=200)}
     assert {"res.send", "Router.prototype.use"} <= symbols
-    source = Source("S1", "lib/response.js", 1, 20, EXPRESS_STYLE)
+    source = outside_source("S1", "lib/response.js", 1, 20, EXPRESS_STYLE)
     raw = answer("How does res.send set the Content-Type?", [source])
     first = claims(raw, [source])[0]
     assert first["text"].startswith("In `send` (lib/response.js)")  # the function it is in

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from codecite_lsp.core.answers import ClaimSpan
-from codecite_lsp.core.records import Source
+from codecite_lsp.core.records import Source, outside_source
 from codecite_lsp.offline.evidence import Evidence
 from codecite_lsp.offline.extractive import answer
 from codecite_lsp.verify.gate import GatePassed, GateRefusedByModel, verify
@@ -27,7 +27,7 @@ _ENDS = re.compile(r"""[.:!?;]["')\]]*\s*(\"{3}|'{3})?\s*$""")
 
 
 def _run(item: dict[str, Any]) -> tuple[list[Source], object]:
-    sources = [Source(**source) for source in item["sources"]]
+    sources = [outside_source(**source) for source in item["sources"]]
     evidence = Evidence(**item["evidence"])
     return sources, verify(answer(item["question"], sources, evidence), sources)
 
@@ -45,8 +45,11 @@ def test_what_the_repository_cannot_answer_is_refused(item: dict[str, Any]) -> N
 
 def _file_line(sources: list[Source], path: str, number: int) -> str | None:
     for source in sources:
-        if source.path == path and source.start_line <= number <= source.end_line:
-            return source.text.split("\n")[number - source.start_line]
+        if (
+            source.result.chunk.path == path
+            and source.result.chunk.start_line <= number <= source.result.chunk.end_line
+        ):
+            return source.result.chunk.text.split("\n")[number - source.result.chunk.start_line]
     return None
 
 
@@ -80,7 +83,7 @@ def _sources(*files: tuple[str, str]) -> list[Source]:
     out = []
     for number, (path, text) in enumerate(files, start=1):
         count = text.count("\n") + 1
-        out.append(Source(f"S{number}", path, 1, count, text))
+        out.append(outside_source(f"S{number}", path, 1, count, text))
     return out
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from record_helpers import result
 
-from codecite_lsp.core.records import Result, Source
+from codecite_lsp.core.records import Result, Source, outside_source
 from codecite_lsp.offline.evidence import OFFLINE_FLOOR, Evidence, gather
 from codecite_lsp.offline.extractive import answer
 from codecite_lsp.verify.gate import GatePassed, GateRefusedByModel, verify
@@ -88,7 +89,7 @@ def _sources(*texts: tuple[str, str | None, str]) -> list[Source]:
     out, line = [], 1
     for number, (path, symbol, text) in enumerate(texts, start=1):
         count = text.count("\n")
-        out.append(Source(f"S{number}", path, line, line + count - 1, text, symbol=symbol))
+        out.append(outside_source(f"S{number}", path, line, line + count - 1, text, symbol=symbol))
         line += count + 5  # apart: one run per source
     return out
 
@@ -165,7 +166,7 @@ def test_weak_evidence_is_refused_whatever_the_lines_say() -> None:
 
 
 def _result(text: str, score: float, defines: tuple[str, ...] = ()) -> Result:
-    return Result("a.py", 1, text.count("\n") + 1, None, score, "h", text, defines=defines)
+    return result("a.py", 1, text.count("\n") + 1, text, score, defines=defines)
 
 
 def test_evidence_is_the_best_relevance_and_the_names_the_question_gives() -> None:
@@ -259,7 +260,9 @@ def test_a_named_subjects_statements_lead_when_they_say_one_of_its_words() -> No
     )
     question = "How does after_this_request register a callback for the current request only?"
     first = _claims(answer(question, sources, STRONG), sources)[0]["citations"][0]
-    assert first["source"] == "S2" and first["start_line"] >= sources[1].start_line + 4, first
+    assert (
+        first["source"] == "S2" and first["start_line"] >= sources[1].result.chunk.start_line + 4
+    ), first
 
 
 CHECK = """def _check(cite, entry):
@@ -451,7 +454,9 @@ def test_statements_saying_one_word_answer_when_their_definition_says_more() -> 
     sources = _sources(("jinja2/filters.py", "do_truncate", TRUNCATE))
     question = "How does the truncate filter cut long strings?"
     first = _claims(answer(question, sources, STRONG), sources)[0]["citations"][0]
-    assert first["start_line"] >= sources[0].start_line + 4, first  # the body, not the docstring
+    assert first["start_line"] >= sources[0].result.chunk.start_line + 4, (
+        first
+    )  # the body, not the docstring
 
 
 CLIENT_ROTATE = """export class KeyvaultClient {
@@ -497,7 +502,7 @@ def test_words_said_only_in_a_message_are_no_evidence_of_doing_it() -> None:
     # jinja's sandbox, as retrieval gave it: `unsafe_undefined` says "access" only in the
     # message it builds ("access to attribute ... is unsafe"), and that message led the answer
     # before the checks that block the access.
-    sources = [Source(**source) for source in JINJA_SANDBOX["sources"]]
+    sources = [outside_source(**source) for source in JINJA_SANDBOX["sources"]]
     first = _claims(answer(JINJA_SANDBOX["question"], sources, STRONG), sources)[0]
     quote = first["citations"][0]["quote"]
     assert "access to attribute" not in quote, first

@@ -13,7 +13,7 @@ import pytest
 from hostile_inputs import KOTLIN_BOMB, MARKDOWN_BOMB, NEST_PY
 
 from codecite_lsp.answer.hover import extractive_answer
-from codecite_lsp.core.records import Source
+from codecite_lsp.core.records import Source, outside_source
 from codecite_lsp.ingest import readback, workers
 from codecite_lsp.ingest.guard import UNGUARDED_ENV
 from codecite_lsp.ingest.readback import read_isolated
@@ -128,7 +128,7 @@ def test_a_piece_that_kills_the_worker_reads_as_nothing_and_is_logged_once(
 
 
 def source(label: str, path: str, text: str, symbol: str | None = None) -> Source:
-    return Source(label, path, 1, text.count("\n"), text, symbol)
+    return outside_source(label, path, 1, text.count("\n"), text, symbol)
 
 
 def test_an_offline_answer_survives_a_source_that_kills_the_parser(unguarded: None) -> None:

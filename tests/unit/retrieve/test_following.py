@@ -36,10 +36,10 @@ def test_the_code_ranks_above_the_doc_that_describes_it(tmp_path: Path) -> None:
     )
     retriever = open_retriever(tmp_path / "repo", config)
     question = "How does the client retry failed requests?"
-    assert retriever.search(question)[0].path == "src/client.py"
-    assert retriever.retrieve(question).selected[0].path == "src/client.py"
+    assert retriever.search(question)[0].chunk.path == "src/client.py"
+    assert retriever.retrieve(question).selected[0].chunk.path == "src/client.py"
     asked = retriever.search("Where do the docs describe how failed requests are retried?")
-    assert asked[0].path == "docs/retries.md"
+    assert asked[0].chunk.path == "docs/retries.md"
 
 
 def test_a_question_naming_a_function_brings_its_definition_from_another_file(
@@ -59,9 +59,9 @@ def test_a_question_naming_a_function_brings_its_definition_from_another_file(
     config = indexed(tmp_path, files)
     retriever = open_retriever(tmp_path / "repo", config)
     top = retriever.search("what does compute_backoff do?", limit=3)
-    assert top[0].path == "policy/timing.py"
+    assert top[0].chunk.path == "policy/timing.py"
     sources = retriever.retrieve("what does compute_backoff do?").selected
-    assert "policy/timing.py" in [s.path for s in sources]
+    assert "policy/timing.py" in [s.chunk.path for s in sources]
 
 
 def test_a_chunk_cut_from_a_long_method_is_shown_with_its_signature(tmp_path: Path) -> None:
@@ -77,8 +77,8 @@ def test_a_chunk_cut_from_a_long_method_is_shown_with_its_signature(tmp_path: Pa
     lines = {
         n: line
         for s in sources
-        if s.path == "core.py"
-        for n, line in enumerate(s.text.splitlines(), start=s.start_line)
+        if s.chunk.path == "core.py"
+        for n, line in enumerate(s.chunk.text.splitlines(), start=s.chunk.start_line)
     }
     assert any("lookup_default_source" in line for line in lines.values())
     assert lines.get(4) == "    def consume_value("  # the signature, at its true line numbers
@@ -97,7 +97,7 @@ def test_an_identifier_typed_verbatim_finds_the_test_that_alone_holds_it(tmp_pat
         },
     )
     results = open_retriever(tmp_path / "repo", config).search("marker_0x17")
-    assert results[0].path == "tests/test_tools.py"
+    assert results[0].chunk.path == "tests/test_tools.py"
 
 
 def test_the_question_path_brings_the_definitions_the_best_chunk_calls(tmp_path: Path) -> None:
@@ -120,6 +120,6 @@ def test_the_question_path_brings_the_definitions_the_best_chunk_calls(tmp_path:
     config = indexed(tmp_path, files)
     retriever = open_retriever(tmp_path / "repo", config)
     question = "How does handle_upload parse the request?"
-    assert "wire/multipart.py" not in [r.path for r in retriever.search(question, limit=30)]
+    assert "wire/multipart.py" not in [r.chunk.path for r in retriever.search(question, limit=30)]
     found = retriever.retrieve(question)
-    assert "wire/multipart.py" in [s.path for s in found.selected]
+    assert "wire/multipart.py" in [s.chunk.path for s in found.selected]

@@ -103,14 +103,14 @@ def test_the_definition_a_question_names_comes_before_a_chunk_that_merely_says_i
     # (in another form than its name: "flush" alone already brings `def flush` in the search).
     retriever = _retriever(tmp_path, {"store.py": STORE})
     first = retriever.retrieve("Flushes pending changes to the disk.").candidates[0]
-    assert "def flush" in first.text
-    assert "def close" not in first.text
+    assert "def flush" in first.chunk.text
+    assert "def close" not in first.chunk.text
 
 
 def test_a_named_definition_the_search_missed_joins_the_candidates(tmp_path: Path) -> None:
     # `mergeable` holds no word of the question (the keyword index has it as one word), nor is
     # it beside the file's best chunk: only its name brings it.
     retriever = _retriever(tmp_path, {"sorting.py": RUNS})
-    assert "mergeable" not in {r.symbol for r in retriever.search("when can runs merge", 30)}
-    symbols = [r.symbol for r in retriever.retrieve("when can runs merge").candidates]
+    assert "mergeable" not in {r.chunk.symbol for r in retriever.search("when can runs merge", 30)}
+    symbols = [r.chunk.symbol for r in retriever.retrieve("when can runs merge").candidates]
     assert "mergeable" in symbols

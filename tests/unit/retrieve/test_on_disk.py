@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from record_helpers import result as make
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Result, file_revision
@@ -17,7 +18,7 @@ FILE = (
 
 
 def result(start: int, end: int, text: str, path: str = "keys.py", revision: str = "") -> Result:
-    return Result(path, start, end, "rotate_key", 1.0, "h", text, revision=revision)
+    return make(path, start, end, text, symbol="rotate_key", revision=revision)
 
 
 @pytest.mark.parametrize(
@@ -27,9 +28,9 @@ def result(start: int, end: int, text: str, path: str = "keys.py", revision: str
 )
 def test_the_lines_a_result_names_hold_its_text(file_text: str) -> None:
     body = "def rotate_key(store):\n    store.revoke(store.current)\n    return store.issue()\n"
-    assert holds(file_text, result(3, 5, body))
-    assert holds(file_text, result(3, 5, body.rstrip("\n")))
-    assert holds(file_text, result(4, 4, "    store.revoke(store.current)"))
+    assert holds(file_text, result(3, 5, body).chunk)
+    assert holds(file_text, result(3, 5, body.rstrip("\n")).chunk)
+    assert holds(file_text, result(4, 4, "    store.revoke(store.current)").chunk)
 
 
 @pytest.mark.parametrize(
@@ -44,11 +45,11 @@ def test_the_lines_a_result_names_hold_its_text(file_text: str) -> None:
     ids=["edited", "moved", "past the end", "range and text disagree", "no line"],
 )
 def test_any_other_text_or_place_does_not_hold(place: tuple[int, int, str]) -> None:
-    assert not holds(FILE, result(*place))
+    assert not holds(FILE, result(*place).chunk)
 
 
 def test_a_lone_carriage_return_is_part_of_its_line_as_the_chunker_reads_it() -> None:
-    assert holds("a = 1\rb = 2\nc = 3\n", result(1, 2, "a = 1\rb = 2\nc = 3\n"))
+    assert holds("a = 1\rb = 2\nc = 3\n", result(1, 2, "a = 1\rb = 2\nc = 3\n").chunk)
 
 
 def test_left_out_results_say_whether_the_file_changed_or_the_index_is_wrong(

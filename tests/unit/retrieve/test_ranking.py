@@ -61,7 +61,7 @@ def test_a_helper_between_two_matching_functions_is_listed(tmp_path: Path) -> No
         },
     )
     found = open_retriever(tmp_path / "repo", config).search("open close session host", 5)
-    assert [r.symbol for r in found] == ["open_session", "close_session", "pick_port"]
+    assert [r.chunk.symbol for r in found] == ["open_session", "close_session", "pick_port"]
     assert found[2].score < found[1].score
 
 
@@ -82,7 +82,7 @@ def test_one_file_with_many_matching_chunks_leaves_room_for_the_next_file(
 ) -> None:
     config = _index(tmp_path, _HEADER_PARSERS)
     found = open_retriever(tmp_path / "repo", config).search("parse header name value", 2)
-    assert [r.path for r in found] == ["parsing.py", "values.py"]
+    assert [r.chunk.path for r in found] == ["parsing.py", "values.py"]
 
 
 def test_the_file_the_repository_calls_is_central() -> None:
@@ -114,7 +114,7 @@ def test_between_equal_matches_the_central_file_ranks_first(tmp_path: Path) -> N
         files[f"app{i}.py"] = f"def run{i}():\n    return load_settings_b(0)\n"
     config = _index(tmp_path, files)
     found = open_retriever(tmp_path / "repo", config).search("read settings merge defaults", 5)
-    paths = [r.path for r in found]
+    paths = [r.chunk.path for r in found]
     assert paths.index("zzz.py") < paths.index("aaa.py")
 
 
@@ -124,7 +124,7 @@ def test_the_question_path_keeps_a_files_further_chunks_in_its_pool(tmp_path: Pa
     config = _index(tmp_path, _HEADER_PARSERS)
     retriever = open_retriever(tmp_path / "repo", Config(**{**vars(config), "candidates": 2}))
     found = retriever.retrieve("how are the header name and value parsed?")
-    assert [r.path for r in found.candidates] == ["parsing.py", "parsing.py"]
+    assert [r.chunk.path for r in found.candidates] == ["parsing.py", "parsing.py"]
 
 
 def test_an_identifier_looked_up_ranks_where_it_is_written_even_in_a_test(
@@ -151,7 +151,7 @@ def test_an_identifier_looked_up_ranks_where_it_is_written_even_in_a_test(
         )
     config = _index(tmp_path, files)
     found = open_retriever(tmp_path / "repo", config).search(marker.format(6, 99), 5)
-    assert found[0].path == "tests/test_flow.py"
+    assert found[0].chunk.path == "tests/test_flow.py"
     assert [r.score for r in found] == sorted((r.score for r in found), reverse=True)
 
 

@@ -38,9 +38,9 @@ _BOTH = {**_USERS, **_DEFINES}
 def test_the_chunk_defining_a_looked_up_name_comes_first(tmp_path: Path) -> None:
     config = _index(tmp_path, _BOTH)
     found = open_retriever(tmp_path / "repo", config).search("Dispatcher", 8)
-    assert (found[0].path, found[0].symbol) == ("app/core.py", "Dispatcher")
+    assert (found[0].chunk.path, found[0].chunk.symbol) == ("app/core.py", "Dispatcher")
     # no tie at the top: a chunk that only says the name has less evidence than its definition
-    uses = [r for r in found if r.path in _USERS]
+    uses = [r for r in found if r.chunk.path in _USERS]
     assert uses and all(r.score < found[0].score for r in uses)
 
 
@@ -48,8 +48,8 @@ def test_a_name_in_a_sentence_brings_its_definition_first(tmp_path: Path) -> Non
     config = _index(tmp_path, _BOTH)
     retriever = open_retriever(tmp_path / "repo", config)
     found = retriever.search("where does `Dispatcher` route a request", 8)
-    assert (found[0].path, found[0].symbol) == ("app/core.py", "Dispatcher")
-    assert all(r.score < found[0].score for r in found if r.path in _USERS)
+    assert (found[0].chunk.path, found[0].chunk.symbol) == ("app/core.py", "Dispatcher")
+    assert all(r.score < found[0].score for r in found if r.chunk.path in _USERS)
 
 
 # The current module and an old copy kept beside it, which says the words more often.
@@ -70,13 +70,13 @@ def test_an_old_copy_of_a_module_ranks_below_the_current_one(tmp_path: Path) -> 
     config = _index(tmp_path, _TREES)
     retriever = open_retriever(tmp_path / "repo", config)
     for query in ("Field", "model field default alias"):
-        found = [r.path for r in retriever.search(query, 6)]
+        found = [r.chunk.path for r in retriever.search(query, 6)]
         assert found.index("pkg/fields.py") < found.index("pkg/v1/fields.py"), query
     # asked for by name, the old copy is not demoted
     explained = retriever.search("v1 field default alias", 6)
     assert not any("legacy" in dict(r.terms) for r in explained)
     demoted = retriever.search("model field default alias", 6)
-    old = [r for r in demoted if r.path.startswith("pkg/v1/")]
+    old = [r for r in demoted if r.chunk.path.startswith("pkg/v1/")]
     assert old and all("legacy" in dict(r.terms) for r in old)
 
 
@@ -121,7 +121,7 @@ def test_a_small_file_named_for_the_concept_beats_a_big_one_repeating_it(
 ) -> None:
     config = _index(tmp_path, _CONCEPT)
     found = open_retriever(tmp_path / "repo", config).search("retry backoff", 5)
-    assert found[0].path == "net/backoff.py"
+    assert found[0].chunk.path == "net/backoff.py"
     assert "file_name" in dict(found[0].terms)
 
 
@@ -145,9 +145,9 @@ def test_the_body_that_does_the_work_comes_before_its_description(tmp_path: Path
     config = _index(tmp_path, _DESCRIBED)
     retriever = open_retriever(tmp_path / "repo", config)
     found = retriever.search("how is the next job picked by deadline", 4)
-    assert [(r.start_line, r.symbol) for r in found][:1] == [(9, "JobQueue.pop")]
+    assert [(r.chunk.start_line, r.chunk.symbol) for r in found][:1] == [(9, "JobQueue.pop")]
     described = retriever.search("what is the JobQueue for", 4)
-    assert described[0].start_line == 1  # asked what it is: the description answers
+    assert described[0].chunk.start_line == 1  # asked what it is: the description answers
 
 
 def test_a_question_is_shown_the_body_before_its_description(tmp_path: Path) -> None:
@@ -156,10 +156,10 @@ def test_a_question_is_shown_the_body_before_its_description(tmp_path: Path) -> 
     config = _index(tmp_path, _DESCRIBED)
     retriever = open_retriever(tmp_path / "repo", config)
     found = retriever.retrieve("how is the next job picked by deadline").candidates
-    assert [(r.start_line, r.symbol) for r in found][:1] == [(9, "JobQueue.pop")]
+    assert [(r.chunk.start_line, r.chunk.symbol) for r in found][:1] == [(9, "JobQueue.pop")]
     assert "description" in dict(found[0].terms)
     described = retriever.retrieve("what is the JobQueue for").candidates
-    assert described[0].start_line == 1
+    assert described[0].chunk.start_line == 1
 
 
 def test_a_windows_copy_of_a_module_is_found_beside_its_portable_one() -> None:
@@ -206,12 +206,12 @@ _PLATFORMS = {
 def test_the_portable_module_ranks_before_its_windows_copy(tmp_path: Path) -> None:
     config = _index(tmp_path, _PLATFORMS)
     retriever = open_retriever(tmp_path / "repo", config)
-    assert [r.path for r in retriever.search("tcp connect", 2)] == [
+    assert [r.chunk.path for r in retriever.search("tcp connect", 2)] == [
         "src/unix/tcp.c",
         "src/win/tcp.c",
     ]
     # asked about Windows, its copy is what is asked for
-    assert retriever.search("tcp connect on windows", 2)[0].path == "src/win/tcp.c"
+    assert retriever.search("tcp connect on windows", 2)[0].chunk.path == "src/win/tcp.c"
 
 
 def test_re_exports_are_read_in_rust_ecmascript_and_python_packages() -> None:
@@ -244,7 +244,7 @@ _REEXPORTS = {
 def test_a_name_defined_elsewhere_is_looked_up_where_it_is_re_exported(tmp_path: Path) -> None:
     config = _index(tmp_path, _REEXPORTS)
     found = open_retriever(tmp_path / "repo", config).search("FromRequest", 6)
-    assert found[0].path == "src/extract/mod.rs"
+    assert found[0].chunk.path == "src/extract/mod.rs"
     assert "defines" in dict(found[0].terms)
 
 
@@ -259,7 +259,7 @@ def test_a_look_up_defined_here_is_not_outranked_by_a_file_named_for_its_words(
     }
     config = _index(tmp_path, files)
     found = open_retriever(tmp_path / "repo", config).search("FromRequest", 6)
-    assert found[0].path == "src/extract/mod.rs"
+    assert found[0].chunk.path == "src/extract/mod.rs"
     assert not any("file_name" in dict(r.terms) for r in found)
 
 
@@ -284,7 +284,7 @@ def test_fields_rank_a_query_in_words_not_one_typing_identifiers(tmp_path: Path)
     assert "fields" in dict(retriever.search("retry backoff", 3)[0].terms)
     # an identifier typed: the chunks holding it decide, not where the other words are said
     typed = retriever.search("delay_for backoff", 3)
-    assert typed[0].path == "net/backoff.py"
+    assert typed[0].chunk.path == "net/backoff.py"
     assert not any("fields" in dict(r.terms) for r in typed)
 
 
@@ -311,11 +311,11 @@ def test_a_question_about_a_dependency_version_finds_the_manifest(tmp_path: Path
     retriever = open_retriever(tmp_path / "repo", _index(tmp_path, _PACKAGED))
     for query in ("Allow charset normalizer >=2 and <4", "Drop support for Python 3.8"):
         found = retriever.search(query, 5)
-        assert found[0].path == "setup.py", (query, [r.path for r in found])
+        assert found[0].chunk.path == "setup.py", (query, [r.chunk.path for r in found])
         assert "manifest" in dict(found[0].terms)
     # the same words about what the code does: no manifest first
     found = retriever.search("how are nested and sub-dependencies resolved", 5)
-    assert found[0].path == "fetcher/resolve.py"
+    assert found[0].chunk.path == "fetcher/resolve.py"
     assert all("manifest" not in dict(r.terms) for r in found)
 
 
@@ -337,7 +337,7 @@ _SPELLED = {
 def test_a_file_whose_name_the_query_spells_in_order_comes_first(tmp_path: Path) -> None:
     retriever = open_retriever(tmp_path / "repo", _index(tmp_path, _SPELLED))
     found = retriever.search("JSON array operations and element access", 2)
-    assert [r.path for r in found] == ["src/JsonArray.java", "src/JsonElement.java"]
+    assert [r.chunk.path for r in found] == ["src/JsonArray.java", "src/JsonElement.java"]
     # the other way round, the other file
     found = retriever.search("JSON element hierarchy and array access", 2)
-    assert found[0].path == "src/JsonElement.java"
+    assert found[0].chunk.path == "src/JsonElement.java"

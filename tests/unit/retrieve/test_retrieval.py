@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from lsp_helpers import FIXTURE as SAMPLE
+from record_helpers import result as make
 
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Result, content_hash
@@ -25,7 +25,7 @@ from codecite_lsp.retrieve.scoring import rrf, search_depth
 
 def result(path: str, start: int, end: int, text: str = "", score: float = 0.5) -> Result:
     text = text or "".join(f"line {n}\n" for n in range(start, end + 1))
-    return Result(path, start, end, None, score, content_hash(text), text, revision="r1")
+    return make(path, start, end, text, score, content_hash=content_hash(text), revision="r1")
 
 
 @pytest.fixture(scope="module")
@@ -106,18 +106,18 @@ def test_adjacent_and_overlapping_chunks_of_one_file_merge_into_its_exact_lines(
     overlapping = result("a.py", 18, 25, lines(18, 25), score=0.6)
     apart = result("a.py", 30, 35, lines(30, 35), score=0.5)
     merged = merge_adjacent([top, other, adjacent, overlapping, apart])
-    assert [(m.path, m.start_line, m.end_line) for m in merged] == [
+    assert [(m.chunk.path, m.chunk.start_line, m.chunk.end_line) for m in merged] == [
         ("a.py", 1, 25),
         ("b.py", 1, 5),
         ("a.py", 30, 35),
     ]
-    assert merged[0].text == lines(1, 25)
-    assert merged[0].content_hash == content_hash(lines(1, 25))
+    assert merged[0].chunk.text == lines(1, 25)
+    assert merged[0].chunk.content_hash == content_hash(lines(1, 25))
     assert merged[0].score == 0.9
 
 
 def test_chunks_of_different_revisions_are_not_merged() -> None:
-    old = replace(result("a.py", 1, 5), revision="old")
+    old = make("a.py", 1, 5, "", 0.5, content_hash=content_hash(""), revision="old")
     assert len(merge_adjacent([old, result("a.py", 6, 9)])) == 2
 
 
@@ -130,13 +130,16 @@ def test_empty_query_gives_nothing(retriever: Retriever) -> None:
 
 
 def test_search_is_best_first_and_scores_are_in_range(retriever: Retriever) -> None:
-    assert retriever.search("refill_per_second elapsed", limit=3)[0].path == "keyvault/ratelimit.py"
+    assert (
+        retriever.search("refill_per_second elapsed", limit=3)[0].chunk.path
+        == "keyvault/ratelimit.py"
+    )
     results = retriever.search("rotate_key", limit=5)
-    assert {"keyvault/keys.py", "keyvault/__init__.py"} <= {r.path for r in results}
+    assert {"keyvault/keys.py", "keyvault/__init__.py"} <= {r.chunk.path for r in results}
     scores = [r.score for r in results]
     assert scores == sorted(scores, reverse=True)
     assert all(0 < s <= 1 for s in scores)
-    spans = [(r.path, r.start_line, r.end_line) for r in results]
+    spans = [(r.chunk.path, r.chunk.start_line, r.chunk.end_line) for r in results]
     for i, (path, start, end) in enumerate(spans):
         for other_path, other_start, other_end in spans[i + 1 :]:
             assert path != other_path or end < other_start or other_end < start
@@ -160,12 +163,12 @@ def test_search_is_hybrid_once_vectors_exist(grown_repo: Path) -> None:
     vector = embedder.embed([query])[0]
     nearest = {c.path for c, _ in hybrid.store.vector_search(embedder.name, vector, depth)}
     fused = hybrid.search(query, limit=10)
-    assert {r.path for r in fused} <= keyword | nearest
+    assert {r.chunk.path for r in fused} <= keyword | nearest
     assert [r.score for r in fused] == sorted((r.score for r in fused), reverse=True)
     assert all(0 < r.score <= 1 for r in fused)
     # A word in another inflection than the code's reaches it by keyword alone: "refilling"
     # is looked up as "refill" too (the vectors need not rescue it).
-    assert keyword_only.search("refilling")[0].path == "gen/refills.py"
+    assert keyword_only.search("refilling")[0].chunk.path == "gen/refills.py"
 
 
 @pytest.mark.parametrize("query", ["((((", "ünïcødé 模块 🚀", "quasar nebula"])
@@ -181,25 +184,25 @@ def test_an_identifier_typed_verbatim_wins_over_similar_chunks(grown_repo: Path)
     hybrid = open_retriever(grown_repo, Config())
     for name, path in [("refill_6", "gen/mod6.py"), ("refill_5", "gen/mod5.py")]:
         results = hybrid.search(name, limit=5)
-        assert results[0].path == path
-        assert all(name not in r.text for r in results[1:])
+        assert results[0].chunk.path == path
+        assert all(name not in r.chunk.text for r in results[1:])
 
 
 def test_search_works_keyword_only(sample_repo: Path) -> None:
     keyword_only = open_retriever(sample_repo, Config(embedding="none"))
     results = keyword_only.search("token bucket refill", limit=3)
-    assert results[0].path == "keyvault/ratelimit.py"
+    assert results[0].chunk.path == "keyvault/ratelimit.py"
     assert results[0].score == pytest.approx(1.0)  # first in the only ranking that ran
 
 
 def test_a_question_the_repository_answers_clears_the_floor(retriever: Retriever) -> None:
     retrieval = retriever.retrieve("how are API keys rotated?")
     assert retrieval.cleared_floor
-    assert retrieval.selected[0].path in {"keyvault/keys.py", "docs/operations.md"}
-    assert any("def rotate_key" in r.text for r in retrieval.selected)
+    assert retrieval.selected[0].chunk.path in {"keyvault/keys.py", "docs/operations.md"}
+    assert any("def rotate_key" in r.chunk.text for r in retrieval.selected)
     config = retriever.config
     assert len(retrieval.selected) <= config.context_chunks
-    assert sum(len(r.text) for r in retrieval.selected) <= config.context_tokens * 4
+    assert sum(len(r.chunk.text) for r in retrieval.selected) <= config.context_tokens * 4
     assert all(r.score >= config.relevance_floor for r in retrieval.selected)
 
 
@@ -219,24 +222,24 @@ def test_stop_words_are_not_evidence(retriever: Retriever) -> None:
 def test_context_boosts_the_current_file(retriever: Retriever) -> None:
     question = "where are tokens used?"  # several files are equally relevant
     plain = retriever.retrieve(question).candidates
-    tied = [r.path for r in plain if r.score >= plain[0].score - 0.05]
+    tied = [r.chunk.path for r in plain if r.score >= plain[0].score - 0.05]
     assert len(set(tied)) >= 2
     # The runner-up file (in the order the question path gives, with or without the MiniLM
     # rerank) is brought first by being the file open in the editor.
-    runner_up = next(path for path in tied if path != plain[0].path)
+    runner_up = next(path for path in tied if path != plain[0].chunk.path)
     here = retriever.retrieve(question, RetrievalContext(path=runner_up))
-    assert here.candidates[0].path == runner_up
+    assert here.candidates[0].chunk.path == runner_up
     # The boost reorders; it is not evidence: relevance is the same with or without it.
-    assert {r.path: r.score for r in here.candidates} == {
-        r.path: r.score for r in retriever.retrieve(question).candidates
+    assert {r.chunk.path: r.score for r in here.candidates} == {
+        r.chunk.path: r.score for r in retriever.retrieve(question).candidates
     }
 
 
 def test_symbol_seeding_returns_definition_then_uses(retriever: Retriever) -> None:
     seeded = retriever.retrieve_for_symbol("rotate_key", "keyvault/keys.py")
-    assert seeded.candidates[0].path == "keyvault/keys.py"
-    assert "def rotate_key" in seeded.candidates[0].text
-    use_paths = {r.path for r in seeded.candidates[1:]}
+    assert seeded.candidates[0].chunk.path == "keyvault/keys.py"
+    assert "def rotate_key" in seeded.candidates[0].chunk.text
+    use_paths = {r.chunk.path for r in seeded.candidates[1:]}
     assert "keyvault/__init__.py" in use_paths
     assert retriever.retrieve_for_symbol("  ").candidates == []
 
@@ -248,7 +251,7 @@ def test_symbol_seeding_returns_definition_then_uses(retriever: Retriever) -> No
 def test_odd_queries_neither_crash_nor_leak_secrets(retriever: Retriever, query: str) -> None:
     found = retriever.search(query, limit=5)
     asked = retriever.retrieve(query)
-    paths = {r.path for r in [*found, *asked.candidates]}
+    paths = {r.chunk.path for r in [*found, *asked.candidates]}
     assert ".env" not in paths
     assert all(0 <= r.score <= 1 for r in [*found, *asked.candidates])
 
@@ -274,7 +277,7 @@ def test_a_question_in_other_words_than_the_code_still_ranks_the_function_it_nam
     )
     Indexer(repo, Config()).run()
     retrieval = open_retriever(repo, Config()).retrieve("What happens when wait_for times out?")
-    assert retrieval.candidates[0].path == "tasks.py"
+    assert retrieval.candidates[0].chunk.path == "tasks.py"
     assert retrieval.candidates[0].score >= 0.75  # every question term covered
 
 
@@ -299,9 +302,9 @@ def test_tests_come_after_the_code_unless_the_question_is_about_tests(tmp_path: 
     Indexer(repo, config).run()
     retriever = open_retriever(repo, config)
     about_code = retriever.retrieve("how is an order refund amount computed?")
-    assert about_code.candidates[0].path == "billing.py"
+    assert about_code.candidates[0].chunk.path == "billing.py"
     about_tests = retriever.retrieve("which test checks the order refund amount?")
-    assert about_tests.candidates[0].path == "tests/test_refund.py"
+    assert about_tests.candidates[0].chunk.path == "tests/test_refund.py"
 
 
 def test_hover_seeding_lists_uses_in_code_before_uses_in_tests(tmp_path: Path) -> None:
@@ -318,7 +321,7 @@ def test_hover_seeding_lists_uses_in_code_before_uses_in_tests(tmp_path: Path) -
     config = Config(embedding="none", index_dir=str(tmp_path / "idx"))
     Indexer(repo, config).run()
     found = open_retriever(repo, config).retrieve_for_symbol("refund_order", "billing.py")
-    paths = [r.path for r in found.candidates]
+    paths = [r.chunk.path for r in found.candidates]
     assert paths[:2] == ["billing.py", "shop.py"]
     assert set(paths[2:]) == {f"tests/test_refund{n}.py" for n in range(3)}
 
@@ -343,4 +346,4 @@ def test_hover_seeding_takes_a_module_level_var_as_the_definition_and_an_import_
     config = Config(embedding="none", index_dir=str(tmp_path / "idx"))
     Indexer(repo, config).run()
     found = open_retriever(repo, config).retrieve_for_symbol("res", "app.js")
-    assert found.candidates[0].path == "lib/response.js"
+    assert found.candidates[0].chunk.path == "lib/response.js"

@@ -3,6 +3,8 @@ quota of other files, long merged sources cut around their best chunk with true 
 
 from __future__ import annotations
 
+from record_helpers import result as make
+
 from codecite_lsp.core.records import Result, content_hash
 from codecite_lsp.core.terms import word_parts
 from codecite_lsp.retrieve.selection import MAX_SOURCE_LINES, cut_to_terms, select_sources
@@ -10,10 +12,12 @@ from codecite_lsp.retrieve.selection import MAX_SOURCE_LINES, cut_to_terms, sele
 
 def result(path: str, start: int, end: int, score: float = 0.9, word: str = "line") -> Result:
     text = "".join(f"{word} {n}\n" for n in range(start, end + 1))
-    return Result(path, start, end, None, score, content_hash(text), text, revision="r1")
+    return make(path, start, end, text, score, content_hash=content_hash(text), revision="r1")
 
 
-def select(candidates: list[Result], max_sources: int = 8, asked: frozenset[str] = frozenset()):
+def select(
+    candidates: list[Result], max_sources: int = 8, asked: frozenset[str] = frozenset()
+) -> list[Result]:
     return select_sources(
         candidates,
         max_sources=max_sources,
@@ -31,7 +35,7 @@ def test_neighbours_merged_into_one_source_count_once_against_the_cap() -> None:
     pages = [result("src/app.py", start, start + 9) for start in (1, 11, 21)]
     code = result("src/core.py", 100, 120)
     chosen = select([*pages, code], max_sources=2)
-    assert [(s.path, s.start_line, s.end_line) for s in chosen] == [
+    assert [(s.chunk.path, s.chunk.start_line, s.chunk.end_line) for s in chosen] == [
         ("src/app.py", 1, 30),
         ("src/core.py", 100, 120),
     ]
@@ -40,9 +44,9 @@ def test_neighbours_merged_into_one_source_count_once_against_the_cap() -> None:
 def test_non_code_sources_are_limited_unless_the_question_asks_for_them() -> None:
     docs = [result(f"docs/page{n}.md", 1, 5) for n in range(4)]
     code = result("src/core.py", 1, 5, score=0.5)
-    chosen = [s.path for s in select([*docs, code])]
+    chosen = [s.chunk.path for s in select([*docs, code])]
     assert chosen == ["docs/page0.md", "docs/page1.md", "src/core.py"]
-    asked = [s.path for s in select([*docs, code], asked=frozenset({"doc"}))]
+    asked = [s.chunk.path for s in select([*docs, code], asked=frozenset({"doc"}))]
     assert asked == [*(f"docs/page{n}.md" for n in range(4)), "src/core.py"]
 
 
@@ -50,29 +54,29 @@ def test_neighbours_merge_only_up_to_the_longest_source_so_no_chosen_chunk_is_cu
     best = result("src/loaders.py", 150, 200)
     before = result("src/loaders.py", 90, 149)
     after = result("src/loaders.py", 201, 300)
-    chosen = [(s.start_line, s.end_line) for s in select([best, before, after])]
+    chosen = [(s.chunk.start_line, s.chunk.end_line) for s in select([best, before, after])]
     assert chosen == [(90, 200), (201, 300)]  # 111 lines merge; 211 would not
 
 
 def test_a_source_longer_than_the_limit_is_cut_with_true_line_numbers() -> None:
     long = result("docs/list.md", 1, 300)
     (source,) = select([long], asked=frozenset({"doc"}))
-    assert (source.start_line, source.end_line) == (1, MAX_SOURCE_LINES)
-    assert source.text.splitlines()[-1] == f"line {MAX_SOURCE_LINES}"  # numbers kept true
+    assert (source.chunk.start_line, source.chunk.end_line) == (1, MAX_SOURCE_LINES)
+    assert source.chunk.text.splitlines()[-1] == f"line {MAX_SOURCE_LINES}"  # numbers kept true
 
 
 def test_the_cut_keeps_the_window_with_the_most_question_words() -> None:
     text = "".join("noise\n" if not 140 <= n <= 150 else "retry backoff\n" for n in range(1, 201))
-    long = Result("src/x.py", 1, 200, None, 0.9, content_hash(text), text, revision="r1")
+    long = make("src/x.py", 1, 200, text, 0.9, content_hash=content_hash(text), revision="r1")
     cut = cut_to_terms(long, word_parts("retry"))  # the question's words, as retrieval gives them
-    assert cut.start_line <= 140 and cut.end_line >= 150
-    assert cut.text.splitlines()[140 - cut.start_line] == "retry backoff"
+    assert cut.chunk.start_line <= 140 and cut.chunk.end_line >= 150
+    assert cut.chunk.text.splitlines()[140 - cut.chunk.start_line] == "retry backoff"
 
 
 def test_a_source_over_the_whole_token_budget_is_never_sent_even_ranked_first() -> None:
     # A kept file may hold one very long line (a 40,000-character inlined image): lines are
     # never cut, so its chunk would be a prompt of its own.
     text = "line " + "QUJD" * 10_000 + "\n"
-    huge = Result("lib/endpoint.ex", 5, 5, None, 0.9, content_hash(text), text, revision="r1")
+    huge = make("lib/endpoint.ex", 5, 5, text, 0.9, content_hash=content_hash(text), revision="r1")
     code = result("lib/endpoint.ex", 7, 9, score=0.5)
-    assert [(s.start_line, s.end_line) for s in select([huge, code])] == [(7, 9)]
+    assert [(s.chunk.start_line, s.chunk.end_line) for s in select([huge, code])] == [(7, 9)]

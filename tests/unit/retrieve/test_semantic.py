@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from record_helpers import result
 
 from codecite_lsp.core.config import Config, ConfigError, load_config
 from codecite_lsp.core.records import Result, content_hash
@@ -44,7 +45,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _result(path: str, text: str) -> Result:
-    return Result(path, 1, text.count("\n"), None, 0.5, content_hash(text), text)
+    return result(path, 1, text.count("\n"), text, 0.5, content_hash=content_hash(text))
 
 
 def test_meaning_decides_between_equal_word_evidence(tmp_path: Path) -> None:
@@ -59,7 +60,7 @@ def test_questions_rerank_with_cached_chunk_vectors(repo: Path) -> None:
     config = Config(embedding="none", rerank="minilm")
     Indexer(repo, config).run()
     retrieval = open_retriever(repo, config).retrieve(QUESTION)
-    assert retrieval.candidates[0].path == "days.py"
+    assert retrieval.candidates[0].chunk.path == "days.py"
     cache = repo / ".codecite" / "embedding" / "minilm-l6-int8-128.vec"
     read = {content_hash(t) for r in retrieval.candidates for t in windows(r)}
     assert cache.stat().st_size == len(read) * RECORD
@@ -98,7 +99,7 @@ def test_vectors_filled_behind_the_index_make_the_rerank_warm(repo: Path) -> Non
     retriever = open_retriever(repo, config)
     assert retriever.semantic is not None and retriever.semantic.cache is retriever.embedder
     candidates = retriever.retrieve(QUESTION).candidates
-    assert candidates[0].path == "days.py"
+    assert candidates[0].chunk.path == "days.py"
     # Only the definitions inside chunks (windows past a chunk's first line) were embedded now.
     inner = {content_hash(t) for r in candidates for t in windows(r)[1:]}
     assert cache.stat().st_size == (chunks + len(inner)) * RECORD

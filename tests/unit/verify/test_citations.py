@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codecite_lsp.core.answers import Citation, ClaimSpan, Exact, Gone, Moved, Stale
-from codecite_lsp.core.records import Source
+from codecite_lsp.core.records import outside_source
 from codecite_lsp.verify.anchors import resolve
 from codecite_lsp.verify.gate import GatePassed, verify
 from codecite_lsp.verify.quotes import lines_hash
@@ -21,7 +21,7 @@ LINES = ORIGINAL.split("\n")[:-1]  # the file ends with a newline
 
 def cited(start: int, end: int, quote: str) -> Citation:
     """A citation as the gate makes it: verified against the whole file as one source."""
-    source = Source("S1", "keyvault/keys.py", 1, len(LINES), ORIGINAL, revision="r1")
+    source = outside_source("S1", "keyvault/keys.py", 1, len(LINES), ORIGINAL, revision="r1")
     raw = json.dumps(
         {
             "spans": [

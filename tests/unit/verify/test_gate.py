@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from codecite_lsp.api import gate
 from codecite_lsp.core.answers import Answered, ClaimSpan, GapSpan, Refused
-from codecite_lsp.core.records import Source, content_hash
+from codecite_lsp.core.records import Source, content_hash, outside_source
 from codecite_lsp.verify.feedback import retry_feedback
 from codecite_lsp.verify.gate import GateFailed, GatePassed, GateRefusedByModel, verify
 
@@ -23,7 +23,7 @@ FILE_LINES = KEYS.read_text(encoding="utf-8").split("\n")
 def source_of(label: str, path: str, start: int, end: int, lines: list[str] = FILE_LINES) -> Source:
     text = "\n".join(lines[start - 1 : end])
     prefix = "".join(line + "\n" for line in lines[: start - 1])
-    return Source(
+    return outside_source(
         label=label,
         path=path,
         start_line=start,
@@ -77,7 +77,7 @@ def test_valid_answer_passes_with_full_citations() -> None:
     citation = first.citations[0]
     assert (citation.path, citation.start_line, citation.end_line) == ("keyvault/keys.py", 53, 54)
     assert citation.revision == "rev-1"
-    assert citation.chunk_hash == ROTATE.content_hash
+    assert citation.chunk_hash == ROTATE.result.chunk.content_hash
     # Byte offsets point at the cited lines inside the real file.
     raw = KEYS.read_bytes()
     cited = raw[citation.start_byte : citation.end_byte].decode("utf-8")
@@ -467,10 +467,10 @@ def api_sources() -> list[dict[str, Any]]:
     return [
         {
             "label": s.label,
-            "path": s.path,
-            "start_line": s.start_line,
-            "end_line": s.end_line,
-            "text": s.text,
+            "path": s.result.chunk.path,
+            "start_line": s.result.chunk.start_line,
+            "end_line": s.result.chunk.end_line,
+            "text": s.result.chunk.text,
         }
         for s in SOURCES
     ]
@@ -528,7 +528,7 @@ def marked_source(draw: st.DrawFn, label: str = "S1", marker: str = "@") -> Sour
     body = draw(st.lists(LINE, min_size=1, max_size=25))
     start = draw(st.integers(min_value=1, max_value=5000))
     lines = [f"{marker}{start + i}{marker} {text}" for i, text in enumerate(body)]
-    return Source(label, f"src/{label}.py", start, start + len(lines) - 1, "\n".join(lines))
+    return outside_source(label, f"src/{label}.py", start, start + len(lines) - 1, "\n".join(lines))
 
 
 def _boundaries(text: str) -> list[int]:
@@ -542,7 +542,7 @@ def _boundaries(text: str) -> list[int]:
 def test_any_whole_word_quote_of_substance_cut_from_a_source_verifies(
     body: list[str], start: int, data: st.DataObject
 ) -> None:
-    source = Source("S1", "a.py", start, start + len(body) - 1, "\n".join(body) + "\n")
+    source = outside_source("S1", "a.py", start, start + len(body) - 1, "\n".join(body) + "\n")
     first = data.draw(st.integers(0, len(body) - 1))
     last = data.draw(st.integers(first, len(body) - 1))
     text = "\n".join(body[first : last + 1])
@@ -565,7 +565,7 @@ def test_any_whole_word_quote_of_substance_cut_from_a_source_verifies(
 def test_a_quote_starting_or_ending_inside_a_word_never_verifies(
     source: Source, data: st.DataObject
 ) -> None:
-    lines = source.text.split("\n")
+    lines = source.result.chunk.text.split("\n")
     at = data.draw(st.integers(0, len(lines) - 1))
     line = lines[at]
     # Inside the marker word "@123@"? No: inside the line number, which is a word of digits.
@@ -574,14 +574,14 @@ def test_a_quote_starting_or_ending_inside_a_word_never_verifies(
     cut = data.draw(st.sampled_from(inside))
     quote = line[cut:] if data.draw(st.booleans()) else line[:cut]
     assume(quote.strip())
-    number = source.start_line + at
+    number = source.result.chunk.start_line + at
     result = verify(reply(claim("c", cite("S1", number, number, quote))), [source])
     assert not isinstance(result, GatePassed)
 
 
 @given(marked_source(), st.data())
 def test_one_changed_character_never_verifies(source: Source, data: st.DataObject) -> None:
-    lines = source.text.split("\n")
+    lines = source.result.chunk.text.split("\n")
     first = data.draw(st.integers(0, len(lines) - 1))
     last = data.draw(st.integers(first, len(lines) - 1))
     quote = "\n".join(lines[first : last + 1])
@@ -591,21 +591,37 @@ def test_one_changed_character_never_verifies(source: Source, data: st.DataObjec
     replacement = quote[at].upper() if quote[at].isalpha() else data.draw(st.sampled_from("XYZé"))
     mutated = quote[:at] + replacement + quote[at + 1 :]
     raw = reply(
-        claim("c", cite("S1", source.start_line + first, source.start_line + last, mutated))
+        claim(
+            "c",
+            cite(
+                "S1",
+                source.result.chunk.start_line + first,
+                source.result.chunk.start_line + last,
+                mutated,
+            ),
+        )
     )
     assert not isinstance(verify(raw, [source]), GatePassed)
 
 
 @given(marked_source(), st.data())
 def test_lines_shifted_off_the_quote_never_verify(source: Source, data: st.DataObject) -> None:
-    lines = source.text.split("\n")
+    lines = source.result.chunk.text.split("\n")
     assume(len(lines) >= 2)
     at = data.draw(st.integers(0, len(lines) - 1))
     others = [i for i in range(len(lines)) if i != at]
     first = data.draw(st.sampled_from(others))
     last = data.draw(st.sampled_from([i for i in others if i >= first and (i < at or first > at)]))
     raw = reply(
-        claim("c", cite("S1", source.start_line + first, source.start_line + last, lines[at]))
+        claim(
+            "c",
+            cite(
+                "S1",
+                source.result.chunk.start_line + first,
+                source.result.chunk.start_line + last,
+                lines[at],
+            ),
+        )
     )
     result = verify(raw, [source])
     assert not isinstance(result, GatePassed)
@@ -615,12 +631,14 @@ def test_lines_shifted_off_the_quote_never_verify(source: Source, data: st.DataO
 def test_another_label_or_an_ungiven_label_never_verifies(
     one: Source, two: Source, data: st.DataObject
 ) -> None:
-    lines = one.text.split("\n")
+    lines = one.result.chunk.text.split("\n")
     at = data.draw(st.integers(0, len(lines) - 1))
-    line = one.start_line + at
+    line = one.result.chunk.start_line + at
     wrong = data.draw(st.sampled_from(["S2", "S3", "S10", "s1", "S01", "1"]))
     # S2's own lines are marked with '%', so no quote from S1 can be in them.
-    shifted_range = (line, line) if wrong != "S2" else (two.start_line, two.end_line)
+    shifted_range = (
+        (line, line) if wrong != "S2" else (two.result.chunk.start_line, two.result.chunk.end_line)
+    )
     raw = reply(claim("c", cite(wrong, *shifted_range, lines[at])))
     result = verify(raw, [one, two])
     assert not isinstance(result, GatePassed)
@@ -630,7 +648,7 @@ def test_another_label_or_an_ungiven_label_never_verifies(
 
 def test_crlf_source_verifies_and_byte_offsets_count_the_carriage_returns() -> None:
     text = "def a():\r\n    return 1\r\n\r\ndef b():\r\n    return 2\r\n"
-    source = Source("S1", "crlf.py", 1, 5, text, start_byte=0)
+    source = outside_source("S1", "crlf.py", 1, 5, text, start_byte=0)
     raw = reply(claim("b returns 2.", cite("S1", 4, 5, "def b():\n    return 2")))
     result = verify(raw, [source])
     assert isinstance(result, GatePassed)

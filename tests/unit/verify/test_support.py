@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from codecite_lsp.core.answers import ClaimSpan
-from codecite_lsp.core.records import Source
+from codecite_lsp.core.records import outside_source
 from codecite_lsp.verify.feedback import retry_feedback, user_detail
 from codecite_lsp.verify.gate import GateFailed, GatePassed, verify
 
@@ -38,9 +38,11 @@ CONFIRM = """\
     if abort and not rv:
         raise Abort()
     return rv"""
-SOURCE = Source("S1", "click/termui.py", 321, 345, CONFIRM, symbol="confirm")
+SOURCE = outside_source("S1", "click/termui.py", 321, 345, CONFIRM, symbol="confirm")
 # A wide chunk: 48 lines of padding, then the prompt loop (a one-word quote in a 48-line range).
-PADDED = Source("S1", "click/termui.py", 273, 345, "\n".join(["    #"] * 48) + "\n" + CONFIRM)
+PADDED = outside_source(
+    "S1", "click/termui.py", 273, 345, "\n".join(["    #"] * 48) + "\n" + CONFIRM
+)
 
 
 def answer(text: str, start: int, end: int, quote: str, label: str = "S1") -> str:
@@ -140,7 +142,7 @@ TARGETS = {"number", "name", "literal", "negation", "quantifier"}
 
 
 def accepted(row: dict[str, Any]) -> bool:
-    source = Source(**row["source"], text=row["source_text"])
+    source = outside_source(**row["source"], text=row["source_text"])
     raw = answer(row["claim"], row["start_line"], row["end_line"], row["quote"], source.label)
     return isinstance(verify(raw, [source]), GatePassed)
 

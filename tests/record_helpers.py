@@ -1,0 +1,36 @@
+"""Retrieval results for tests that need one by its place alone (path, lines, text)."""
+
+from __future__ import annotations
+
+from codecite_lsp.core.records import Chunk, Result
+
+
+def result(
+    path: str,
+    start: int,
+    end: int,
+    text: str,
+    score: float = 1.0,
+    *,
+    symbol: str | None = None,
+    content_hash: str = "h",
+    revision: str = "",
+    start_byte: int = 0,
+    defines: tuple[str, ...] = (),
+) -> Result:
+    """A result of a chunk of lines ``start``..``end`` of ``path`` holding ``text``."""
+    chunk = Chunk(
+        path=path,
+        language="",
+        start_line=start,
+        end_line=end,
+        start_byte=start_byte,
+        end_byte=0,
+        symbol=symbol,
+        kind="",
+        text=text,
+        content_hash=content_hash,
+        revision=revision,
+        defines=defines,
+    )
+    return Result(chunk, score)
