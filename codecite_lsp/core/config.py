@@ -119,6 +119,23 @@ class Config:
         " it judges unsupported are removed (a failed or unreadable check removes nothing)."
         " `off`: the deterministic checks alone",
     )
+    tool_loop: str = _setting(
+        "auto",
+        "with a model configured, let it call `search`, `read`, `definition` and `callers` over"
+        " the index (the same privacy rules) before it answers; each result is a source the"
+        " answer may cite. `auto`: where litellm says the model supports tool calling; `on`:"
+        " always (a model litellm does not know); `off`: one retrieval, one answer",
+    )
+    tool_rounds: int = _setting(4, "rounds of tool calls at most before the model must answer")
+    tool_calls_per_round: int = _setting(
+        4, "tool calls the model may make in one round; more are refused as over the budget"
+    )
+    tool_tokens: int = _setting(
+        60000, "tokens (prompt and reply) the tool rounds may spend; then the model must answer"
+    )
+    tool_seconds: float = _setting(
+        30.0, "seconds the tool rounds may take; then the model must answer"
+    )
     candidates: int = _setting(30, "hybrid candidates before reranking")
     context_chunks: int = _setting(8, "chunks shown to the model at most")
     context_tokens: int = _setting(6000, "token budget of the sources in a prompt")
@@ -201,9 +218,13 @@ _CREDENTIALS_FROM = (
     " (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS,"
     " AZURE_STORAGE_ACCOUNT_KEY, ...) or your cloud profile"
 )
-_POSITIVE_REALS = {"model_timeout", "hover_timeout"}
+_POSITIVE_REALS = {"model_timeout", "hover_timeout", "tool_seconds"}
 _FRACTIONS = {"relevance_floor"}
-_CHOICES = {"rerank": frozenset({"minilm", "none"}), "support_check": frozenset({"model", "off"})}
+_CHOICES = {
+    "rerank": frozenset({"minilm", "none"}),
+    "support_check": frozenset({"model", "off"}),
+    "tool_loop": frozenset({"auto", "on", "off"}),
+}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
