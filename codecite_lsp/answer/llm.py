@@ -10,7 +10,9 @@ scripted for a separate server process. A reply that is an object is sent as its
 reply ``"litellm.RateLimitError"`` / ``"litellm.InternalServerError"`` makes litellm raise that
 error; ``"litellm.Timeout"``, ``"litellm.APIConnectionError"``, ``"litellm.AuthenticationError"``
 and ``"litellm.BadRequestError"`` are passed to litellm as exception instances, which it raises.
-``CODECITE_MOCK_DELAY`` (seconds) is handed to litellm's ``mock_delay=``: a slow model.
+``CODECITE_MOCK_DELAY`` (seconds) is handed to litellm's ``mock_delay=``: a slow model. A reply
+that is an object with ``tool_calls`` (litellm's tool-call shape, ``arguments`` an object or its
+JSON text) is handed to litellm's ``mock_tool_calls=``: a model that calls the loop's tools.
 """
 
 from __future__ import annotations
@@ -44,6 +46,15 @@ class ModelError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call of a loop tool the model made: ``arguments`` is the JSON text it wrote."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
 class ModelReply:
     text: str
     prompt_tokens: int
@@ -51,6 +62,7 @@ class ModelReply:
     latency_ms: float
     attempts: int = 1  # litellm calls made, transient-error retries included
     mode: str = "prompt"  # how the reply shape was asked for (OutputMode), for the trace
+    tool_calls: tuple[ToolCall, ...] = ()  # the loop tools it called instead of answering
 
 
 class MockReplies:
@@ -111,11 +123,31 @@ def _litellm() -> Any:
     return litellm
 
 
-def _mock_argument(litellm: Any, reply: str, model: str) -> Any:
+def _mock_arguments(litellm: Any, reply: str, model: str) -> dict[str, Any]:
+    """litellm's mock keywords for one scripted reply: its text, an exception, or tool calls."""
     name = _MOCK_EXCEPTIONS.get(reply)
-    if name is None:
-        return reply
-    return getattr(litellm, name)(message=f"mock {name}", llm_provider="openai", model=model)
+    if name is not None:
+        error = getattr(litellm, name)(message=f"mock {name}", llm_provider="openai", model=model)
+        return {"mock_response": error}
+    calls = _mock_tool_calls(reply)
+    if calls:
+        return {"mock_response": "", "mock_tool_calls": calls}
+    return {"mock_response": reply}
+
+
+def _mock_tool_calls(reply: str) -> list[dict[str, Any]]:
+    """The tool calls of a scripted ``{"tool_calls": [...]}`` reply, in litellm's shape."""
+    if not reply.lstrip().startswith('{"tool_calls"'):
+        return []
+    calls = json.loads(reply)["tool_calls"]
+    shaped = []
+    for number, call in enumerate(calls, start=1):
+        function = dict(call["function"])
+        if not isinstance(function.get("arguments"), str):
+            function["arguments"] = json.dumps(function.get("arguments", {}))
+        shaped.append({"id": call.get("id", f"call_{number}"), "type": "function",
+                       "function": function})  # fmt: skip
+    return shaped
 
 
 _MISSING_KEY = re.compile(r"missing credentials|api_key client option must be set", re.IGNORECASE)
@@ -181,6 +213,29 @@ def _output_mode(
     return "prompt", {}
 
 
+def supports_tools(model: str) -> bool:
+    """Whether litellm says ``model`` can call tools (the tool loop's ``auto``)."""
+    return _supports(_litellm(), "supports_function_calling", model)
+
+
+def _with_tools(shape: dict[str, Any], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reply shape's keywords with the loop's tools offered too: the model may call them or
+    answer (a forced answer tool becomes one choice among them)."""
+    return {**shape, "tools": [*shape.get("tools", []), *tools], "tool_choice": "auto"}
+
+
+def _tool_calls(message: Any) -> tuple[ToolCall, ...]:
+    """The loop-tool calls of a reply (never the answer tool's)."""
+    found = []
+    for call in getattr(message, "tool_calls", None) or []:
+        function = getattr(call, "function", None)
+        name = getattr(function, "name", None)
+        if name and name != _TOOL:
+            arguments = getattr(function, "arguments", None) or "{}"
+            found.append(ToolCall(str(getattr(call, "id", "") or ""), str(name), str(arguments)))
+    return tuple(found)
+
+
 def _reply_text(message: Any) -> str:
     """The reply: the forced tool call's arguments when there is one, else the message text."""
     for call in getattr(message, "tool_calls", None) or []:
@@ -237,8 +292,10 @@ def complete(
     mock_response: str | MockReplies | None = None,
     backoff: float = 0.5,
     api_key: str | None = None,
+    tools: list[dict[str, Any]] | None = None,
 ) -> ModelReply:
-    """Ask ``model`` once (plus up to ``retries`` retries on transient errors); raise ModelError."""
+    """Ask ``model`` once (plus up to ``retries`` retries on transient errors); raise ModelError.
+    ``tools``: the tool loop's functions, which the model may call instead of answering."""
     if cancel is not None and cancel.is_set():
         raise ModelError("cancelled", "the request was cancelled")
     litellm = _litellm()
@@ -250,7 +307,7 @@ def complete(
     if api_key:
         kwargs["api_key"] = api_key
     mode, shape = _output_mode(litellm, model, schema)
-    kwargs.update(shape)
+    kwargs.update(_with_tools(shape, tools) if tools else shape)
     started = time.monotonic()
     attempt = 0
     while True:
@@ -259,7 +316,8 @@ def complete(
             reply = (
                 mock_response.take() if isinstance(mock_response, MockReplies) else mock_response
             )
-            kwargs["mock_response"] = _mock_argument(litellm, reply, model)
+            kwargs.pop("mock_tool_calls", None)
+            kwargs.update(_mock_arguments(litellm, reply, model))
         try:
             # the extra second lets litellm raise its own Timeout before the hard deadline
             response = _call_in_thread(litellm.completion, kwargs, timeout + 1.0, cancel)
@@ -279,8 +337,9 @@ def complete(
         except ModelError as exc:
             exc.attempts = attempt
             raise
-    text = _reply_text(response.choices[0].message)
-    if not text.strip():
+    message = response.choices[0].message
+    text, calls = _reply_text(message), _tool_calls(message)
+    if not text.strip() and not calls:
         raise ModelError("empty_reply", "the model returned an empty reply", attempt)
     usage = getattr(response, "usage", None)
     return ModelReply(
@@ -290,4 +349,5 @@ def complete(
         latency_ms=(time.monotonic() - started) * 1000.0,
         attempts=attempt,
         mode=mode,
+        tool_calls=calls,
     )
