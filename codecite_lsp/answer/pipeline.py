@@ -28,10 +28,18 @@ from ..retrieve.on_disk import index_differs
 from .attempts import ModelText, converse
 from .followup import Turn, callers_asked, callers_question, continues, recent, standalone
 from .history import History
-from .llm import MockReplies, ModelError, ModelReply, complete, mock_replies_from_env
+from .llm import (
+    MockReplies,
+    ModelError,
+    ModelReply,
+    complete,
+    mock_replies_from_env,
+    supports_tools,
+)
 from .prompt import RESPONSE_SCHEMA, build_messages
 from .support_check import SCHEMA as SUPPORT_SCHEMA
 from .support_check import check as check_support
+from .tool_loop import Budget, Explored, Messages, Tools, explore
 from .trace import TraceLog, question_hash, untrusted_sources
 
 if TYPE_CHECKING:
@@ -60,6 +68,7 @@ class _Request:
     statements_removed: int = 0
     attempts_made: int = 0  # model answers asked for: the second is the stricter retry
     support_check: dict[str, Any] | None = None  # the second pass's record, when it ran
+    tool_loop: dict[str, Any] | None = None  # the tool loop's rounds and calls, when it ran
 
     def record(self, answer: Answered | Refused) -> dict[str, Any]:
         return {
@@ -74,6 +83,7 @@ class _Request:
             "retries": max(0, len(self.attempts) - 1),
             "statements_removed": self.statements_removed,
             "support_check": self.support_check,
+            "tool_loop": self.tool_loop,
             "model_calls": self.model_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -179,11 +189,13 @@ class Answerer:
         index_note: str | None = None,
         history: Sequence[Turn] = (),
         stage: Callable[[str], None] | None = None,
+        tools: Tools | None = None,
     ) -> Answered | Refused:
         """Answer with verified citations, or refuse; raises ValueError for an empty question.
 
         ``history`` holds the conversation's earlier turns: retrieval searches for the standalone
-        question built from them (followup.py). ``stage`` hears each step as it starts."""
+        question built from them (followup.py). ``stage`` hears each step as it starts.
+        ``tools``: the root's loop tools (tool_loop.py), used when the model can call them."""
         question = question.strip()
         if not question:
             raise ValueError("the question is empty")
@@ -201,7 +213,7 @@ class Answerer:
         calls = callers_asked(question, turns)
         asked = self._standalone(request, question, turns, cancel, calls)
         answer = self._answer(
-            request, asked, retrieval_context(context), cancel, "; ".join(notes), calls
+            request, asked, retrieval_context(context), cancel, "; ".join(notes), calls, tools
         )
         if continued:
             answer = answer.model_copy(update={"continued": True})
@@ -240,6 +252,7 @@ class Answerer:
         cancel: threading.Event | None,
         note: str,
         calls: list[str],
+        tools: Tools | None = None,
     ) -> Answered | Refused:
         """``calls``: the symbols whose callers the question asks for (followup.callers_asked)."""
 
@@ -270,15 +283,26 @@ class Answerer:
                 wording.NOTHING_RELEVANT,
                 retrieval.candidates,
             )
-        sources = sources_from_results(retrieval.selected)
+        results, answered = retrieval.selected, None
+        if tools is not None and self._loops():
+            try:
+                explored = self._explore(request, asked, results, context, tools, cancel)
+            except ModelError as exc:  # recorded as converse records a reply never had
+                request.attempts = [{"gate": "not_run", "error": exc.kind}]
+                return refuse("model_error", exc.message, near)
+            request.tool_loop = explored.record
+            # Gated against what was retrieved and what the loop read, and only those.
+            results, answered = explored.results, explored.reply
+        sources = sources_from_results(results)
         request.untrusted = untrusted_sources(sources)
         messages = build_messages(asked, sources, _context_note(context))
         offline = self.config.model == EXTRACTIVE
         evidence = gather(asked, retrieval.selected)
+        replies = [answered] if answered is not None else []  # the loop's answer: the first reply
         verdict = converse(
             messages,
             sources,
-            lambda sent: self._reply(request, asked, sent, sources, evidence, cancel),
+            lambda sent: self._reply(request, asked, sent, sources, evidence, cancel, replies),
             # The offline answerer is deterministic: asking it again would repeat its reply.
             tries=1 if offline else 2,
             nothing_found=_offline_refusal(evidence) if offline else wording.MODEL_FOUND_NOTHING,
@@ -317,10 +341,17 @@ class Answerer:
         sources: list[Source],
         evidence: Evidence,
         cancel: threading.Event | None,
+        replies: list[ModelReply],
     ) -> ModelText:
-        """The model's raw reply; ``extractive`` quotes the best lines without any model."""
+        """The model's raw reply; ``extractive`` quotes the best lines without any model.
+        ``replies``: one the tool loop already has, taken first."""
         if cancel is not None and cancel.is_set():
             raise ModelError("cancelled", "the request was cancelled")
+        if replies:
+            request.attempts_made += 1
+            request.stage("verifying citations")
+            loop_reply = replies.pop()
+            return ModelText(loop_reply.text, loop_reply.mode)
         if self.config.model == EXTRACTIVE:
             from ..offline.extractive import answer
 
@@ -337,17 +368,47 @@ class Answerer:
         request.stage("verifying citations")
         return ModelText(reply.text, reply.mode)
 
+    def _explore(
+        self,
+        request: _Request,
+        asked: str,
+        results: list[Result],
+        context: RetrievalContext | None,
+        tools: Tools,
+        cancel: threading.Event | None,
+    ) -> Explored:
+        """The tool loop from the retrieved results; each call may take the seconds left."""
+
+        def call(sent: Messages, offered: list[dict[str, Any]], left: float) -> ModelReply:
+            timeout = min(self.config.model_timeout, max(left, 0.1))
+            retries = self.config.model_retries
+            return self._call(request, sent, RESPONSE_SCHEMA, cancel, retries, offered, timeout)
+
+        budget = Budget.of(self.config)
+        note = _context_note(context)
+        return explore(
+            asked, results, note, tools, call, budget, cancel=cancel, stage=request.stage
+        )
+
+    def _loops(self) -> bool:
+        """Whether the model may call the loop's tools (the ``tool_loop`` setting)."""
+        if self.config.model == EXTRACTIVE or self.config.tool_loop == "off":
+            return False
+        return self.config.tool_loop == "on" or supports_tools(self.config.model)
+
     def _call(
         self,
         request: _Request,
-        messages: list[dict[str, str]],
+        messages: Messages,
         schema: dict[str, Any],
         cancel: threading.Event | None,
         retries: int,
+        tools: list[dict[str, Any]] | None = None,
+        timeout: float | None = None,
     ) -> ModelReply:
         """One model call, counted in the request's trace (calls, tokens, latency)."""
         try:
-            reply = self._complete(messages, schema, cancel, retries)
+            reply = self._complete(messages, schema, cancel, retries, tools, timeout)
         except ModelError as exc:
             request.model_calls += exc.attempts
             raise
@@ -359,18 +420,21 @@ class Answerer:
 
     def _complete(
         self,
-        messages: list[dict[str, str]],
+        messages: Messages,
         schema: dict[str, Any] | None,
         cancel: threading.Event | None,
         retries: int,
+        tools: list[dict[str, Any]] | None = None,
+        timeout: float | None = None,
     ) -> ModelReply:
         return complete(
             messages,
             self.config.model,
-            timeout=self.config.model_timeout,
+            timeout=self.config.model_timeout if timeout is None else timeout,
             retries=retries,
             schema=schema,
             cancel=cancel,
             mock_response=self.replies,
             api_key=os.environ.get(self.config.api_key_env or "") or None,
+            tools=tools,
         )

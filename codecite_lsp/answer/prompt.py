@@ -109,6 +109,13 @@ def render_source(source: Source, fence: str) -> str:
     )
 
 
+def tool_sources(sources: list[Source]) -> str:
+    """A loop tool's sources for the model: fenced and numbered as the prompt's are, under a
+    fence derived from their own text."""
+    fence = _fence_token([s.result.chunk.text for s in sources])
+    return "\n\n".join(render_source(s, fence) for s in sources)
+
+
 def build_messages(
     question: str,
     sources: list[Source],

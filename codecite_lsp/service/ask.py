@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 # Turn is the doors' too: an editor's or agent's earlier exchanges are handed on as Turns.
 from ..answer.followup import Turn
 from .request_paths import RootParts, relative
+from .tools import ToolParts
 
 if TYPE_CHECKING:
     from ..answer.pipeline import Answerer
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from .upkeep import Upkeep
 
 
-class AskParts(RootParts, Protocol):
+class AskParts(RootParts, ToolParts, Protocol):
     """What answering uses of a Session (the answerer is built lazily, in the worker thread)."""
 
     @property
@@ -43,8 +44,9 @@ def ask(
 ) -> Answered | Refused:
     """The answer. ``text`` may be a region of the file, with ``position`` relative to it;
     ``history`` is the conversation a follow-up continues; ``stage`` hears each step as it
-    starts."""
+    starts. A model that can call tools gets this root's (tools.py) for its loop."""
     from ..core.answers import Refused  # pydantic: kept off the start-up path
+    from .tools import RootTools
 
     context: dict[str, Any] = {}
     if path is not None:
@@ -70,6 +72,7 @@ def ask(
         index_note=parts.upkeep.note(),
         history=history,
         stage=stage,
+        tools=RootTools(parts),
     )
     if isinstance(answer, Refused) and answer.reason == "no_span_in_retrieval":
         note = parts.upkeep.note()

@@ -7,6 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from ..core.records import Result
     from ..core.responses import SearchResult
     from ..retrieve.retriever import Retriever
     from .privacy import Privacy
@@ -26,6 +27,11 @@ def search(
 ) -> list[SearchResult]:
     from ..core.responses import SearchResult  # pydantic: kept off the start-up path
 
-    privacy = parts.privacy()
-    results = parts.retriever.results(query, limit=limit)
-    return [SearchResult.of(r) for r in results if privacy.path_refusal(r.chunk.path) is None]
+    results = visible_results(parts.retriever, parts.privacy(), query, limit)
+    return [SearchResult.of(r) for r in results]
+
+
+def visible_results(retriever: Retriever, privacy: Privacy, query: str, limit: int) -> list[Result]:
+    """The retriever's results for ``query``, less those whose file is now private."""
+    results = retriever.results(query, limit=limit)
+    return [r for r in results if privacy.path_refusal(r.chunk.path) is None]
