@@ -30,6 +30,32 @@ def copy_sample(dest: Path) -> Path:
     return repo
 
 
+LOOP_REPO = SAMPLE.parent / "loop_repo"  # load_settings calls consume_value, in another file
+LOOP_QUESTION = "How does load_settings load the settings?"
+
+
+def copy_loop_repo(dest: Path) -> Path:
+    """The loop's repository, with a git-ignored copy of the helper and a secret file."""
+    repo = dest / "repo"
+    shutil.copytree(LOOP_REPO, repo)
+    (repo / ".gitignore").write_text("build/\n")
+    (repo / "build").mkdir()
+    (repo / "build/generated.py").write_text("def consume_value(raw):\n    return raw\n")
+    (repo / ".env").write_text("API_TOKEN=never-shown\n")
+    return repo
+
+
+def tool_calls(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    """A scripted reply calling the loop's tools (llm.py hands it to litellm's mock_tool_calls)."""
+    return {"tool_calls": [{"function": {"name": n, "arguments": a}} for n, a in calls]}
+
+
+def one_claim(label: str, line: int, quote: str, text: str) -> dict[str, Any]:
+    """A reply object with one claim citing ``quote`` at ``line`` of source ``label``."""
+    citation = {"source": label, "start_line": line, "end_line": line, "quote": quote}
+    return {"spans": [{"kind": "claim", "text": text, "citations": [citation]}], "refuse": None}
+
+
 def index_repo(repo: Path, index_dir: Path, **settings: Any) -> Config:
     from codecite_lsp.index.indexer import Indexer
 
