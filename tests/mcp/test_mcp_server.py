@@ -7,6 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from answer_helpers import LOOP_QUESTION, MODEL, copy_loop_repo, one_claim, tool_calls
 from mcp_session import call, call_error, connect, dumps, text_of, wait_indexed
 
 SECRET = "THISISAFAKESECRETDONOTLEAK"  # the value in the sample repository's .env
@@ -252,3 +253,28 @@ async def test_malformed_calls_get_errors_and_the_server_keeps_serving(repo: Pat
         checked = await call(session, "verify_citations", {"citations": [good]})
         await wait_indexed(session)
     assert checked["results"][0]["state"] == "verified"
+
+
+async def test_with_a_model_that_calls_tools_the_agent_gets_what_the_loop_read(
+    tmp_path: Path,
+) -> None:
+    # The same service as the language server's: the mocked model looks up the helper the
+    # first retrieval missed, and the answer cites it.
+    script = tmp_path / "replies.json"
+    script.write_text(
+        dumps(
+            [
+                tool_calls(("definition", {"symbol": "consume_value"})),
+                one_claim("S2", 5, "return int(text)", "A setting of digits becomes a number."),
+            ]
+        )
+    )
+    repo = copy_loop_repo(tmp_path)
+    settings = {"CODECITE_MODEL": MODEL, "CODECITE_EMBEDDING": "none",
+                "CODECITE_CONTEXT_CHUNKS": "1", "CODECITE_MOCK_RESPONSE": f"@{script}"}  # fmt: skip
+    async with connect(repo, **settings) as session:
+        await wait_indexed(session)
+        answer = await call(session, "ask", {"question": LOOP_QUESTION})
+    assert answer["status"] == "answered", dumps(answer)
+    [cited] = [c for span in answer["spans"] for c in span.get("citations", [])]
+    assert (cited["path"], cited["start_line"]) == ("settings/values.py", 5)
