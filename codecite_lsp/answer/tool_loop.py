@@ -144,6 +144,9 @@ def step(name: str, arguments: dict[str, Any]) -> str:
     return f"finding the callers of `{said}`"
 
 
+_KINDS = {"integer": "a whole number", "string": "a non-empty string"}
+
+
 def _arguments(call: ToolCall) -> dict[str, Any]:
     """The call's arguments, checked against its tool's parameters; ToolRefused otherwise."""
     spec = next((t["function"] for t in TOOLS if t["function"]["name"] == call.name), None)
@@ -159,7 +162,7 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
         value = given.get(key)
         wanted = int if kind["type"] == "integer" else str
         if not isinstance(value, wanted) or isinstance(value, bool) or value == "":
-            raise ToolRefused(f"{key} must be a {kind['type']}")
+            raise ToolRefused(f"{key} must be {_KINDS[kind['type']]}")
     return given
 
 
@@ -198,8 +201,8 @@ class _Loop:
             "content": self.messages[-1]["content"] + "\n\n" + _NOTE,
         }
 
-    def answer(self, reply: ModelReply) -> None:
-        """Take one round's tool calls: each one's result becomes the conversation's turn."""
+    def asked_for(self, reply: ModelReply) -> None:
+        """The model's turn calling tools, kept in the conversation before their results."""
         self.messages.append(
             {
                 "role": "assistant",
@@ -216,6 +219,7 @@ class _Loop:
         )
 
     def call(self, number: int, call: ToolCall, cancel: threading.Event | None) -> None:
+        """Run the round's ``number``th call (from 0); its result, or refusal, is its turn."""
         started = time.monotonic()
         record: dict[str, Any] = {
             "round": self.explored.rounds,
@@ -241,7 +245,7 @@ class _Loop:
 
     def _shown(self, found: list[Result], record: dict[str, Any]) -> str:
         """The call's places as sources: new ones labelled next, known ones by their label."""
-        new = [r for r in dict.fromkeys(found, None) if _key(r) not in self.labels]
+        new = [r for r in dict.fromkeys(found) if _key(r) not in self.labels]
         first = len(self.explored.results) + 1
         for number, result in enumerate(new, start=first):
             self.labels[_key(result)] = f"S{number}"
@@ -300,7 +304,7 @@ def explore(
         if not reply.tool_calls:
             loop.explored.reply = reply
             return loop.explored
-        loop.answer(reply)
+        loop.asked_for(reply)
         for number, tool_call in enumerate(reply.tool_calls):
             loop.call(number, tool_call, cancel)
     loop.explored.stopped = stopped
