@@ -223,3 +223,16 @@ def test_a_model_without_tool_calling_answers_single_shot(
     assert isinstance(answer, Answered), answer
     assert record["tool_loop"] is None and len(litellm_calls) == 1
     assert "tools" not in litellm_calls.calls[0]["kwargs"]
+
+
+def test_a_call_to_no_tool_or_with_bad_arguments_is_refused_in_words(
+    indexed: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, litellm_calls: LitellmCalls
+) -> None:
+    bad = tool_calls(("delete", {"path": "x"}), ("read", {"path": "settings/values.py"}))
+    answer, record = _ask(indexed, monkeypatch, tmp_path, [bad, LOADER_ANSWER])
+    assert _tool_results(litellm_calls, 1) == [
+        "refused: there is no tool 'delete'",
+        "refused: start_line must be a whole number",
+    ]
+    assert [c["outcome"] for c in record["tool_loop"]["calls"]] == ["refused", "refused"]
+    assert isinstance(answer, Answered), answer
