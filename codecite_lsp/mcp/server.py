@@ -41,6 +41,7 @@ from .models import (
     SearchOutput,
     VerifyOutput,
 )
+from .stdin import relay_stdin
 from .workspace import Workspace
 
 T = TypeVar("T")
@@ -206,4 +207,5 @@ async def _in_thread(fn: Callable[..., T], *args: Any) -> T:
 
 def serve(workspace: Workspace) -> None:
     """Serve on stdio until the client closes the pipe."""
+    relay_stdin()
     build_server(workspace).run("stdio")

@@ -9,6 +9,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -85,6 +86,14 @@ def _text(reply: dict[str, Any]) -> str:
     return "\n".join(block.get("text", "") for block in reply["result"]["content"])
 
 
+def _indexed(talk: Wire) -> None:
+    """Until search_code answers without an indexing note (the first pass is done)."""
+    deadline = time.monotonic() + 60
+    while talk.call("search_code", {"query": "keys"})["result"]["structuredContent"]["note"]:
+        assert time.monotonic() < deadline, "still indexing after 60 s"
+        time.sleep(0.2)
+
+
 def _verified(talk: Wire) -> None:
     """The server still answers, and rightly."""
     good = {"path": "keyvault/keys.py", "start_line": 54, "end_line": 54, "quote": ROTATE}
@@ -129,3 +138,56 @@ def test_arguments_of_many_megabytes_are_refused_and_the_server_keeps_serving(
         # an argument no tool takes, of megabytes: passed over, the call answered
         reply = talk.call("search_code", {"query": "keys", "extra": [list(range(1000))] * 500})
         assert reply["result"]["structuredContent"]["results"], str(reply)[:300]
+
+
+LONE = "\udcff"  # json.dumps writes it as the escape \udcff: what a name not UTF-8 becomes
+
+
+def test_lone_surrogates_in_every_argument_are_answered_and_the_server_keeps_serving(
+    repo: Path,
+) -> None:
+    """The SDK's parser refused a line holding a lone surrogate as invalid JSON and never
+    answered it: the agent waited forever."""
+    cite = {"path": "keyvault/keys.py", "start_line": 54, "end_line": 54}
+    with wire(repo) as talk:
+        _indexed(talk)
+        opened = talk.call("open_citation", {"citation": {**cite, "path": f"{LONE}.py"}})
+        assert opened["result"]["isError"], opened
+        assert "no such file in the workspace (U+FFFD stands for bytes" in _text(opened)
+
+        checked = talk.call(
+            "verify_citations",
+            {"citations": [{**cite, "path": f"keyvault/{LONE}", "quote": ROTATE},
+                           {**cite, "quote": f"old.retired_at {LONE}"}]},
+        )  # fmt: skip
+        first, second = checked["result"]["structuredContent"]["results"]
+        assert "U+FFFD stands for bytes" in first["reason"], first
+        assert second["state"] == "stale" and second["nearest"]["start_line"] == 54, second
+
+        found = talk.call("search_code", {"query": f"rotate_key {LONE}"})
+        assert found["result"]["structuredContent"]["results"], found
+
+        answer = talk.call("ask", {"question": f"how is a key rotated {LONE}?"})
+        assert answer["result"]["structuredContent"]["status"] == "answered", answer
+
+        quoted = talk.call("open_citation", {"citation": {**cite, "quote": f"{LONE}now"}})
+        assert quoted["result"]["structuredContent"]["excerpt"], quoted
+
+        unknown = talk.call(f"search{LONE}", {"query": "x"})
+        assert unknown.get("error") or unknown["result"]["isError"], unknown
+        _verified(talk)
+
+
+def test_bytes_that_are_not_utf8_in_arguments_are_answered(repo: Path) -> None:
+    with wire(repo) as talk:
+        for arguments in (
+            b'{"citation": {"path": "\xff\xfe.py", "start_line": 1, "end_line": 1}}',
+            b'{"citation": {"path": "keyvault/keys.py", "start_line": 54, "end_line": 54,'
+            b' "quote": "old.\xc3\x28retired"}}',
+        ):
+            talk.next_id += 1
+            call = b'{"name": "open_citation", "arguments": %s}' % arguments
+            talk.send(b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": %s}'
+                      % (talk.next_id, call))  # fmt: skip
+            assert "result" in talk.reply(talk.next_id)
+        _verified(talk)
