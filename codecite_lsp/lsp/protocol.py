@@ -9,6 +9,8 @@ replies pygls would not send.
   requests before initialize and left those after shutdown unanswered.
 - Buffers: didOpen/didChange/didClose keep the text in buffers.py (edits in time bounded by the
   edit; pygls rewrote the whole buffer per edit).
+- Text: a lone surrogate escaped in a message becomes U+FFFD (core/surrogates.py) before pygls
+  or a handler sees it; left in, every answer and log line holding it failed.
 - Errors: a body that is not JSON gets a parse error (-32700, id null); JSON that is not a
   JSON-RPC 2.0 message gets InvalidRequest; params that do not fit the method's types get
   InvalidParams (-32602) naming the field. pygls answered none of these, or with -32603.
@@ -37,6 +39,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 from pygls.protocol.language_server import lsp_method
 
+from ..core.surrogates import without_lone_surrogates
 from .buffers import Buffers
 from .frames import MAX_JSON_DEPTH, FrameParser, Problem, too_deep
 
@@ -103,7 +106,7 @@ class CodeciteProtocol(LanguageServerProtocol):
             )
             return
         try:
-            message = json.loads(body, object_hook=self.structure_message)
+            message = json.loads(without_lone_surrogates(body), object_hook=self.structure_message)
         except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or too deep anyway
             log.error("LSP: a message that is not JSON (%s)", exc)
             self._send_error(None, JsonRpcParseError(f"not valid JSON: {exc}"))

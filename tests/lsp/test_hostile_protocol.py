@@ -7,6 +7,7 @@ are printed at the end (docs/benchmarks.md quotes them).
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -281,3 +282,29 @@ def test_a_nul_in_an_open_citation_path_is_invalid_params(raw: RawServer, projec
         command = {"command": "codecite.openCitation", "arguments": [argument]}
         expect_error(raw, "workspace/executeCommand", command, -32602, "NUL")
     assert_result(raw.call("codecite/status"))
+
+
+def test_lone_surrogates_in_requests_are_served_as_u_fffd(raw: RawServer, project: Path):
+    """A lone surrogate (what a JavaScript string or json.dumps of a name not UTF-8 may hold)
+    failed every answer with InternalError ("'utf-8' codec can't encode ... surrogates")."""
+    lone = "\udcff"
+    raw.initialize(project)
+    deadline = time.monotonic() + 30
+    while raw.call("codecite/status")["result"]["roots"][0]["files_indexed"] < 1:
+        assert time.monotonic() < deadline, "the project was not indexed within 30 s"
+        time.sleep(0.2)
+    question = {"question": f"what does handler {lone} return?"}
+    for method, params in (
+        ("codecite/ask", question),
+        ("workspace/executeCommand", {"command": "codecite.ask", "arguments": [question]}),
+    ):
+        answer = raw.call(method, params, timeout=30)
+        assert answer.get("result", {}).get("status") == "answered", answer
+    entries = raw.call("codecite/history", {})["result"]["entries"]
+    assert entries[0]["question"] == "what does handler \ufffd return?", entries[0]
+    found = raw.call("codecite/search", {"query": f"handler {lone}"})["result"]["results"]
+    assert [result["path"] for result in found] == ["app.py"]
+    citation = {"path": f"{lone}.py", "start_line": 1, "end_line": 1, "quote": f"def {lone}",
+                "content_hash": lone, "revision": lone}  # fmt: skip
+    command = {"command": "codecite.openCitation", "arguments": [citation]}
+    assert raw.call("workspace/executeCommand", command)["result"]["state"] == "gone"
