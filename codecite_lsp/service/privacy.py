@@ -32,6 +32,16 @@ class Missing(Exception):
     """No such file in the workspace."""
 
 
+def _missing(rel: str) -> Missing:
+    why = f"{rel}: no such file in the workspace"
+    if "\ufffd" in rel:  # what the servers make of a name that is not UTF-8 (core/surrogates.py)
+        why += (
+            " (U+FFFD stands for bytes that were not UTF-8 text or a lone surrogate such as"
+            " \\udcff: a repository path is UTF-8, send it as such)"
+        )
+    return Missing(why)
+
+
 def clean_path(path: str) -> str:
     """The workspace-relative form of ``path``, or Unreadable for anything that could escape it."""
     if not path or "\0" in path or len(path) > MAX_PATH_CHARS:
@@ -77,14 +87,14 @@ class Privacy:
         if private == "ignored":
             raise Unreadable(f"{rel} is a secret or ignored file: its content is never returned")
         if not os.path.lexists(self.root / rel):
-            raise Missing(f"{rel}: no such file in the workspace")
+            raise _missing(rel)
         if (self.root / rel).is_dir():  # read_source expects a file: os.fdopen fails on a folder
             raise Unreadable(f"{rel} is a folder, not a file")
         source = read_source(self.root, rel, self.config)
         if isinstance(source, SourceFile):
             return source
         if source.reason == REASON_VANISHED:
-            raise Missing(f"{rel}: no such file in the workspace")
+            raise _missing(rel)
         raise Unreadable(f"{rel} is not readable here: {source.reason}")
 
     def _private(self, path: str | Path) -> Literal["outside", "ignored"] | None:
