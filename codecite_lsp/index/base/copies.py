@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import logging
 import os
 import re
@@ -42,7 +43,8 @@ class Removed:
 
 def hold(folder: Path) -> bool:
     """Mark the copy in ``folder`` read by this process, until it ends; False when there is no
-    whole copy there (never made, or removed by a prune)."""
+    whole copy there (never made, removed by a prune, or damaged since it was made: then it is
+    said, and set aside for a new copy)."""
     with _HELD_LOCK:
         if folder in _HELD:
             return True
@@ -54,8 +56,54 @@ def hold(folder: Path) -> bool:
         if not (folder / "base.json").is_file():  # it did: what is held is the removed one
             handle.close()
             return False
+        damage = _damage(folder, handle)
+        if damage is not None:
+            handle.close()
+            log.warning("the local copy of the base in %s is damaged (%s): copying it again",
+                        folder, damage)  # fmt: skip
+            _set_aside(folder)
+            return False
         _HELD[folder] = handle
         return True
+
+
+def sizes(folder: Path) -> dict[str, int]:
+    """The size of each file of a copy's tables, relative to ``folder``: what :func:`hold`
+    checks the copy against later (a file truncated or removed since it was made)."""
+    lance = folder / "lance"
+    return {
+        str(path.relative_to(folder)): path.stat().st_size
+        for path in sorted(lance.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _damage(folder: Path, handle: IO[bytes]) -> str | None:
+    """What differs from the sizes recorded as the copy was made, or None (a copy made before
+    they were recorded is not checked)."""
+    try:
+        recorded = json.loads(handle.read().decode("utf-8")).get("sizes", {})
+    except (ValueError, AttributeError):
+        return "its base.json is unreadable"
+    for name, size in recorded.items():
+        try:
+            now = (folder / name).stat().st_size
+        except OSError:
+            return f"{name} is missing"
+        if now != size:
+            return f"{name} is {now} bytes, {size} when copied"
+    return None
+
+
+def _set_aside(folder: Path) -> None:
+    """Rename a damaged copy out of the way (a reader then finds none), then remove it; a
+    removal cut short leaves a temporary folder of an ended process, removed by a prune."""
+    aside = folder.with_name(f".{folder.name}.tmp{os.getpid()}.damaged")
+    try:
+        os.replace(folder, aside)
+    except OSError:  # another process set it aside first
+        return
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def prune(cache_root: Path, keep: Path) -> Removed:

@@ -17,7 +17,7 @@ from ..lance_import import import_lancedb
 from ..meta import Meta, MetaFile
 from ..static_embedding import static_model_path
 from ..tables import said, sql_literal
-from .copies import Removed, hold, prune
+from .copies import Removed, hold, prune, sizes
 from .git import ancestors
 from .layout import MANIFESTS, PACKING, BaseError, BaseManifest, connect, differences, table_names
 
@@ -114,7 +114,11 @@ def fetch(
         )
     )
     (temp / ".gitignore").write_text("*\n", encoding="utf-8")
-    copy = {"header": manifest.header(), "files": json.dumps(manifest.files, sort_keys=True)}
+    copy = {
+        "header": manifest.header(),
+        "files": json.dumps(manifest.files, sort_keys=True),
+        "sizes": sizes(temp),
+    }
     (temp / "base.json").write_text(json.dumps(copy), encoding="utf-8")
     try:
         os.replace(temp, folder)
