@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from object_store import FILES, clone, codecite, committed, git
@@ -99,3 +100,47 @@ def test_a_local_copy_damaged_after_it_was_made_is_said_and_rebuilt(tmp_path: Pa
     again = codecite(mine, env, "index")
     assert again.returncode == 0 and "damaged" not in again.stderr, again.stderr
     assert _found(mine, env)[0] == EVERY_FILE
+
+
+def test_a_publisher_killed_mid_publish_leaves_a_store_that_republishes(tmp_path: Path) -> None:
+    ci = committed(tmp_path / "ci", FILES)
+    shared = tmp_path / "shared-bases"
+    publisher = subprocess.Popen(
+        [sys.executable, "-m", "codecite_lsp", "index", "--publish", str(shared), "--repo",
+         str(ci)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "CODECITE_EMBEDDING": "none"},
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not shared.exists() and publisher.poll() is None:  # killed as the store is written
+        assert time.monotonic() < deadline, "the publisher never wrote the store"
+        time.sleep(0.01)
+    publisher.kill()
+    publisher.wait()
+    mine = clone(ci, tmp_path / "mine")
+    env = {"CODECITE_BASE": str(shared)}
+    before = codecite(mine, env, "index")  # a half-written store: refused or read, never lost
+    assert before.returncode == 0, before.stderr
+    assert _found(mine, env)[0] == EVERY_FILE
+    again = codecite(ci, {}, "index", "--publish", str(shared))
+    assert again.returncode == 0, again.stderr
+    assert "published the base of" in again.stdout, again.stdout
+    other = clone(ci, tmp_path / "other")
+    read = codecite(other, env, "index")
+    assert read.returncode == 0 and "not used" not in read.stderr, read.stderr
+    assert read.stdout.startswith("indexed 0 files"), read.stdout  # every file from the base
+    assert _found(other, env)[0] == EVERY_FILE
+
+
+def test_a_base_of_another_repository_is_refused_and_every_file_is_local(tmp_path: Path) -> None:
+    _ci, shared = _published(tmp_path)
+    files = {**FILES, "mine.py": "def mine():\n    return 1\n"}
+    another = committed(tmp_path / "another", files)  # the same files and one more
+    env = {"CODECITE_BASE": str(shared)}
+    done = codecite(another, env, "index")
+    assert done.returncode == 0, done.stderr
+    assert f"base {shared} not used: none of the 1 bases" in done.stderr, done.stderr
+    assert "is HEAD or an ancestor of it" in done.stderr
+    assert done.stdout.startswith(f"indexed {len(files)} files"), done.stdout
+    found, stderr = _found(another, env)
+    assert found == EVERY_FILE and "not used" in stderr, stderr
