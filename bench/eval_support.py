@@ -13,7 +13,7 @@ The second pass runs when ``--model`` or ``CODECITE_MODEL`` names a litellm mode
 ``extractive``): one call per accepted claim, through answer/llm.py as the answering pipeline
 makes it (the provider's key in its usual variable). Offline, ``CODECITE_MOCK_RESPONSE`` scripts
 the verdicts through litellm's ``mock_response`` (answer/llm.py): that measures the plumbing
-(the verdict applied, a failure failing open), not a model's judgement.
+(the verdict applied, a failure failing closed), not a model's judgement.
 """
 
 from __future__ import annotations
@@ -49,8 +49,10 @@ def gated(row: dict[str, Any]) -> tuple[GatePassed | None, Source]:
     return (result if isinstance(result, GatePassed) else None), source
 
 
-def second_pass(model: str, passed: GatePassed, source: Source, failed_open: Counter[str]) -> bool:
-    """Whether the claim the gate accepted survives the model's second pass (a failure keeps it,
+def second_pass(
+    model: str, passed: GatePassed, source: Source, failed_closed: Counter[str]
+) -> bool:
+    """Whether the claim the gate accepted survives the model's second pass (a failure removes it,
     as in the pipeline, and is counted by its error)."""
 
     defaults = Config()
@@ -60,8 +62,8 @@ def second_pass(model: str, passed: GatePassed, source: Source, failed_open: Cou
         return complete(messages, model, timeout=timeout, retries=retries, schema=SCHEMA).text
 
     checked = check(passed.spans, [source], ask)
-    if checked.record["status"] == "failed_open":
-        failed_open[checked.record["error"]] += 1
+    if checked.record["status"] == "failed_closed":
+        failed_closed[checked.record["error"]] += 1
     return checked.claims_left > 0
 
 
@@ -114,16 +116,18 @@ def main() -> None:
     if args.model == "extractive":
         print("(no model named: --model or CODECITE_MODEL runs the second pass)")
         return
-    failed_open: Counter[str] = Counter()
+    failed_closed: Counter[str] = Counter()
     kept = [
-        passed is not None and second_pass(args.model, passed, source, failed_open)
+        passed is not None and second_pass(args.model, passed, source, failed_closed)
         for passed, source in verdicts
     ]
     scripted = " (verdicts scripted by CODECITE_MOCK_RESPONSE)" if os.environ.get(MOCK_ENV) else ""
     report(f"the gate, then the second pass by {args.model}{scripted}", rows, kept)
     calls = sum(passed is not None for passed, _ in verdicts)
-    opened = sum(failed_open.values())
-    print(f"second-pass calls: {calls}, failed open: {opened} {dict(sorted(failed_open.items()))}")
+    opened = sum(failed_closed.values())
+    print(
+        f"second-pass calls: {calls}, failed closed: {opened} {dict(sorted(failed_closed.items()))}"
+    )
 
 
 if __name__ == "__main__":

@@ -151,7 +151,8 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Config]:
 
 def mocked(indexed: tuple[Path, Config], *replies: str, **settings: Any) -> Answerer:
     repo, config = indexed
-    settings = {"model_retries": 1, **settings}
+    # The second pass has its own tests (test_support_check.py): here one scripted reply per answer.
+    settings = {"model_retries": 1, "support_check": "off", **settings}
     model_config = Config(index_dir=config.index_dir, model=MODEL, **settings)
     return Answerer(repo, model_config, replies=llm.MockReplies(list(replies)))
 

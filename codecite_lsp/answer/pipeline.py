@@ -1,7 +1,7 @@
 """The answering pipeline: retrieve, check the floor, prompt, model, citation gate, one stricter
-retry, refuse; with ``support_check = "model"``, a second model call judging each verified claim
-against its lines (support_check.py). Every request gets a trace id and one trace record;
-answers go to the history.
+retry, refuse; with ``support_check = "model"`` (the default with a model), a second model
+call judging each verified claim against its lines (support_check.py). Every request gets a
+trace id and one trace record; answers go to the history.
 
 Nothing unverified reaches the user: the model is not even asked when retrieval found nothing
 that clears the relevance floor, and after the retry (attempts.py) only verified claims are shown.
@@ -321,6 +321,11 @@ class Answerer:
                     lambda sent: self._call(request, sent, SUPPORT_SCHEMA, cancel, 0).text,
                 )
                 request.support_check = checked.record
+                if checked.record["status"] == "failed_closed":
+                    error = checked.record["error"]
+                    return refuse(
+                        "unverified_citation", wording.UNCHECKED.format(error=error), near
+                    )
                 if checked.removed and not checked.claims_left:
                     return refuse("unverified_citation", wording.NONE_SUPPORTED, near)
                 spans = checked.spans

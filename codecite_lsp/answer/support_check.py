@@ -1,4 +1,5 @@
-"""The optional second pass (``support_check = "model"``): one more model call asking, per claim
+"""The second pass (``support_check = "model"``, the default when a model is configured): one more
+model call asking, per claim
 that passed the citation gate, whether its quoted lines entail it (pure but for ``ask``).
 
 The deterministic gate (verify/support.py) sees a claim's names, numbers, literals, negations
@@ -8,8 +9,9 @@ does). This pass asks the model for that judgement, as a short reply of one verd
 - a claim judged not entailed is removed (its text is never shown); when no claim is left the
   answer is refused;
 - it can only remove: it never adds a claim nor restores one the gate removed;
-- it fails open: a model error, a timeout, or a reply that is not one verdict per claim leaves
-  the gate's verdict as it was, and the trace says why (``status: failed_open``).
+- it fails closed: a model error, a timeout, or a reply that is not one verdict per claim
+  removes every claim (none was checked, so none is shown as verified) and the answer is
+  refused saying why; the trace says ``status: failed_closed`` and the error.
 
 The claims and their lines are sent as JSON data, not as instructions; the lines are the cited
 lines of the request's sources (what the user would open).
@@ -142,9 +144,15 @@ def verdicts(reply: str, count: int) -> list[bool] | None:
     return [judged[number] for number in range(1, count + 1)]
 
 
+def _unchecked(spans: list[AnswerSpan], claims: int, record: dict[str, Any]) -> Checked:
+    """Fail closed: no claim is left, since none could be checked."""
+    kept: list[AnswerSpan] = [span for span in spans if not isinstance(span, ClaimSpan)]
+    return Checked(kept, claims, {**record, "status": "failed_closed"})
+
+
 def check(spans: list[AnswerSpan], sources: list[Source], ask: Ask) -> Checked:
     """Ask once about every claim in ``spans``; remove those judged not entailed, or change
-    nothing when the model fails or its reply is unreadable (fail open)."""
+    every claim when the model fails or its reply is unreadable (fail closed)."""
     claims = [span for span in spans if isinstance(span, ClaimSpan)]
     record: dict[str, Any] = {"claims": len(claims)}
     if not claims:
@@ -152,10 +160,10 @@ def check(spans: list[AnswerSpan], sources: list[Source], ask: Ask) -> Checked:
     try:
         reply = ask(messages(claims, sources))
     except ModelError as exc:
-        return Checked(spans, 0, {**record, "status": "failed_open", "error": exc.kind})
+        return _unchecked(spans, len(claims), {**record, "error": exc.kind})
     judged = verdicts(reply, len(claims))
     if judged is None:
-        return Checked(spans, 0, {**record, "status": "failed_open", "error": "unreadable_reply"})
+        return _unchecked(spans, len(claims), {**record, "error": "unreadable_reply"})
     unsupported = {id(claim) for claim, ok in zip(claims, judged, strict=True) if not ok}
     kept = [span for span in spans if id(span) not in unsupported]
     numbers = [number for number, ok in enumerate(judged, start=1) if not ok]

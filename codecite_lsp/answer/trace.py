@@ -111,7 +111,7 @@ def summarise(index_dir: Path) -> dict[str, Any]:
     answered = 0
     refused: Counter[str] = Counter()
     checked = unknown = failed = retries = model_calls = removed = untrusted = 0
-    judged_unsupported = failed_open = 0  # the optional second pass (support_check.py)
+    judged_unsupported = failed_closed = 0  # the optional second pass (support_check.py)
     tokens = 0
     paths: Counter[str] = Counter()  # how replies were asked for and found (reply path)
     latencies: list[float] = []
@@ -125,7 +125,7 @@ def summarise(index_dir: Path) -> dict[str, Any]:
         untrusted += len(record.get("untrusted_sources", []))
         second = record.get("support_check") or {}
         judged_unsupported += len(second.get("unsupported", []))
-        failed_open += second.get("status") == "failed_open"
+        failed_closed += second.get("status") == "failed_closed"
         for attempt in record.get("attempts", []):
             if attempt.get("mode"):
                 paths[f"{attempt['mode']}/{attempt.get('envelope') or 'none'}"] += 1
@@ -150,7 +150,7 @@ def summarise(index_dir: Path) -> dict[str, Any]:
         "statements_removed": removed,
         "untrusted_sources": untrusted,
         "claims_judged_unsupported": judged_unsupported,
-        "support_checks_failed_open": failed_open,
+        "support_checks_failed_closed": failed_closed,
         "reply_paths": dict(sorted(paths.items())),
         "retries": retries,
         "model_calls": model_calls,

@@ -113,11 +113,12 @@ class Config:
         2, "retries of a model call on transient errors (rate limit, 5xx, connection)"
     )
     support_check: str = _setting(
-        "off",
-        "`model`: with a model configured, one more (cheap) call per answer (not hover) asks it,"
-        " per claim that passed the citation checks, whether the quoted lines entail it; claims"
-        " it judges unsupported are removed (a failed or unreadable check removes nothing)."
-        " `off`: the deterministic checks alone",
+        "model",
+        "`model` (the default; it applies only with a model configured, never to `extractive`):"
+        " one more call per answer (not hover), batching every claim that passed the citation"
+        " checks, asks the model whether the quoted lines entail each; claims it judges"
+        " unsupported are removed, and a failed or unreadable check refuses the answer (no claim"
+        " is shown unchecked). `off`: the deterministic checks alone",
     )
     tool_loop: str = _setting(
         "auto",

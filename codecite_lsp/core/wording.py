@@ -73,6 +73,7 @@ REMOVED_MANY = _NOTES["removed_many"]
 UNSUPPORTED_ONE = _NOTES["unsupported_one"]
 UNSUPPORTED_MANY = _NOTES["unsupported_many"]
 NONE_SUPPORTED = _DETAILS["none_supported"]
+UNCHECKED = _DETAILS["unchecked"]  # the second check failed: fail closed (names the error)
 
 # Retrieval found only places whose files no longer hold their indexed lines (retrieve/on_disk).
 INDEX_DIFFERS = _DETAILS["index_differs"]

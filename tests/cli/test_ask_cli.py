@@ -16,6 +16,9 @@ from codecite_lsp.answer.pipeline import Answerer
 from codecite_lsp.core.limits import MAX_TEXT_CHARS
 from codecite_lsp.verify.quotes import normalise_ws
 
+# One scripted reply per answer: the second pass (support_check) has its own tests.
+ONE_CALL = {"CODECITE_SUPPORT_CHECK": "off"}
+
 
 def codecite(
     repo: Path, index_dir: Path, *args: str, **env: str
@@ -81,7 +84,14 @@ def test_refusals_exit_zero_with_the_reason_and_the_closest_places(tmp_path: Pat
     script.write_text(json.dumps([json.loads(reply(claim("Retired.", bogus)))]))
 
     done = codecite(
-        repo, index_dir, "ask", QUESTION, "--json", "--model", MODEL, **{MOCK_ENV: f"@{script}"}
+        repo,
+        index_dir,
+        "ask",
+        QUESTION,
+        "--json",
+        "--model",
+        MODEL,
+        **{MOCK_ENV: f"@{script}", **ONE_CALL},
     )
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
@@ -110,7 +120,14 @@ def test_retry_that_fixes_the_answer_through_a_mock_script(tmp_path: Path) -> No
         json.dumps(["not json at all", json.loads(reply(claim("The old key is retired.", good)))])
     )
     done = codecite(
-        repo, index_dir, "ask", QUESTION, "--json", "--model", MODEL, **{MOCK_ENV: f"@{script}"}
+        repo,
+        index_dir,
+        "ask",
+        QUESTION,
+        "--json",
+        "--model",
+        MODEL,
+        **{MOCK_ENV: f"@{script}", **ONE_CALL},
     )
     assert done.returncode == 0 and done.stdout, done.stderr
     answer = json.loads(done.stdout)

@@ -24,6 +24,7 @@ def slow(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         settings,
         CODECITE_MOCK_RESPONSE=f"@{replies}",
         CODECITE_MOCK_DELAY="2",
+        CODECITE_SUPPORT_CHECK="off",
     )
     return report
 

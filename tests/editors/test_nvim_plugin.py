@@ -236,7 +236,13 @@ def mocked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, An
     replies = base / "replies.json"
     replies.write_text(json.dumps(FABRICATED), encoding="utf-8")
     settings = {"model": "openai/gpt-4o-mini", "embedding": "none"}
-    return run_driver("mock_refusal_flow.lua", base, settings, CODECITE_MOCK_RESPONSE=f"@{replies}")
+    return run_driver(
+        "mock_refusal_flow.lua",
+        base,
+        settings,
+        CODECITE_MOCK_RESPONSE=f"@{replies}",
+        CODECITE_SUPPORT_CHECK="off",
+    )
 
 
 def test_unverified_model_answer_is_withheld(mocked: tuple[Path, dict]) -> None:

@@ -398,7 +398,11 @@ def participant_steps(
     reply = tmp / "model-reply.json"
     reply.write_text(json.dumps(MODEL_REPLY))
     with fake_ollama({"models": [{"name": LOCAL_MODEL}]}) as host:
-        env = {"OLLAMA_HOST": host, "CODECITE_MOCK_RESPONSE": f"@{reply}"}
+        env = {
+            "OLLAMA_HOST": host,
+            "CODECITE_MOCK_RESPONSE": f"@{reply}",
+            "CODECITE_SUPPORT_CHECK": "off",
+        }
         with _session(tmp, "participant.mjs", CHAT_USER_SETTINGS, scenario, env) as found:
             yield found
 

@@ -36,7 +36,11 @@ async def offline(lsp_client: LanguageClient, repo: Path):
 
 
 @pytest_lsp.fixture(
-    config=server_config(CODECITE_MOCK_RESPONSE=f"@{MOCK_FILE}", CODECITE_MOCK_DELAY=str(DELAY))
+    config=server_config(
+        CODECITE_MOCK_RESPONSE=f"@{MOCK_FILE}",
+        CODECITE_MOCK_DELAY=str(DELAY),
+        CODECITE_SUPPORT_CHECK="off",  # one scripted reply per answer
+    )
 )
 async def slow(lsp_client: LanguageClient, repo: Path):
     MOCK_FILE.write_text(json.dumps(REFUSAL))

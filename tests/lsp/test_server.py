@@ -35,7 +35,7 @@ MOCK_FILE = Path(tempfile.gettempdir()) / f"codecite-mock-replies-{os.getpid()}.
 
 
 @pytest_lsp.fixture(
-    config=server_config(CODECITE_MOCK_RESPONSE=f"@{MOCK_FILE}"),
+    config=server_config(CODECITE_MOCK_RESPONSE=f"@{MOCK_FILE}", CODECITE_SUPPORT_CHECK="off"),
     params=["visual-studio-code", "neovim"],
 )
 async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, repo: Path):

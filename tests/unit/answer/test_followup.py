@@ -154,7 +154,7 @@ def test_with_a_model_the_rewritten_question_drives_retrieval(
             }
         ]
     }
-    model = Config(index_dir=config.index_dir, model=MODEL)
+    model = Config(index_dir=config.index_dir, model=MODEL, support_check="off")
     answerer = Answerer(repo, model, replies=MockReplies([rewritten, json.dumps(reply)]))
     stages: list[str] = []
     turns = [Turn("How does Session.send work?", {"status": "refused"})]

@@ -503,7 +503,9 @@ def test_replies_written_as_text_without_a_schema_answer_on_the_first_try(
 ) -> None:
     # ollama/llama3 gets neither a JSON schema nor a tool from litellm: the prompt alone.
     repo, config = indexed
-    model = Config(index_dir=config.index_dir, model="ollama/llama3", model_retries=0)
+    model = Config(
+        index_dir=config.index_dir, model="ollama/llama3", model_retries=0, support_check="off"
+    )
     retire = cite(sources, "keyvault/keys.py", "old.retired_at = now")
     body = json.loads(reply(claim("The old key is retired.", retire)))
     variants = _as_text_without_a_schema(body)

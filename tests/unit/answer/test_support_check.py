@@ -1,7 +1,7 @@
-"""The optional second pass (support_check = "model"): the model judges each verified claim
-against its quoted lines; a claim it finds unsupported is removed, and a failed second pass never
-loses the gate's verdict. The model is replaced only through litellm's own ``mock_response``:
-retrieval, prompt, litellm, gate and trace are real."""
+"""The second pass (support_check = "model", the default with a model): the model judges each
+verified claim against its quoted lines; a claim it finds unsupported is removed, and a failed
+second pass shows no claim as verified (fails closed). The model is replaced only through
+litellm's own ``mock_response``: retrieval, prompt, litellm, gate and trace are real."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from answer_helpers import (
+    MODEL,
     QUESTION,
     LitellmCalls,
     cite,
@@ -18,6 +19,8 @@ from answer_helpers import (
     reply,
 )
 
+from codecite_lsp.answer import llm
+from codecite_lsp.answer.pipeline import Answerer
 from codecite_lsp.answer.support_check import verdicts
 from codecite_lsp.core import wording
 from codecite_lsp.core.answers import Answered, ClaimSpan, Refused
@@ -75,7 +78,7 @@ def test_the_answer_is_refused_when_the_model_supports_none_of_its_claims(
     assert answer.detail == wording.NONE_SUPPORTED
 
 
-def test_a_failed_second_pass_keeps_the_gates_verdict(
+def test_a_failed_second_pass_shows_no_claim_as_verified(
     indexed: tuple[Path, Config], sources: list[Source]
 ) -> None:
     for second, error in [
@@ -89,21 +92,31 @@ def test_a_failed_second_pass_keeps_the_gates_verdict(
         answerer = mocked(indexed, _answer(sources), second, support_check="model")
         answer = answerer.ask(QUESTION)
 
-        assert isinstance(answer, Answered), (second, answer)
-        assert _claims(answer) == [TRUE, FALSE], second
-        assert answer.note is None
+        # Fail closed: no claim was checked, so none is shown.
+        assert isinstance(answer, Refused), (second, answer)
+        assert answer.reason == "unverified_citation"
+        assert answer.detail == wording.UNCHECKED.format(error=error)
+        assert TRUE not in answer.model_dump_json() and FALSE not in answer.model_dump_json()
         record = last_trace(answerer.config, indexed[0], answer.trace_id)
-        assert record["support_check"] == {"claims": 2, "status": "failed_open", "error": error}
+        assert record["support_check"] == {"claims": 2, "status": "failed_closed", "error": error}
 
 
-def test_without_the_setting_no_second_call_is_made(
+def test_with_a_model_the_check_is_on_by_default_and_off_turns_it_off(
     indexed: tuple[Path, Config], sources: list[Source], litellm_calls: LitellmCalls
 ) -> None:
-    answer = mocked(indexed, _answer(sources), _judged(True, False)).ask(QUESTION)
+    assert Config().support_check == "model"
+    repo, config = indexed
+    model_config = Config(index_dir=config.index_dir, model=MODEL, model_retries=1)
+    replies = llm.MockReplies([_answer(sources), _judged(True, False)])
+    answer = Answerer(repo, model_config, replies=replies).ask(QUESTION)
+    assert isinstance(answer, Answered), answer
+    assert _claims(answer) == [TRUE]
+    assert len(litellm_calls) == 2  # one batched call for both claims
 
+    answer = mocked(indexed, _answer(sources), support_check="off").ask(QUESTION)
     assert isinstance(answer, Answered)
     assert _claims(answer) == [TRUE, FALSE]
-    assert len(litellm_calls) == 1
+    assert len(litellm_calls) == 3
 
 
 def test_a_verdict_list_is_read_only_when_it_judges_every_claim_once() -> None:
