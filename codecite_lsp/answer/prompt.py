@@ -15,7 +15,7 @@ from ..core.records import Result, Source
 from ..ingest.injection import kinds, source_findings, visible
 from ..verify.quotes import declared_lines
 
-_RULES = """\
+_RULES_TEMPLATE = """\
 You answer questions about a code repository using ONLY the numbered sources in the user message.
 
 Rules:
@@ -48,7 +48,43 @@ Rules:
               {"kind": "gap", "text": "..."}],
     "refuse": null}
    Every citation's quote is checked verbatim against the source; a claim with a failing
-   citation is removed, and an answer that loses most of its claims is thrown away."""
+   citation is removed, and an answer that loses most of its claims is thrown away.
+{support}"""
+
+
+# Rule 9's examples, each checked by the gate as stated (tests/unit/answer/test_prompt.py):
+# (the claim, the quoted line, whether the gate accepts it, why).
+SUPPORT_EXAMPLES: tuple[tuple[str, str, bool, str], ...] = (
+    ("confirm returns rv", "return rv", True, "a name the quote shows"),
+    ("confirm aborts when not rv", "if abort and not rv:", True, "the negation is quoted"),
+    ("The reply is lower-cased", "value.lower().strip()", True, "plain words for what it does"),
+    ("It keeps the last 7 steps", "self.avg[-6:] + [step]", False, "7 is not written there"),
+    ("It keeps the last 6 averages and the new step", "self.avg[-6:] + [step]", True, ""),
+    ("It always aborts", "raise Abort()", False, "'always' is not shown"),
+    ("It aborts only if abort is set", "if abort and not rv:", True, "'only if' + a condition"),
+)
+
+
+def _support_rule() -> str:
+    shown = "\n".join(
+        f"   - {claim!r} quoting {quote!r}: {'accepted' if ok else 'rejected'}"
+        + (f" ({why})" if why else "")
+        for claim, quote, ok, why in SUPPORT_EXAMPLES
+    )
+    return f"""\
+9. A claim says only what its quoted lines show, in plain words. Every name (`snake_case`,
+   `camelCase`, `a.b`, `f()`, `True`/`None`), number, quoted string, option (`--help`) and path
+   in the claim must be in its quotes, its cited lines, or the cited source's path and symbol;
+   the question's own names and examples (an option it mentions) count as given, but not its
+   numbers or True/False. A number is either written in the lines or a count of places, each
+   cited ("called three times" with three citations); never compute one. "only", "always",
+   "never", "every"/"all", "none" need that word or its code form ("only if X" is shown by the
+   condition `if X`); "not"/"cannot" need a negation in the lines. A long range is cut to the
+   quote's lines and the rest of that statement, so quote the line that shows the point.
+{shown}"""
+
+
+_RULES = _RULES_TEMPLATE.replace("{support}", _support_rule())
 
 
 def _fence_token(parts: list[str]) -> str:

@@ -8,6 +8,7 @@ numbers.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from difflib import SequenceMatcher
 
 from ..core import wording
@@ -124,7 +125,13 @@ def _describe(check: CitationCheck, prepared: dict[str, Prepared]) -> list[str]:
         return [
             f"- Claim {_excerpt(check.text)!r}: {check.detail}.",
             "  Cite the lines that show it, or say only what the quoted lines show.",
-            *_citation_help(check, prepared),
+            *[
+                note
+                for label, start, end in check.ranges
+                for note in _citation_help(
+                    replace(check, label=label, start_line=start, end_line=end), prepared
+                )
+            ],
         ]
     if check.why == "no_citation":
         return [f"- Claim {_excerpt(check.text)!r} has no citation."]

@@ -85,6 +85,8 @@ class CitationCheck:
     detail: str = ""
     quote: str = ""  # the citation's quote as the model wrote it (retry feedback)
     text: str = ""  # the span's text (retry feedback; never shown to the user when it failed)
+    # A claim-level failure: every citation's (label, start, end) the claim rested on (feedback)
+    ranges: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def where(self) -> str:
@@ -287,15 +289,22 @@ def _enclosing(prepared: dict[str, Prepared], path: str, line: int) -> str:
 
 
 def _claim_failure(
-    index: int, text: str, cite: ReplyCitation, why: Why, detail: str
+    index: int, text: str, cites: list[ReplyCitation], why: Why, detail: str
 ) -> CitationCheck:
-    """A claim-level failure at the claim's first citation (the feedback shows its lines)."""
+    """A claim-level failure, placed at the claim's first citation; the feedback shows the
+    lines of every citation it rested on."""
+    cite = cites[0]
     place = (cite.source, cite.start_line, cite.end_line)
-    return CitationCheck(index, None, *place, False, why, detail, cite.quote, text)
+    ranges = tuple((c.source, c.start_line, c.end_line) for c in cites)
+    return CitationCheck(index, None, *place, False, why, detail, cite.quote, text, ranges)
 
 
 def _unsupported(
-    index: int, text: str, cites: list[ReplyCitation], prepared: dict[str, Prepared]
+    index: int,
+    text: str,
+    cites: list[ReplyCitation],
+    prepared: dict[str, Prepared],
+    question: str,
 ) -> CitationCheck | None:
     """The claim-level support check over all its (narrowed) citations, or None if it holds."""
     held: list[str] = []
@@ -308,12 +317,14 @@ def _unsupported(
         enclosing = _enclosing(prepared, entry.source.result.chunk.path, cite.start_line)
         symbols = entry.source.result.symbols_within(cite.start_line, cite.end_line)
         names += [*symbols, entry.source.result.chunk.path, enclosing]
-    absent = missing(text, Evidence("\n".join(held), "\n".join(names), frozenset(numbers)))
+    quotes = len({(cite.source, normalise_ws(cite.quote), cite.start_line) for cite in cites})
+    evidence = Evidence("\n".join(held), "\n".join(names), frozenset(numbers), question, quotes)
+    absent = missing(text, evidence)
     if not absent:
         return None
     terms = ", ".join(term if term.startswith("'") else f"'{term}'" for term in absent)
     detail = f"the claim says {terms}, which its quoted lines do not show"
-    return _claim_failure(index, text, cites[0], "claim_unsupported", detail)
+    return _claim_failure(index, text, cites, "claim_unsupported", detail)
 
 
 def _untrusted(
@@ -326,7 +337,7 @@ def _untrusted(
         f"({', '.join(kinds(entry.flags))}, line {entry.flags[0].line}): it is data, not a "
         "source a claim can rest on alone"
     )
-    return _claim_failure(index, text, cites[0], "untrusted_source", detail)
+    return _claim_failure(index, text, cites, "untrusted_source", detail)
 
 
 def _said(result: Result) -> str:
@@ -378,7 +389,7 @@ def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "")
             narrow = [_narrowed(cite, prepared[cite.source]) for cite in span.citations]
             trusted = [cite for cite in narrow if not prepared[cite.source].flags]
             unsupported = (
-                _unsupported(index, span.text, trusted, prepared)
+                _unsupported(index, span.text, trusted, prepared, question)
                 if trusted
                 else _untrusted(index, span.text, narrow, prepared)
             )

@@ -6,13 +6,17 @@ checks the part of a claim that can be checked without a model: its specific con
 - Code names (``snake_case``, ``camelCase``, ``a.b`` chains, ``name()`` calls, ``True``, ``None``,
   anything in backticks), numbers (digits and the words two..twelve), quoted literals (``'sure'``),
   option names (``--help``) and paths must appear in the cited lines, the quotes, or the cited
-  source's symbol and path (a claim may name the function whose body it quotes).
+  source's symbol and path (a claim may name the function whose body it quotes). The question's
+  own names, options and literals are given (its example ``--shout/--no-shout``), but not its
+  constants, numbers or quantifiers: those are what a claim asserts. A count ("three times") is
+  shown by as many citations, one per place counted.
 - Quantifiers ("always", "never", "only", "every", "all", "none") need the word, or its code
   form, in the evidence; a negation ("not", "cannot", "doesn't", "without") needs some negation
   there ("not", "!", "False", "raise", ...). A model that flips a claim writes these words; the
   code that would support them says so.
 - Evidence is narrow: a citation whose range is much wider than its quote is cut to the quote's
-  lines, so a 48-line range cannot lend its other lines to a claim.
+  lines, so a 48-line range cannot lend its other lines to a claim; the cut keeps the rest of the
+  statement the quote begins (``default=`` with its value on the next line).
 - A whole-line quote is evidence only when the line holds something besides punctuation and
   block words (a lone ``)``, ``}`` or ``else:`` shows nothing).
 
@@ -43,7 +47,8 @@ _LITERAL = re.compile(  # 'x', "x", and the typographic pairs \u201cx\u201d, \u2
     r"""(?<![\w'])'([^'\n]{1,80})'(?![\w])|"([^"\n]{1,80})"|"""
     "\u201c([^\u201d\n]{1,80})\u201d|\u2018([^\u2019\n]{1,80})\u2019"
 )
-_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+# An option starts a word: "%-formatted" or "non-empty" name none.
+_OPTION = re.compile(r"(?<![^\s(\[{`'\"/,])--?[A-Za-z][\w-]*")
 _PATH = re.compile(
     r"(?<![\w/.])(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|pyi|js|mjs|ts|tsx|go|rs|c|h|cpp|java|rb|md|"
     r"rst|txt|json|toml|yaml|yml|cfg|ini|lock|sh)\b"
@@ -103,15 +108,34 @@ _NEGATION_EVIDENCE = _words(
 )
 
 
+MAX_STATEMENT_LINES = 8  # lines a statement the quote starts may run on after the quote
+_OPENS, _CLOSES = "([{", ")]}"
+_CONTINUES = ("\\", ",", "(", "[", "{", "=", "+", "-", "*", "/", " and", " or")
+
+
+def _statement_end(lines: list[str], last: int) -> int:
+    """The index of the line ending the statement that line ``last`` is in the middle of: its
+    brackets closed and no continuation at its end (a keyword's value on the next line)."""
+    depth = 0
+    for index, line in enumerate(lines[last:], start=last):
+        depth += sum(line.count(ch) for ch in _OPENS) - sum(line.count(ch) for ch in _CLOSES)
+        ends = line.rstrip()
+        if (depth <= 0 and not ends.endswith(_CONTINUES)) or index - last >= MAX_STATEMENT_LINES:
+            return index
+    return len(lines) - 1
+
+
 def narrowed(cited: list[str], quote: str, start: int, end: int) -> tuple[int, int]:
     """The citation's range, cut to the quote's own lines when it is much wider (first
-    occurrence); ``cited`` are the lines start..end, which hold the quote."""
+    occurrence), down to the end of the statement the quote's last line begins (a value on the
+    next line stays); ``cited`` are the lines start..end, which hold the quote."""
     spots = quote_ranges(cited, quote)
     if not spots:
         return start, end
     first, last = spots[0]
     if (end - start) - (last - first) <= MAX_EXTRA_LINES:
         return start, end
+    last = _statement_end(cited, last - 1) + 1
     return start + first - 1, start + last - 1
 
 
@@ -185,13 +209,17 @@ class Evidence:
     text: str  # quotes and cited lines
     names: str = ""  # symbols and paths of the cited sources
     line_numbers: frozenset[int] = frozenset()  # "line 54" names the citation, not the code
+    asked: str = ""  # the question: the names, options and literals it gives are given
+    quotes: int = 0  # the claim's citations: "three times" is shown by three quoted places
 
-    def _all(self) -> str:
-        return f"{self.text}\n{self.names}"
+    def _all(self, asked: bool = True) -> str:
+        return f"{self.text}\n{self.names}" + (f"\n{self.asked}" if asked else "")
 
-    def has_word(self, word: str, case: bool = True) -> bool:
+    def has_word(self, word: str, case: bool = True, asked: bool = True) -> bool:
+        """The word in the evidence; ``asked``: or in the question (a name it gives), never for
+        what the claim asserts of it (a quantifier, a count, a constant such as False)."""
         flags = 0 if case else re.IGNORECASE
-        return word_pattern(word, flags).search(self._all()) is not None
+        return word_pattern(word, flags).search(self._all(asked)) is not None
 
     def has_text(self, text: str) -> bool:
         return normalise_ws(text) in normalise_ws(self._all())
@@ -203,7 +231,10 @@ class Evidence:
         return re.search(rf"(?<![\w-]){needle}(?![\w-])", normalise_ws(self._all())) is not None
 
     def has_number(self, digits: str) -> bool:
-        if digits.isdigit() and int(digits) in self.line_numbers:
+        """The number written in the evidence, or counted by it: as many citations as it says
+        (a count is never written in code; computing one, "the last 7" of ``[-6:] + [x]``, is
+        the model's arithmetic and is not shown)."""
+        if digits.isdigit() and (int(digits) in self.line_numbers or int(digits) == self.quotes):
             return True
         return digits in re.findall(r"\d+(?:\.\d+)?", self.text)
 
@@ -276,7 +307,7 @@ def missing(claim: str, evidence: Evidence) -> list[str]:
         if not evidence.has_text(option):
             lack(option)
     for name in _names_in(prose):
-        if not evidence.has_word(name):
+        if not evidence.has_word(name, asked=name not in _CONSTANTS):
             lack(name)
     for number in _NUMBER.findall(prose):
         if not evidence.has_number(number):
@@ -284,7 +315,8 @@ def missing(claim: str, evidence: Evidence) -> list[str]:
     words = [word.lower() for word in re.findall(r"[A-Za-z]+(?:'[a-z]+)?", prose)]
     for word in words:
         if word in _NUMBER_WORDS:
-            if not (evidence.has_number(_NUMBER_WORDS[word]) or evidence.has_word(word, False)):
+            shown = evidence.has_number(_NUMBER_WORDS[word])
+            if not (shown or evidence.has_word(word, False, asked=False)):
                 lack(word)
         elif word in _QUANTIFIERS:
             if not _quantifier_shown(word, prose, evidence):
@@ -298,9 +330,9 @@ def missing(claim: str, evidence: Evidence) -> list[str]:
 
 
 def _quantifier_shown(word: str, claim: str, evidence: Evidence) -> bool:
-    if any(evidence.has_word(form, False) for form in _QUANTIFIERS[word]):
+    if any(evidence.has_word(form, False, asked=False) for form in _QUANTIFIERS[word]):
         return True
     if word != "only":
         return False
     when = _ONLY_WHEN.search(claim.lower()) is not None
-    return when and any(evidence.has_word(form, False) for form in _CONDITIONS)
+    return when and any(evidence.has_word(form, False, asked=False) for form in _CONDITIONS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
 
@@ -15,10 +16,12 @@ from record_helpers import result
 from codecite_lsp.answer.prompt import (
     RESPONSE_FORMAT,
     RESPONSE_SCHEMA,
+    SUPPORT_EXAMPLES,
     build_messages,
     retry_messages,
 )
 from codecite_lsp.core.records import outside_source, sources_from_results
+from codecite_lsp.verify.gate import GatePassed, verify
 
 ROTATE = outside_source(
     label="S2",
@@ -233,3 +236,14 @@ def test_schema_rejects_wrong_shapes(mutate: Any) -> None:
     mutate(reply)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(reply, RESPONSE_SCHEMA)
+
+
+def test_the_support_rule_is_in_the_prompt_and_its_examples_hold_at_the_gate() -> None:
+    system = build_messages("How does confirm read the answer?", [])[0]["content"]
+    assert "9. A claim says only what its quoted lines show" in system
+    assert "count as given" in system
+    for claim, quote, ok, _ in SUPPORT_EXAMPLES:
+        source = outside_source("S1", "click/termui.py", 1, 1, quote, symbol="confirm")
+        cited = {"source": "S1", "start_line": 1, "end_line": 1, "quote": quote}
+        reply = {"spans": [{"kind": "claim", "text": claim, "citations": [cited]}]}
+        assert isinstance(verify(json.dumps(reply), [source]), GatePassed) is ok, claim

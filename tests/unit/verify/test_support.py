@@ -10,6 +10,7 @@ from codecite_lsp.core.answers import ClaimSpan
 from codecite_lsp.core.records import outside_source
 from codecite_lsp.verify.feedback import retry_feedback, user_detail
 from codecite_lsp.verify.gate import GateFailed, GatePassed, verify
+from codecite_lsp.verify.support import Evidence, missing
 
 # click 8.x termui.confirm, lines 321-345, as retrieval hands it to the model.
 CONFIRM = """\
@@ -156,3 +157,84 @@ def test_no_false_claim_of_a_target_class_is_shown_and_few_true_ones_are_refused
     assert [row["claim"] for row in targeted if accepted(row)] == []
     refused = [row["claim"] for row in true if not accepted(row)]
     assert len(refused) <= 0.03 * len(true), refused
+
+
+# click 8.x core.Option._parse_decls: how a "--shout/--no-shout" declaration is split.
+SPLIT = """\
+            if split_char in decl:
+                first, second = decl.split(split_char, 1)
+                first = first.rstrip()
+                if first:
+                    possible_names.append(_split_opt(first))
+                    opts.append(first)
+                second = second.lstrip()
+                if second:
+                    secondary_opts.append(second.lstrip())"""
+
+
+def test_the_questions_own_names_and_examples_count_as_given() -> None:
+    source = Source("S1", "click/core.py", 2600, 2608, SPLIT, symbol="Option._parse_decls")
+    claim = "A declaration like --shout/--no-shout is split at the slash into a first and a second."
+    raw = answer(claim, 2601, 2601, "first, second = decl.split(split_char, 1)")
+    assert isinstance(
+        verify(raw, [source], "How does click handle --shout/--no-shout?"), GatePassed
+    )
+    # Without the question the options are the claim's own, and the lines do not show them.
+    why, detail = failure_of(verify(raw, [source]))
+    assert why == "claim_unsupported" and "--shout" in detail
+    # The question gives names, never what the claim asserts of them (a constant, a count).
+    false = "The split makes secondary_opts True."
+    raw = answer(false, 2608, 2608, "secondary_opts.append(second.lstrip())")
+    assert isinstance(verify(raw, [source], "Is secondary_opts True?"), GateFailed)
+
+
+def test_a_word_after_a_percent_or_a_hyphen_is_no_option() -> None:
+    evidence = Evidence("message = message % ctx.obj")
+    assert missing("The message is %-formatted with the context object.", evidence) == []
+    assert missing("The message takes --help.", evidence) == ["--help"]
+
+
+def test_a_count_is_shown_by_as_many_citations() -> None:
+    raw = json.dumps(
+        {
+            "spans": [
+                {
+                    "kind": "claim",
+                    "text": "confirm sets rv in three places.",
+                    "citations": [
+                        {"source": "S1", "start_line": n, "end_line": n, "quote": q}
+                        for n, q in ((334, "rv = True"), (336, "rv = False"), (338, "rv = default"))
+                    ],
+                }
+            ]
+        }
+    )
+    assert isinstance(verify(raw, [SOURCE]), GatePassed)
+    two = answer("confirm sets rv in three places.", 334, 334, "rv = True")
+    assert isinstance(verify(two, [SOURCE]), GateFailed)
+
+
+def test_narrowing_keeps_the_rest_of_the_statement_the_quote_begins() -> None:
+    text = "\n".join(
+        ["    #"] * 10 + ["    parser.add_argument(", '        "--retries",', "        type=int,",
+                         "        default=3,", "    )", "    return parser"]
+    )  # fmt: skip
+    source = Source("S1", "cli.py", 1, 16, text, symbol="build_parser")
+    raw = answer("The --retries option defaults to 3.", 1, 16, '"--retries",')
+    result = verify(raw, [source])
+    assert isinstance(result, GatePassed), result
+    span = result.spans[0]
+    assert isinstance(span, ClaimSpan)
+    assert (span.citations[0].start_line, span.citations[0].end_line) == (12, 15)
+
+
+def test_the_feedback_shows_every_citation_the_failing_claim_rests_on() -> None:
+    citations = [
+        {"source": "S1", "start_line": 334, "end_line": 334, "quote": "rv = True"},
+        {"source": "S1", "start_line": 343, "end_line": 343, "quote": "if abort and not rv:"},
+    ]
+    spans = [{"kind": "claim", "text": "confirm always returns True.", "citations": citations}]
+    result = verify(json.dumps({"spans": spans}), [SOURCE])
+    assert isinstance(result, GateFailed)
+    feedback = retry_feedback(result.failures, [SOURCE])
+    assert "Lines 334-334 of S1" in feedback and "Lines 343-343 of S1" in feedback
