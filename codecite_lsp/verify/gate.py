@@ -347,6 +347,12 @@ def _said(result: Result) -> str:
     return f"{chunk.path} {' '.join(symbols)} {chunk.text}"
 
 
+def _named(result: Result) -> str:
+    """A source's own names (path and symbols): the repository's names prose may announce."""
+    chunk = result.chunk
+    return f"{chunk.path} {' '.join(result.symbols_within(chunk.start_line, chunk.end_line))}"
+
+
 def _span_failure(index: int, why: Why, detail: str, text: str) -> CitationCheck:
     return CitationCheck(index, None, None, None, None, False, why, detail, text=text)
 
@@ -369,6 +375,8 @@ def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "")
     claims = statements = removed = 0
     asked = word_stems([question])
     known: frozenset[str] | None = None  # the question's and the sources' words, for gaps
+    code: frozenset[str] | None = None  # the sources' words and names, for prose
+    names: frozenset[str] = frozenset()
     for index, span in enumerate(reply.spans):
         if isinstance(span, ReplyClaim):
             claims += 1
@@ -404,7 +412,12 @@ def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "")
         gap = isinstance(span, ReplyGap)
         if gap and known is None:
             known = asked | word_stems(_said(source.result) for source in sources)
-        problem = gap_problem(span.text, known) if gap else prose_problem(span.text, asked)
+        if not gap and code is None:
+            code = word_stems(source.result.chunk.text for source in sources)
+            names = word_stems(_named(source.result) for source in sources)
+        problem = (
+            gap_problem(span.text, known) if gap else prose_problem(span.text, asked, code, names)
+        )
         if problem is not None:
             why: Why = "gap_states_fact" if gap else "prose_states_fact"
             failures.append(_span_failure(index, why, problem, span.text))

@@ -1,7 +1,7 @@
 """What a reply may say without a citation (pure): framing prose and "the sources do not show X".
 
 Prose carries no facts. A prose span is connecting words and framing ("Here's how it works:",
-"There are three steps:", "**Summary**", "Let me walk through the code."), so its rule is a
+"**Summary**", "Let me walk through the code."), so its rule is a
 closed vocabulary: function words and words about the answer itself (lines, sources, steps,
 summary, below), at least one of which frames (a bare "It does." is an answer, not framing).
 Markdown emphasis and heading marks around it are layout, not code. Anything else (a name, a
@@ -65,9 +65,11 @@ FRAMING_WORDS = _words(
     flow gist nutshell tl dr recap conclusion overview said based below start begin matter
     matters putting hand version"""
 )
-# Counting the answer's own parts ("three steps", "two things") frames; a bare count answers.
-_NUMBER_WORDS = _words("one two three four five six seven eight nine ten few couple several")
-_PARTS = _words("steps step parts part pieces ways things places stages points phases reasons")
+# A count is a claim ("There are seven steps:" above five claims): prose never holds one.
+_NUMBER_WORDS = _words("two three four five six seven eight nine ten eleven twelve")
+# A clause whose subject is the speaker or the answer ("Let's dig in", "Here's ...") may use
+# ordinary words: it says what the answer does next, not what the code does.
+_SPEAKER = frozenset({"let", "let's", "i'll", "we'll", "here", "here's"})
 _WORD = re.compile(r"[A-Za-z]+(?:['\u2019][A-Za-z]+)?")
 # Words and the punctuation that ends an embedded question ("Here's what happens: X does Y.").
 _TOKEN = re.compile(r"[A-Za-z]+(?:['\u2019][A-Za-z]+)?|[,:;.!?\u2014]")
@@ -130,32 +132,58 @@ def _named(asked: frozenset[str]) -> Callable[[re.Match[str]], str]:
     return name
 
 
-def prose_problem(text: str, asked: frozenset[str] = frozenset()) -> str | None:
-    """Why ``text`` is more than framing (then it is an uncited claim), or None. ``asked`` holds
-    the question's word stems (:func:`word_stems`), which an opener may repeat in an embedded
-    question ("Here's how Click handles this:", "## How `confirm` reads the answer")."""
+def prose_problem(
+    text: str,
+    asked: frozenset[str] = frozenset(),
+    code: frozenset[str] | None = None,
+    names: frozenset[str] = frozenset(),
+) -> str | None:
+    """Why ``text`` is more than framing (then it is an uncited claim), or None.
+
+    One rule: framing says what the answer does, never what the code does. So a prose span holds
+    no code, number (digits or two..twelve) or polarity word, and at least one framing word; in
+    an opener (a heading, a line ending in a colon, "Here's"/"Let me") it may name the question's
+    and the repository's own names (``asked``, ``names``: the question's word stems, the sources'
+    paths and symbols) and, in an embedded question, the question's words ("how Click handles
+    this"); a clause whose subject is the speaker ("Let's dig in") may use any word that is not
+    a word of the cited code (``code``: the sources' word stems; None: only the vocabulary).
+    """
     if len(text) > MAX_PROSE_CHARS or len(text.split()) > MAX_PROSE_WORDS:
         return f"prose is at most {MAX_PROSE_WORDS} words of framing"
     plain, heading = _layout_free(text)
-    opener = heading or plain.rstrip(" .").endswith(":") or bool(_OPENER.match(plain))
+    opener = heading or plain.rstrip(" .!").endswith(":") or bool(_OPENER.match(plain))
     if opener:  # `confirm` naming what the question names is that word, not code
-        plain = _TICKED.sub(_named(asked), plain)
+        plain = _TICKED.sub(_named(asked | names), plain)
     marks = _CODE_MARKS.search(plain)
     if marks:
         return f"prose names code, a path or a number ({marks.group(0)!r})"
-    tokens = [_folded(token) for token in _TOKEN.findall(plain)]
+    written = _TOKEN.findall(plain)
+    tokens = [_folded(token) for token in written]
+    counts = [token for token in tokens if token in _NUMBER_WORDS]
+    if counts:
+        return f"prose states a count ({counts[0]!r}): a number is a claim, cited or left out"
     # A heading or opener that is a question ("**How it works**", "What it does:") frames.
     framing = opener and bool(tokens) and tokens[0] in _WH_WORDS
-    asking = False
+    asking = speaking = False
+    clause_start = True
     unknown = []
-    for index, word in enumerate(tokens):
-        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+    for word, as_written in zip(tokens, written, strict=True):
         if not word[0].isalpha():
-            asking = False  # the embedded question ends here; what follows would assert
-        elif word in FRAMING_WORDS or (word in _NUMBER_WORDS and following in _PARTS):
+            asking = speaking = False  # the clause ends here; what follows would assert
+            clause_start = True
+            continue
+        name = as_written[0].isupper() and not clause_start  # "Click", "SQLite": a name
+        if clause_start:
+            speaking = word in _SPEAKER
+            clause_start = False
+        ordinary = code is not None and not name and stem(word) not in code
+        topic = stem(word) in names or (name and stem(word) in asked)
+        if word in FRAMING_WORDS:
             framing = True
-        elif opener and asking and stem(word) in asked:
-            framing = True  # the topic announced: "how Click handles this"
+        elif opener and (topic or (asking and stem(word) in asked)):
+            framing = framing or asking  # the topic announced: "how Click handles this"
+        elif speaking and not asking and ordinary:
+            pass  # the answer's own doing: "Let's dig in", "Let me unpack this"
         elif word not in FUNCTION_WORDS:
             unknown.append(word)
         asking = asking or word in _WH_WORDS

@@ -12,6 +12,7 @@ from test_gate import SOURCES, cite, claim, failures_of, reply
 
 from codecite_lsp.core.answers import GapSpan
 from codecite_lsp.verify.gate import GateFailed, GatePassed, verify
+from codecite_lsp.verify.prose import prose_problem, word_stems
 
 CALIBRATION = json.loads(
     (Path(__file__).parents[2] / "fixtures" / "prose" / "calibration.json").read_text("utf-8")
@@ -121,3 +122,24 @@ def test_a_gap_is_framed_once(text: str) -> None:
     assert result.spans[1] == GapSpan(
         text="Not shown in the retrieved code: how clients learn of the new key."
     )
+
+
+def test_one_framing_rule_no_ordinary_word_or_repository_name_trips_it() -> None:
+    question = "How does confirm read the user's answer?"
+    # The sources are click's own (their path names the repository): "Click" is the topic.
+    code = word_stems(["value = _readline_prompt(visible_prompt_func, prompt, err).lower()"])
+    names = word_stems(["click/termui.py confirm"])
+    for text in [
+        "In Click, this works as follows:",
+        "Here's how Click handles this:",
+        "Great question! Let's dig in.",
+        "Let me unpack this.",
+    ]:
+        assert prose_problem(text, word_stems([question]), code, names) is None, text
+    for text in [
+        "There are seven steps:",  # a count is a claim
+        "Let's see: the prompt is lower-cased.",  # the code's own words after the speaker's
+        "Here's how SQLite handles this:",  # a name neither the question nor the sources give
+        "Click reads the answer.",
+    ]:
+        assert prose_problem(text, word_stems([question]), code, names) is not None, text
