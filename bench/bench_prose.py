@@ -6,7 +6,8 @@ Reads tests/fixtures/prose/calibration.json (framing openers and fact-stating se
 styles of OpenAI, Anthropic, Gemini and Llama models, each with its question) and puts each one
 through the citation gate beside a verified claim. Prints how many framing openers were rejected
 (target: at most 1 in 40) and how many fact-stating sentences were accepted (target: 0), per
-provider style, with the rejected and accepted texts.
+provider style, with the rejected and accepted texts. A count ("There are three steps:") frames
+only above that many claims; beside one claim it is among the facts.
 """
 
 from __future__ import annotations

@@ -377,6 +377,7 @@ def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "")
     known: frozenset[str] | None = None  # the question's and the sources' words, for gaps
     code: frozenset[str] | None = None  # the sources' words and names, for prose
     names: frozenset[str] = frozenset()
+    claimed = sum(isinstance(span, ReplyClaim) for span in reply.spans)  # a count in prose
     for index, span in enumerate(reply.spans):
         if isinstance(span, ReplyClaim):
             claims += 1
@@ -416,7 +417,9 @@ def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "")
             code = word_stems(source.result.chunk.text for source in sources)
             names = word_stems(_named(source.result) for source in sources)
         problem = (
-            gap_problem(span.text, known) if gap else prose_problem(span.text, asked, code, names)
+            gap_problem(span.text, known)
+            if gap
+            else prose_problem(span.text, asked, code, names, claimed)
         )
         if problem is not None:
             why: Why = "gap_states_fact" if gap else "prose_states_fact"

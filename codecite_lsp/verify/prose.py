@@ -65,8 +65,10 @@ FRAMING_WORDS = _words(
     flow gist nutshell tl dr recap conclusion overview said based below start begin matter
     matters putting hand version"""
 )
-# A count is a claim ("There are seven steps:" above five claims): prose never holds one.
-_NUMBER_WORDS = _words("two three four five six seven eight nine ten eleven twelve")
+# A count is a claim ("There are seven steps:" above five claims): it holds only when the
+# answer has that many claims.
+_COUNTS = "two three four five six seven eight nine ten eleven twelve"
+_NUMBER_WORDS = {word: value for value, word in enumerate(_COUNTS.split(), start=2)}
 # A clause whose subject is the speaker or the answer ("Let's dig in", "Here's ...") may use
 # ordinary words: it says what the answer does next, not what the code does.
 _SPEAKER = frozenset({"let", "let's", "i'll", "we'll", "here", "here's"})
@@ -137,11 +139,13 @@ def prose_problem(
     asked: frozenset[str] = frozenset(),
     code: frozenset[str] | None = None,
     names: frozenset[str] = frozenset(),
+    claims: int = 0,
 ) -> str | None:
     """Why ``text`` is more than framing (then it is an uncited claim), or None.
 
     One rule: framing says what the answer does, never what the code does. So a prose span holds
-    no code, number (digits or two..twelve) or polarity word, and at least one framing word; in
+    no code, digits or polarity word, no count (two..twelve) but the number of the answer's
+    ``claims`` ("There are three steps:" above three), and at least one framing word; in
     an opener (a heading, a line ending in a colon, "Here's"/"Let me") it may name the question's
     and the repository's own names (``asked``, ``names``: the question's word stems, the sources'
     paths and symbols) and, in an embedded question, the question's words ("how Click handles
@@ -159,9 +163,12 @@ def prose_problem(
         return f"prose names code, a path or a number ({marks.group(0)!r})"
     written = _TOKEN.findall(plain)
     tokens = [_folded(token) for token in written]
-    counts = [token for token in tokens if token in _NUMBER_WORDS]
+    counts = [token for token in tokens if _NUMBER_WORDS.get(token, claims) != claims]
     if counts:
-        return f"prose states a count ({counts[0]!r}): a number is a claim, cited or left out"
+        return (
+            f"prose states a count ({counts[0]!r}) the answer's {claims} claims do not make: "
+            "a number is a claim, cited or left out"
+        )
     # A heading or opener that is a question ("**How it works**", "What it does:") frames.
     framing = opener and bool(tokens) and tokens[0] in _WH_WORDS
     asking = speaking = False
@@ -178,7 +185,7 @@ def prose_problem(
             clause_start = False
         ordinary = code is not None and not name and stem(word) not in code
         topic = stem(word) in names or (name and stem(word) in asked)
-        if word in FRAMING_WORDS:
+        if word in FRAMING_WORDS or word in _NUMBER_WORDS:
             framing = True
         elif opener and (topic or (asking and stem(word) in asked)):
             framing = framing or asking  # the topic announced: "how Click handles this"

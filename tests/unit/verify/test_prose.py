@@ -137,9 +137,11 @@ def test_one_framing_rule_no_ordinary_word_or_repository_name_trips_it() -> None
     ]:
         assert prose_problem(text, word_stems([question]), code, names) is None, text
     for text in [
-        "There are seven steps:",  # a count is a claim
+        "There are seven steps:",  # a count is a claim: this answer has none
         "Let's see: the prompt is lower-cased.",  # the code's own words after the speaker's
         "Here's how SQLite handles this:",  # a name neither the question nor the sources give
         "Click reads the answer.",
     ]:
         assert prose_problem(text, word_stems([question]), code, names) is not None, text
+    assert prose_problem("There are three steps:", claims=3) is None  # three claims follow
+    assert prose_problem("There are seven steps:", claims=5) is not None
