@@ -76,11 +76,12 @@ def _support_rule() -> str:
    `camelCase`, `a.b`, `f()`, `True`/`None`), number, quoted string, option (`--help`) and path
    in the claim must be in its quotes, its cited lines, or the cited source's path and symbol;
    the question's own names and examples (an option it mentions) count as given, but not its
-   numbers or True/False. A number is either written in the lines or a count of places, each
-   cited ("called three times" with three citations); never compute one. "only", "always",
-   "never", "every"/"all", "none" need that word or its code form ("only if X" is shown by the
-   condition `if X`); "not"/"cannot" need a negation in the lines. A long range is cut to the
-   quote's lines and the rest of that statement, so quote the line that shows the point.
+   quoted strings, numbers or True/False. A number is either written in the lines or a count
+   of places, each cited ("called three times" with three citations); never compute one.
+   "only", "always", "never", "every"/"all", "none" need that word or its code form ("only if
+   X" is shown by the condition `if X`); "not"/"cannot" need a negation in the lines. A long
+   range is cut to the quote's lines and the rest of that statement, so quote the line that
+   shows the point.
 {shown}"""
 
 

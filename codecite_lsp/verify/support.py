@@ -7,9 +7,9 @@ checks the part of a claim that can be checked without a model: its specific con
   anything in backticks), numbers (digits and the words two..twelve), quoted literals (``'sure'``),
   option names (``--help``) and paths must appear in the cited lines, the quotes, or the cited
   source's symbol and path (a claim may name the function whose body it quotes). The question's
-  own names, options and literals are given (its example ``--shout/--no-shout``), but not its
-  constants, numbers or quantifiers: those are what a claim asserts. A count ("three times") is
-  shown by as many citations, one per place counted.
+  own names, options and paths are given (its example ``--shout/--no-shout``), but not its
+  literals, constants, numbers or quantifiers: those are what a claim asserts. A count ("three
+  times") is shown by as many citations, one per place counted.
 - Quantifiers ("always", "never", "only", "every", "all", "none") need the word, or its code
   form, in the evidence; a negation ("not", "cannot", "doesn't", "without") needs some negation
   there ("not", "!", "False", "raise", ...). A model that flips a claim writes these words; the
@@ -53,6 +53,8 @@ _PATH = re.compile(
     r"(?<![\w/.])(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|pyi|js|mjs|ts|tsx|go|rs|c|h|cpp|java|rb|md|"
     r"rst|txt|json|toml|yaml|yml|cfg|ini|lock|sh)\b"
 )
+_NAME_WORD = re.compile(r"(?<![\w$])[A-Za-z_$][\w$]*")  # not the "o777" of 0o777
+_RADIX = re.compile(r"\b0[xXoObB][0-9a-fA-F_]+\b")  # 0o777, 0xFF: a value, like a name
 _CHAIN = re.compile(r"\b[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\))?")
 _CALL = re.compile(r"\b([A-Za-z_$][\w$]*)\(\)")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]?\w)")
@@ -209,7 +211,7 @@ class Evidence:
     text: str  # quotes and cited lines
     names: str = ""  # symbols and paths of the cited sources
     line_numbers: frozenset[int] = frozenset()  # "line 54" names the citation, not the code
-    asked: str = ""  # the question: the names, options and literals it gives are given
+    asked: str = ""  # the question: the names, options and paths it gives are given
     quotes: int = 0  # the claim's citations: "three times" is shown by three quoted places
 
     def _all(self, asked: bool = True) -> str:
@@ -227,8 +229,10 @@ class Evidence:
     def has_literal(self, text: str) -> bool:
         """The literal whole, not inside a longer word ('Authorization' is not in
         "Proxy-Authorization")."""
-        needle = re.escape(normalise_ws(text))
-        return re.search(rf"(?<![\w-]){needle}(?![\w-])", normalise_ws(self._all())) is not None
+        needle = re.escape(normalise_ws(text))  # never given by the question: a value asserted
+        return (
+            re.search(rf"(?<![\w-]){needle}(?![\w-])", normalise_ws(self._all(False))) is not None
+        )
 
     def has_number(self, digits: str) -> bool:
         """The number written in the evidence, or counted by it: as many citations as it says
@@ -269,7 +273,8 @@ def _names_in(text: str) -> Iterable[str]:
             continue
         yield parts[-1]
     yield from _CALL.findall(text)
-    for word in _WORD.findall(_CHAIN.sub(" ", text)):
+    yield from _RADIX.findall(text)
+    for word in _NAME_WORD.findall(_CHAIN.sub(" ", text)):
         if _is_code_name(word):
             yield word
 
