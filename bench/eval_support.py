@@ -3,10 +3,13 @@ ones it wrongly refuses, per class of falsehood; with a model, the same figures 
 optional second pass (answer/support_check.py, ``support_check = "model"``) has judged every
 claim the gate accepted.
 
-    python bench/eval_support.py [tests/fixtures/support/claims.jsonl] [--model MODEL]
+    python bench/eval_support.py [tests/fixtures/support/*.jsonl ...] [--model MODEL]
 
 Each claim goes through the real gate (verify/gate.py) as a one-claim reply citing its quote on
-its lines of the snapshotted source. "Positive" is a refusal: precision is the share of refused
+its lines of the snapshotted source, with its question (whose names count as given).
+claims_subtle.jsonl (bench/build_subtle_claims.py) holds true claims and their subtle reversals
+on the same quote: a reversed condition, a wrong default, reversed precedence, a reversed search
+direction, "any" for some, a wrong count. "Positive" is a refusal: precision is the share of refused
 claims that were false, recall the share of false claims refused.
 
 The second pass runs when ``--model`` or ``CODECITE_MODEL`` names a litellm model (not
@@ -31,8 +34,9 @@ from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Source, outside_source
 from codecite_lsp.verify.gate import GatePassed, verify
 
-CLAIMS = Path(__file__).parents[1] / "tests" / "fixtures" / "support" / "claims.jsonl"
+CLAIMS = sorted((Path(__file__).parents[1] / "tests" / "fixtures" / "support").glob("*.jsonl"))
 TARGETS = ("number", "name", "literal", "negation", "quantifier")
+SUBTLE = ("condition", "default", "precedence", "direction", "any_some", "count")
 
 
 def gated(row: dict[str, Any]) -> tuple[GatePassed | None, Source]:
@@ -45,7 +49,7 @@ def gated(row: dict[str, Any]) -> tuple[GatePassed | None, Source]:
         "quote": row["quote"],
     }
     spans = [{"kind": "claim", "text": row["claim"], "citations": [citation]}]
-    result = verify(json.dumps({"spans": spans, "refuse": None}), [source])
+    result = verify(json.dumps({"spans": spans, "refuse": None}), [source], row["question"])
     return (result if isinstance(result, GatePassed) else None), source
 
 
@@ -97,7 +101,9 @@ def report(name: str, rows: list[dict[str, Any]], accepted: list[bool]) -> None:
         f"recall (false claims refused): {refused_false}/{sum(total[c] for c in false)} = "
         f"{refused_false / max(sum(total[c] for c in false), 1):.3f}"
     )
-    for cls in [*TARGETS, "meaning"]:
+    for cls in [*TARGETS, "meaning", *SUBTLE]:
+        if not total[cls]:
+            continue
         kind = "target" if cls in TARGETS else "not targeted"
         print(
             f"  {cls:<10} ({kind}): {total[cls] - passed[cls]} of {total[cls]} refused, "
@@ -107,10 +113,14 @@ def report(name: str, rows: list[dict[str, Any]], accepted: list[bool]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("claims", nargs="?", type=Path, default=CLAIMS)
+    parser.add_argument("claims", nargs="*", type=Path, default=CLAIMS)
     parser.add_argument("--model", default=os.environ.get("CODECITE_MODEL", "extractive"))
     args = parser.parse_args()
-    rows = [json.loads(line) for line in args.claims.read_text(encoding="utf-8").splitlines()]
+    rows = [
+        json.loads(line)
+        for path in args.claims
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
     verdicts = [gated(row) for row in rows]
     report("the deterministic gate", rows, [passed is not None for passed, _ in verdicts])
     if args.model == "extractive":
