@@ -24,7 +24,9 @@ SCRIPT = [
 ]
 
 
-@pytest_lsp.fixture(config=server_config(CODECITE_MOCK_RESPONSE=f"@{MOCK_FILE}"))
+@pytest_lsp.fixture(
+    config=server_config(CODECITE_MOCK_RESPONSE=f"@{MOCK_FILE}", CODECITE_SUPPORT_CHECK="off")
+)
 async def client(lsp_client: LanguageClient, tmp_path: Path):
     MOCK_FILE.write_text(json.dumps(SCRIPT))
     repo = copy_loop_repo(tmp_path)

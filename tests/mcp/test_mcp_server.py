@@ -271,7 +271,8 @@ async def test_with_a_model_that_calls_tools_the_agent_gets_what_the_loop_read(
     )
     repo = copy_loop_repo(tmp_path)
     settings = {"CODECITE_MODEL": MODEL, "CODECITE_EMBEDDING": "none",
-                "CODECITE_CONTEXT_CHUNKS": "1", "CODECITE_MOCK_RESPONSE": f"@{script}"}  # fmt: skip
+                "CODECITE_CONTEXT_CHUNKS": "1", "CODECITE_MOCK_RESPONSE": f"@{script}",
+                "CODECITE_SUPPORT_CHECK": "off"}  # fmt: skip
     async with connect(repo, **settings) as session:
         await wait_indexed(session)
         answer = await call(session, "ask", {"question": LOOP_QUESTION})

@@ -173,7 +173,7 @@ SPLIT = """\
 
 
 def test_the_questions_own_names_and_examples_count_as_given() -> None:
-    source = Source("S1", "click/core.py", 2600, 2608, SPLIT, symbol="Option._parse_decls")
+    source = outside_source("S1", "click/core.py", 2600, 2608, SPLIT, symbol="Option._parse_decls")
     claim = "A declaration like --shout/--no-shout is split at the slash into a first and a second."
     raw = answer(claim, 2601, 2601, "first, second = decl.split(split_char, 1)")
     assert isinstance(
@@ -219,7 +219,7 @@ def test_narrowing_keeps_the_rest_of_the_statement_the_quote_begins() -> None:
         ["    #"] * 10 + ["    parser.add_argument(", '        "--retries",', "        type=int,",
                          "        default=3,", "    )", "    return parser"]
     )  # fmt: skip
-    source = Source("S1", "cli.py", 1, 16, text, symbol="build_parser")
+    source = outside_source("S1", "cli.py", 1, 16, text, symbol="build_parser")
     raw = answer("The --retries option defaults to 3.", 1, 16, '"--retries",')
     result = verify(raw, [source])
     assert isinstance(result, GatePassed), result
