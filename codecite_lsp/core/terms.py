@@ -228,3 +228,26 @@ def asked_roles(question: str) -> frozenset[Role]:
     words = {word.lower() for word in IDENTIFIER.findall(question)}
     stems = words | {stem(word) for word in words}
     return frozenset(r for r, names in _ASKS_FOR.items() if stems & (names | set(map(stem, names))))
+
+
+# Number words read as counts, two to twelve: "one" and "zero" are pronouns and idioms in prose
+# far more than counts. The support check and the prose rule read the same list.
+COUNT_WORDS: dict[str, int] = {
+    word: value
+    for value, word in enumerate(
+        [
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ],
+        start=2,
+    )
+}

@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from ..core.terms import COUNT_WORDS
+
 MAX_PROSE_CHARS = 160
 MAX_PROSE_WORDS = 24
 MAX_GAP_CHARS = 200
@@ -65,10 +67,6 @@ FRAMING_WORDS = _words(
     flow gist nutshell tl dr recap conclusion overview said based below start begin matter
     matters putting hand version"""
 )
-# A count is a claim ("There are seven steps:" above five claims): it holds only when the
-# answer has that many claims.
-_COUNTS = "two three four five six seven eight nine ten eleven twelve"
-_NUMBER_WORDS = {word: value for value, word in enumerate(_COUNTS.split(), start=2)}
 # A clause whose subject is the speaker or the answer ("Let's dig in", "Here's ...") may use
 # ordinary words: it says what the answer does next, not what the code does.
 _SPEAKER = frozenset({"let", "let's", "i'll", "we'll", "here", "here's"})
@@ -163,7 +161,9 @@ def prose_problem(
         return f"prose names code, a path or a number ({marks.group(0)!r})"
     written = _TOKEN.findall(plain)
     tokens = [_folded(token) for token in written]
-    counts = [token for token in tokens if _NUMBER_WORDS.get(token, claims) != claims]
+    # A count is a claim ("There are seven steps:" above five claims): it holds only when the
+    # answer has that many claims.
+    counts = [token for token in tokens if COUNT_WORDS.get(token, claims) != claims]
     if counts:
         return (
             f"prose states a count ({counts[0]!r}) the answer's {claims} claims do not make: "
@@ -185,7 +185,7 @@ def prose_problem(
             clause_start = False
         ordinary = code is not None and not name and stem(word) not in code
         topic = stem(word) in names or (name and stem(word) in asked)
-        if word in FRAMING_WORDS or word in _NUMBER_WORDS:
+        if word in FRAMING_WORDS or word in COUNT_WORDS:
             framing = True
         elif opener and (topic or (asking and stem(word) in asked)):
             framing = framing or asking  # the topic announced: "how Click handles this"

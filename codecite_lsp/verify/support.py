@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..core.terms import word_pattern
+from ..core.terms import COUNT_WORDS, word_pattern
 from ..ingest.languages import LANGUAGES
 from .quotes import normalise_ws, quote_ranges
 
@@ -60,27 +60,6 @@ _CALL = re.compile(r"\b([A-Za-z_$][\w$]*)\(\)")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]?\w)")
 _CUT_OFF = re.compile(r"[\w.$]*(?:\.\.\.|…)")  # a word cut short by an ellipsis names nothing
 _CONSTANTS = _words("True False None nil null undefined NaN")
-_NUMBER_WORDS = {
-    word: str(value)
-    for value, word in enumerate(
-        (
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-        )
-    )
-    if value >= 2  # "one" and "zero" are pronouns and idioms in prose far more than counts
-}
 
 # Claim word -> evidence that supports it (words, matched case-insensitively, or code forms).
 _UNIVERSAL = ("every", "all", "each", "any", "for", "forEach", "map", "range", "while")
@@ -319,8 +298,8 @@ def missing(claim: str, evidence: Evidence) -> list[str]:
             lack(number)
     words = [word.lower() for word in re.findall(r"[A-Za-z]+(?:'[a-z]+)?", prose)]
     for word in words:
-        if word in _NUMBER_WORDS:
-            shown = evidence.has_number(_NUMBER_WORDS[word])
+        if word in COUNT_WORDS:
+            shown = evidence.has_number(str(COUNT_WORDS[word]))
             if not (shown or evidence.has_word(word, False, asked=False)):
                 lack(word)
         elif word in _QUANTIFIERS:
