@@ -1,4 +1,9 @@
-"""``codecite ask``: an answer with verified citations, the index refreshed first."""
+"""``codecite ask``: an answer with verified citations, the index refreshed first.
+
+The answer comes as the language server's and MCP's do: with the root's tools
+(service/tools.py), so a model that calls tools gets the loop (answer/tool_loop.py), each
+call said on stderr as it starts; any other model answers from one retrieval.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +18,15 @@ from ..core.files import LARGE_FILE_BYTES, read_regular
 from .common import os_error, run_index, say_base, why_index_first
 
 if TYPE_CHECKING:
+    from ..answer.tool_loop import Tools
     from ..core.answers import Citation
+    from ..core.records import Result
+    from ..retrieve.retriever import Retriever
+    from ..service.privacy import Privacy
 
 
 def cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
     """Answer the question with verified citations, after refreshing the index."""
-    from ..answer.pipeline import Answerer
     from ..answer.render import answer_to_text
     from ..index import manifest
     from ..index.indexer import IndexBusy, Indexer
@@ -43,8 +51,11 @@ def cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
         else:
             if report.written_files or report.deleted_files:
                 print(f"codecite: index refreshed: {report.summary()}", file=sys.stderr)
+    from ..service.tools import RootTools
+
+    root = _Root(repo, config)
     try:
-        answer = Answerer(repo, config).ask(args.question)
+        answer = root.answerer.ask(args.question, tools=_Said(RootTools(root)))
     except ValueError as exc:  # an empty question
         print(f"codecite: {exc}", file=sys.stderr)
         return 2
@@ -53,6 +64,57 @@ def cmd_ask(args: argparse.Namespace, repo: Path, config: Config) -> int:
     else:
         print(answer_to_text(answer, first_indent(repo)))
     return 0
+
+
+class _Root:
+    """What the loop's tools use of the repository (the service's ToolParts), for one ask."""
+
+    def __init__(self, repo: Path, config: Config) -> None:
+        from ..answer.pipeline import Answerer
+
+        self.repo, self.config = repo, config
+        self.answerer = Answerer(repo, config)
+
+    @property
+    def retriever(self) -> Retriever:
+        return self.answerer.retriever  # one index view for retrieval and the tools
+
+    def privacy(self) -> Privacy:
+        from ..service.privacy import Privacy
+
+        return Privacy(self.repo, self.config.resolved_index_dir(self.repo), self.config)
+
+
+class _Said:
+    """The loop's tools, each call said on stderr as it starts, in the words the language
+    server's progress uses ("looking up the definition of `consume_value`")."""
+
+    def __init__(self, tools: Tools) -> None:
+        self.tools = tools
+
+    def search(self, query: str) -> list[Result]:
+        _say("search", query=query)
+        return self.tools.search(query)
+
+    def read(self, path: str, start_line: int, end_line: int) -> list[Result]:
+        _say("read", path=path, start_line=start_line, end_line=end_line)
+        return self.tools.read(path, start_line, end_line)
+
+    def definition(self, symbol: str) -> list[Result]:
+        _say("definition", symbol=symbol)
+        return self.tools.definition(symbol)
+
+    def callers(self, symbol: str) -> list[Result]:
+        _say("callers", symbol=symbol)
+        return self.tools.callers(symbol)
+
+
+def _say(tool: str, **arguments: object) -> None:
+    from ..answer.tool_loop import step
+
+    # stderr, as the index pass's lines: with --json, stdout holds the answer only. The model
+    # wrote the arguments: the command's TerminalStream shows their controls as escapes.
+    print(f"codecite: {step(tool, arguments)}", file=sys.stderr)
 
 
 def first_indent(repo: Path) -> Callable[[Citation], str | None]:

@@ -9,7 +9,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from answer_helpers import MODEL, QUESTION, cite, claim, copy_sample, index_repo, reply, sources_for
+from answer_helpers import (
+    LOOP_QUESTION,
+    MODEL,
+    QUESTION,
+    cite,
+    claim,
+    copy_loop_repo,
+    copy_sample,
+    index_repo,
+    one_claim,
+    reply,
+    sources_for,
+    tool_calls,
+)
 
 from codecite_lsp.answer.llm import MOCK_ENV
 from codecite_lsp.answer.pipeline import Answerer
@@ -133,6 +146,24 @@ def test_retry_that_fixes_the_answer_through_a_mock_script(tmp_path: Path) -> No
     answer = json.loads(done.stdout)
     assert answer["status"] == "answered", answer
     assert_answer_contract(answer, repo)
+
+
+def test_a_model_that_calls_tools_gets_the_loop_and_cites_what_it_read(tmp_path: Path) -> None:
+    repo = copy_loop_repo(tmp_path)
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([
+        tool_calls(("definition", {"symbol": "consume_value"})),
+        one_claim("S2", 5, "return int(text)", "A setting of digits becomes a number."),
+    ]))  # fmt: skip
+    # One chunk shown: the first retrieval holds load_settings, never consume_value's body.
+    settings = {"CODECITE_MODEL": MODEL, "CODECITE_EMBEDDING": "none",
+                "CODECITE_CONTEXT_CHUNKS": "1"}  # fmt: skip
+    done = codecite(repo, tmp_path / "index", "ask", LOOP_QUESTION,
+                    **{MOCK_ENV: f"@{script}", **settings})  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert "codecite: looking up the definition of `consume_value`" in done.stderr.splitlines()
+    assert "settings/values.py:5" in done.stdout and "return int(text)" in done.stdout, done.stdout
 
 
 def test_empty_question_is_a_usage_error(tmp_path: Path) -> None:
