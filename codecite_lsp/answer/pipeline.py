@@ -285,12 +285,11 @@ class Answerer:
             )
         results, answered = retrieval.selected, None
         if tools is not None and self._loops():
-            try:
-                explored = self._explore(request, asked, results, context, tools, cancel)
-            except ModelError as exc:  # recorded as converse records a reply never had
-                request.attempts = [{"gate": "not_run", "error": exc.kind}]
-                return refuse("model_error", exc.message, near)
-            request.tool_loop = explored.record
+            explored = self._explore(request, asked, results, context, tools, cancel)
+            request.tool_loop = explored.record  # what was read, even when the model failed
+            if explored.error is not None:  # refused as converse refuses a reply never had
+                request.attempts = [{"gate": "not_run", "error": explored.error.kind}]
+                return refuse("model_error", explored.error.message, near)
             # Gated against what was retrieved and what the loop read, and only those.
             results, answered = explored.results, explored.reply
         sources = sources_from_results(results)

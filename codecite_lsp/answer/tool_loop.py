@@ -7,8 +7,10 @@ to the model fenced and numbered as the prompt's are; a refused call (a read out
 workspace, of a private file, over the round's budget) gets the refusal as its result. The loop
 ends when the model replies without calling a tool (that reply is its answer), or when a budget
 runs out (rounds, tokens, seconds): the model is then asked to answer from what it has read.
-Either way the answer is gated against the retrieved sources and what the loop read, and only
-those (pipeline.py). The tools themselves are the service layer's (``service/tools.py``): the
+A model that fails mid-loop (an error, its timeout, a cancel) ends it with that error: the
+request is refused as without the loop, and the trace still records the rounds run. Otherwise
+the answer is gated against the retrieved sources and what the loop read, and only those
+(pipeline.py). The tools themselves are the service layer's (``service/tools.py``): the
 same index, privacy and secret rules as every other door.
 """
 
@@ -114,14 +116,16 @@ class Explored:
     """What the loop read, and how it ended."""
 
     results: list[Result]  # retrieved first, then each tool's new places in the order read
-    reply: ModelReply | None = None  # its answer; None: a budget ran out before one
-    stopped: str = "answered"  # or "rounds", "tokens", "seconds"
+    reply: ModelReply | None = None  # its answer; None: a budget ran out or the model failed
+    stopped: str = "answered"  # or "rounds", "tokens", "seconds", "model_error"
     calls: list[dict[str, Any]] = field(default_factory=list)  # one trace record per tool call
     rounds: int = 0
+    error: ModelError | None = None  # why the model failed (or the request was cancelled)
 
     @property
     def record(self) -> dict[str, Any]:
-        return {"rounds": self.rounds, "stopped": self.stopped, "calls": self.calls}
+        record = {"rounds": self.rounds, "stopped": self.stopped, "calls": self.calls}
+        return record | ({"error": self.error.kind} if self.error is not None else {})
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -282,9 +286,25 @@ def explore(
     cancel: threading.Event | None = None,
     stage: Callable[[str], None] = lambda _: None,
 ) -> Explored:
-    """Rounds of tool calls until the model answers or a budget runs out; raises ModelError
-    (cancelled at once, or the model failing)."""
+    """Rounds of tool calls until the model answers, a budget runs out or the model fails
+    (cancelled at once, a timeout, an error): what was read so far is returned with the error,
+    for the trace."""
     loop = _Loop(question, results, note, tools, budget, stage)
+    try:
+        loop.explored.stopped = _rounds(loop, call, budget, cancel, stage)
+    except ModelError as exc:
+        loop.explored.stopped, loop.explored.error = "model_error", exc
+    return loop.explored
+
+
+def _rounds(
+    loop: _Loop,
+    call: Call,
+    budget: Budget,
+    cancel: threading.Event | None,
+    stage: Callable[[str], None],
+) -> str:
+    """The rounds, until the model answers ("answered") or the budget that ran out."""
     started, spent = time.monotonic(), 0
     while (stopped := loop.over(started, spent)) is None:
         if cancel is not None and cancel.is_set():
@@ -297,15 +317,13 @@ def explore(
             # Cut short by the loop's own deadline (not the model's): answer from what it read.
             if exc.kind != "timeout" or time.monotonic() - started < budget.seconds:
                 raise
-            stopped = "seconds"
-            break
+            return "seconds"
         loop.explored.rounds += 1
         spent += reply.prompt_tokens + reply.completion_tokens
         if not reply.tool_calls:
             loop.explored.reply = reply
-            return loop.explored
+            return "answered"
         loop.asked_for(reply)
         for number, tool_call in enumerate(reply.tool_calls):
             loop.call(number, tool_call, cancel)
-    loop.explored.stopped = stopped
-    return loop.explored
+    return stopped

@@ -237,3 +237,25 @@ def test_a_call_to_no_tool_or_with_bad_arguments_is_refused_in_words(
     ]
     assert [c["outcome"] for c in record["tool_loop"]["calls"]] == ["refused", "refused"]
     assert isinstance(answer, Answered), answer
+
+
+@pytest.mark.parametrize(
+    "failure", ["litellm.Timeout", "litellm.BadRequestError", "Sure! It reads them."]
+)
+def test_a_model_failing_mid_loop_is_refused_as_without_it_and_traced(
+    indexed: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, failure: str
+) -> None:
+    look = tool_calls(("definition", {"symbol": "consume_value"}))
+    answer, record = _ask(indexed, monkeypatch, tmp_path, [look, failure], model_timeout=7.0)
+    single, _ = _ask(indexed, monkeypatch, tmp_path, [failure], model_timeout=7.0, tool_loop="off")
+
+    assert isinstance(answer, Refused) and isinstance(single, Refused), (answer, single)
+    assert (answer.reason, answer.detail) == (single.reason, single.detail)
+    assert answer.reason == "model_error"
+    loop = record["tool_loop"]  # what was read before the failure, and why the loop stopped
+    assert [(c["tool"], c["outcome"]) for c in loop["calls"]] == [("definition", "sources")]
+    if failure.startswith("litellm."):  # the call itself failed: the loop stopped there
+        kind = "timeout" if failure == "litellm.Timeout" else "bad_request"
+        assert (loop["rounds"], loop["stopped"], loop["error"]) == (1, "model_error", kind)
+    else:  # a reply without tool calls is the loop's answer; the gate refuses it
+        assert (loop["rounds"], loop["stopped"]) == (2, "answered") and "error" not in loop
