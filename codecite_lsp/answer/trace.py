@@ -107,13 +107,17 @@ class TraceLog:
 
 
 def summarise(index_dir: Path) -> dict[str, Any]:
-    """Totals over the whole trace: outcomes, refusal reasons, citation checks, model use."""
+    """Totals over the whole trace: outcomes, refusal reasons, citation checks, model use, the
+    tool loop's rounds, calls per tool and why each loop stopped."""
     answered = 0
     refused: Counter[str] = Counter()
     checked = unknown = failed = retries = model_calls = removed = untrusted = 0
     judged_unsupported = failed_closed = 0  # the optional second pass (support_check.py)
     tokens = 0
     paths: Counter[str] = Counter()  # how replies were asked for and found (reply path)
+    looped = rounds = 0  # the tool loop (tool_loop.py): requests it ran for, their rounds
+    tool_calls: Counter[str] = Counter()
+    stopped: Counter[str] = Counter()
     latencies: list[float] = []
     records = TraceLog(index_dir).records()
     for record in records:
@@ -126,6 +130,12 @@ def summarise(index_dir: Path) -> dict[str, Any]:
         second = record.get("support_check") or {}
         judged_unsupported += len(second.get("unsupported", []))
         failed_closed += second.get("status") == "failed_closed"
+        loop = record.get("tool_loop") or {}
+        if loop:
+            looped += 1
+            rounds += int(loop.get("rounds", 0))
+            stopped[str(loop.get("stopped"))] += 1
+            tool_calls.update(str(call.get("tool")) for call in loop.get("calls", []))
         for attempt in record.get("attempts", []):
             if attempt.get("mode"):
                 paths[f"{attempt['mode']}/{attempt.get('envelope') or 'none'}"] += 1
@@ -152,6 +162,10 @@ def summarise(index_dir: Path) -> dict[str, Any]:
         "claims_judged_unsupported": judged_unsupported,
         "support_checks_failed_closed": failed_closed,
         "reply_paths": dict(sorted(paths.items())),
+        "tool_loops": looped,
+        "tool_loop_rounds": rounds,
+        "tool_calls_by_tool": dict(sorted(tool_calls.items())),
+        "tool_loops_stopped_by": dict(sorted(stopped.items())),
         "retries": retries,
         "model_calls": model_calls,
         "tokens": tokens,

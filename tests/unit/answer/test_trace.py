@@ -98,3 +98,19 @@ def test_trace_tolerates_a_crashed_write(tmp_path: Path) -> None:
 def test_summary_of_no_trace_is_zero(tmp_path: Path) -> None:
     summary = summarise(tmp_path / "never-used")
     assert summary["requests"] == 0 and summary["unknown_label_rate"] == 0.0
+
+
+def test_summary_counts_the_tool_loops_rounds_calls_and_stops(tmp_path: Path) -> None:
+    log = TraceLog(tmp_path)
+    calls = [{"tool": "definition"}, {"tool": "search"}, {"tool": "search"}]
+    log.write({"status": "answered", "tool_loop": {"rounds": 3, "stopped": "answered",
+                                                   "calls": calls}})  # fmt: skip
+    log.write({"status": "refused", "reason": "model_error",
+               "tool_loop": {"rounds": 1, "stopped": "model_error", "error": "timeout",
+                             "calls": [{"tool": "read"}]}})  # fmt: skip
+    log.write({"status": "answered", "tool_loop": None})  # single-shot: not a loop
+
+    summary = summarise(tmp_path)
+    assert (summary["tool_loops"], summary["tool_loop_rounds"]) == (2, 4)
+    assert summary["tool_calls_by_tool"] == {"definition": 1, "read": 1, "search": 2}
+    assert summary["tool_loops_stopped_by"] == {"answered": 1, "model_error": 1}
