@@ -157,7 +157,7 @@ def test_a_model_that_calls_tools_gets_the_loop_and_cites_what_it_read(tmp_path:
     ]))  # fmt: skip
     # One chunk shown: the first retrieval holds load_settings, never consume_value's body.
     settings = {"CODECITE_MODEL": MODEL, "CODECITE_EMBEDDING": "none",
-                "CODECITE_CONTEXT_CHUNKS": "1"}  # fmt: skip
+                "CODECITE_CONTEXT_CHUNKS": "1", **ONE_CALL}  # fmt: skip
     done = codecite(repo, tmp_path / "index", "ask", LOOP_QUESTION,
                     **{MOCK_ENV: f"@{script}", **settings})  # fmt: skip
 

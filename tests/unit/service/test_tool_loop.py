@@ -43,9 +43,15 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _settings(root: Path, **extra: Any) -> dict[str, Any]:
     # One chunk shown: the first retrieval holds load_settings, never consume_value's body.
-    return {"embedding": "none", "index_dir": str(root.parent / "ix"), "model": MODEL,
-            "context_chunks": 1, "model_retries": 0,
-            "support_check": "off", **extra}  # fmt: skip  (one scripted reply per answer)
+    return {
+        "embedding": "none",
+        "index_dir": str(root.parent / "ix"),
+        "model": MODEL,
+        "context_chunks": 1,
+        "model_retries": 0,
+        "support_check": "off",  # one scripted reply per answer: no second pass
+        **extra,
+    }
 
 
 def _ask(
