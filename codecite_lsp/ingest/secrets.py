@@ -75,7 +75,7 @@ _BLOCK_WINDOW = 32_000  # a 16384-bit RSA key is ~13,000 characters of base64
 _ESCAPED_SLASH = re.compile(r"\\+/")  # JSON may write "/" as "\/"
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}")
 _LONG_RUN = 40
-_DIGIT = re.compile("[0-9]")
+_NOT_LETTER = re.compile("[0-9+/]")
 # Lines between the markers that carry no run: the rest of the BEGIN line, the start of the END
 # line, a blank line after headers, PGP's checksum line, PEM headers.
 _BARE_LINES_ALLOWED = 5
@@ -116,13 +116,14 @@ def _armoured_block(text: str, end: int) -> bool:
 
 
 def _random_base64(run: str) -> bool:
-    """Base64 of random bytes: long, about 40% capitals, 40% small letters and 16% digits (a
-    camelCase name, a hex digest or a word is far from it)."""
+    """Base64 of random bytes: long, about 40% capitals, 40% small letters and 19% digits, `+`
+    and `/` (a camelCase name, a hex digest or a word is far from it). The last bound sits far
+    below its share: one 64-character line (a whole Ed25519 key) may hold only three of them."""
     size = len(run)
     if size < _LONG_RUN:
         return False
     upper, lower = len(_UPPER.findall(run)), len(_LOWER.findall(run))
-    return upper * 5 >= size and lower * 5 >= size and len(_DIGIT.findall(run)) * 20 >= size
+    return upper * 5 >= size and lower * 5 >= size and len(_NOT_LETTER.findall(run)) * 32 >= size
 
 
 def _encoded_key(match: re.Match[str]) -> bool:

@@ -9,7 +9,7 @@ import random
 import textwrap
 from dataclasses import dataclass
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from codecite_lsp.ingest.secrets import has_private_key
@@ -145,6 +145,16 @@ WRAPS = (
     wrap=st.sampled_from(WRAPS),
     key=pem_lines(),
     joined=st.sampled_from(("\n", "\\n", "\\\\n", "<br>\n")),
+)
+# A one-line body (an Ed25519 key's 48 bytes) with only three digits, '+' and '/' among 64.
+@example(
+    wrap=("<span>", "</span><br>"),
+    key=[
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "+rSx3CaP+tTYUDxIdOqlzsnSoLWGjVR4cjNfUSEDtsk/lxbsiZp/lkKdfqoR+xt6",
+        "-----END RSA PRIVATE KEY-----",
+    ],
+    joined="\n",
 )
 def test_a_key_is_found_whatever_wraps_each_line(
     wrap: tuple[str, str], key: list[str], joined: str
