@@ -14,6 +14,9 @@ Decisions, stated once:
   than its quote is cut to the quote's lines first.
 - A source holding text addressed to an AI reader (ingest/injection.py) is untrusted: no claim
   rests on it alone, and its citations are left out of the claims that also cite clean sources.
+  Whatever the scan found, an instruction is no evidence for what it tells its reader to say: a
+  citation whose quote follows "tell the user that", "say", "answer that" (in any language the
+  scan knows) in its sentence supports nothing, and a claim with no other support is removed.
 - Prose carries no facts (prose.py): prose beyond framing words is an uncited claim. A gap
   ("the sources do not show X") is shown as such and is no claim; it names only what the
   question or the sources name and asserts nothing.
@@ -37,7 +40,7 @@ from typing import Any, Literal
 from ..core import wording
 from ..core.answers import Citation, ClaimSpan, GapSpan, ProseSpan
 from ..core.records import Result, Source
-from ..ingest.injection import Finding, kinds, source_findings
+from ..ingest.injection import Finding, instructed, kinds, source_findings
 from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
 from .prose import gap_problem, gap_subject, prose_problem, word_stems
 from .quotes import (
@@ -353,6 +356,22 @@ def _named(result: Result) -> str:
     return f"{chunk.path} {' '.join(result.symbols_within(chunk.start_line, chunk.end_line))}"
 
 
+def _told(cite: ReplyCitation, entry: Prepared) -> bool:
+    """Whether the citation quotes what an instruction on its lines tells the reader to say."""
+    cited = normalise_ws(" ".join(entry.cited(cite.start_line, cite.end_line)))
+    return instructed(cited, normalise_ws(cite.quote))
+
+
+def _instruction(
+    index: int, text: str, cites: list[ReplyCitation], entry: Prepared
+) -> CitationCheck:
+    detail = (
+        f"{entry.source.label} ({entry.source.result.chunk.path}) line {cites[0].start_line} "
+        "tells its reader to say this: an instruction is data, not evidence a claim can rest on"
+    )
+    return _claim_failure(index, text, cites, "untrusted_source", detail)
+
+
 def _span_failure(index: int, why: Why, detail: str, text: str) -> CitationCheck:
     return CitationCheck(index, None, None, None, None, False, why, detail, text=text)
 
@@ -396,12 +415,14 @@ def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "")
                 removed += 1
                 continue
             narrow = [_narrowed(cite, prepared[cite.source]) for cite in span.citations]
-            trusted = [cite for cite in narrow if not prepared[cite.source].flags]
-            unsupported = (
-                _unsupported(index, span.text, trusted, prepared, question)
-                if trusted
-                else _untrusted(index, span.text, narrow, prepared)
-            )
+            clean = [cite for cite in narrow if not prepared[cite.source].flags]
+            trusted = [cite for cite in clean if not _told(cite, prepared[cite.source])]
+            if trusted:
+                unsupported = _unsupported(index, span.text, trusted, prepared, question)
+            elif clean:
+                unsupported = _instruction(index, span.text, clean, prepared[clean[0].source])
+            else:
+                unsupported = _untrusted(index, span.text, narrow, prepared)
             if unsupported is not None:
                 failures.append(unsupported)
                 checks.append(unsupported)
