@@ -64,9 +64,10 @@ _WHEN = (
     r"(?:\bwhen\s+(?:you\s+are\s+)?(?:asked|answering|summari[sz]ing|replying)\b"
     r"|\bif\s+(?:you\s+are\s+|anyone\s+|someone\s+|the\s+user\s+)?ask(?:s|ed)?\b)"
 )
+# "ignore that it's possible to ..." (jinja2's joke to its reader) drops a fact, not a rule.
 _VERB = (
-    r"(?:say|tell|answer|reply|respond|state|claim|mention|cite|ignore|disregard|pretend|insist"
-    r"|recommend|omit)\b"
+    r"(?:say|tell|answer|reply|respond|state|claim|mention|cite|pretend|insist|recommend|omit"
+    r"|(?:ignore|disregard)(?!\s+that\b))\b"
 )
 _IMPERATIVE = rf"(?:[:,;.!][\s#/*;\-]*|\b(?:just|please|always|never|only)\s+){_VERB}"
 _DIRECTIVE = (
