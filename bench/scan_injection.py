@@ -2,10 +2,11 @@
 
     python bench/scan_injection.py [DIR ...]   # default: the CPython stdlib, then site-packages
 
-Chunks each text file as the indexer does (ingest/chunking.py, which scans each chunk and
-stores its findings) and counts the chunks and files with a finding, by kind; prints every
-flagged chunk's first finding so each can be judged. The detector's time is measured on its own,
-uncached (what indexing pays per chunk).
+First the planted corpus (tests/data/injection): planted variants found, look-alikes flagged.
+Then chunks each text file as the indexer does (ingest/chunking.py, which scans each chunk and
+stores its findings) and counts the chunks and files with a finding, by kind, and per 10k
+chunks; prints every flagged chunk's first finding so each can be judged. The detector's time is
+measured on its own, uncached (what indexing pays per chunk).
 """
 
 from __future__ import annotations
@@ -21,6 +22,24 @@ from codecite_lsp.ingest.injection import findings
 
 SUFFIXES = {".py", ".pyi", ".md", ".rst", ".txt", ".js", ".ts", ".go", ".toml", ".cfg", ".json"}
 MAX_BYTES = 1_000_000
+CORPUS = Path(__file__).parents[1] / "tests" / "data" / "injection"
+
+
+def blocks(name: str) -> list[str]:
+    """A corpus file's entries: the blocks after its header, separated by lines ``%%``."""
+    text = (CORPUS / name).read_text(encoding="utf-8")
+    return [block.strip("\n") for block in text.split("\n%%\n")[1:] if block.strip()]
+
+
+def corpus() -> None:
+    planted, benign = blocks("planted.txt"), blocks("benign.txt")
+    missed = [text for text in planted if not findings(text)]
+    flagged = [text for text in benign if findings(text)]
+    found = len(planted) - len(missed)
+    print(f"planted found: {found} of {len(planted)} ({100.0 * found / len(planted):.1f}%)")
+    for text in missed:
+        print(f"  missed: {text!r}")
+    print(f"look-alikes flagged: {len(flagged)} of {len(benign)}")
 
 
 def scan(roots: list[Path], skip: Path | None = None) -> None:
@@ -58,12 +77,14 @@ def scan(roots: list[Path], skip: Path | None = None) -> None:
     print(f"roots: {', '.join(map(str, roots))}")
     print(f"files scanned: {files}, chunks: {chunks}")
     print(f"flagged chunks: {flagged_chunks} ({100.0 * flagged_chunks / max(chunks, 1):.3f}%)")
+    print(f"per 10k chunks: {1e4 * flagged_chunks / max(chunks, 1):.2f}")
     print(f"flagged files: {len(flagged_files)}")
     print(f"by kind (chunks): {dict(sorted(by_kind.items()))}")
     print(f"detector time: {seconds:.2f} s ({1e6 * seconds / max(chunks, 1):.0f} us per chunk)")
 
 
 if __name__ == "__main__":
+    corpus()
     given = [Path(arg) for arg in sys.argv[1:]]
     if given:
         scan(given)
