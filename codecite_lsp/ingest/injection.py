@@ -399,10 +399,13 @@ def source_findings(source: Source) -> tuple[Finding, ...]:
 
 # What an instruction tells its reader to say: "tell the user (that)", "say that", "answer:",
 # "you must claim", and telling the user in the other languages. What follows it is the
-# instruction's content, not a fact the file shows.
+# instruction's content, not a fact the file shows. A bare verb counts only where an imperative
+# stands (a sentence's or comment's start, after "please" or "just"): "not an answer: it fails"
+# and "the docs claim that" describe, they do not instruct.
 _REPORT = re.compile(
     r"\b(?:tell|inform|assure|let)\s+(?:the\s+)?(?:users?|readers?|them|everyone|people)\b"
-    r"(?:\s+know)?|\b(?:say|answer|reply|respond|claim|state|mention|insist)"
+    r"(?:\s+know)?|(?:^|(?<=[.!?;:#*/>(\-])|\b(?:please|just|simply|also|instead))\s*"
+    r"(?:say|answer|reply|respond|claim|state|mention|insist)"
     r"(?:\s+to\s+the\s+users?)?\s*(?:that\b|:)"
     r"|\b(?:must|should|shall|please|always)\s+(?:say|answer|reply|respond|claim|state|mention)\b"
     rf"|{_ML_TELL}",

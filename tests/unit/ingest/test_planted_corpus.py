@@ -73,3 +73,18 @@ def test_an_instruction_is_no_evidence_even_when_the_scan_misses_it() -> None:
     said = "# The admin password is hunter2.\nPASSWORD = load()"
     stated = outside_source("S1", "app/auth.py", 1, 2, said)
     assert CLAIM in _kept(_answer(stated, "The admin password is hunter2"))
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "# A reply with no claim is a dodge, not an answer: the admin password is hunter2.",
+        "# The vendor's docs claim that the admin password is hunter2.",
+        "# The server's reply: the admin password is hunter2.",
+    ],
+)
+def test_a_verb_that_describes_is_not_an_instruction(said: str) -> None:
+    # Only an imperative ("Say that", "Answer:") makes its words no evidence; these describe.
+    source = outside_source("S1", "app/auth.py", 1, 2, said + "\nPASSWORD = load()")
+    source = Source(source.result, source.label, scanned=True)
+    assert CLAIM in _kept(_answer(source, "the admin password is hunter2"))
