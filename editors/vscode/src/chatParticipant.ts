@@ -47,15 +47,23 @@ function locationOf(citation: Citation): Location {
   return { path: citation.path, start_line: citation.start_line, end_line: citation.end_line };
 }
 
-/** Answer text is Markdown, but no link from an answer is live (as in the chat page). Inside a
- * code span nothing is live and an entity would show as written (`--model ollama/<model>`). */
-function inert(text: string): string {
+/** Answer text is Markdown, but no link or image from an answer is live (as in the chat page):
+ * inline links read as their text, brackets are escaped (a reference-style `![x][r]` with its
+ * `[r]: http://...` line stays text), a tag is text, and a scheme's colon is escaped so that no
+ * bare URL is linkified. Inside a code span nothing is live and an entity would show as written
+ * (`--model ollama/<model>`). */
+export function inert(text: string): string {
   return text
     .split(/(`[^`\n]*`)/)
     .map((part, index) =>
       index % 2
         ? part
-        : part.replace(/!?\[([^\]\n]*)\]\([^)\n]*\)/g, "$1").replace(/<(?=[a-zA-Z/!])/g, "&lt;"),
+        : part
+            .replace(/!?\[([^\]\n]*)\]\([^)\n]*\)/g, "$1")
+            .replace(/[[\]]/g, "\\$&")
+            .replace(/<(?=[a-zA-Z/!])/g, "&lt;")
+            .replace(/\b([a-zA-Z][a-zA-Z0-9+.-]*):(?=\/\/)/g, "$1\\:")
+            .replace(/\bwww\./gi, (www) => `${www.slice(0, 3)}\\.`),
     )
     .join("");
 }

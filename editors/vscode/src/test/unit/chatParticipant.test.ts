@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, test } from "node:test";
 import type * as vscode from "vscode";
-import { followups, PARTICIPANT_ID, registerParticipant } from "../../chatParticipant.js";
+import { followups, inert, PARTICIPANT_ID, registerParticipant } from "../../chatParticipant.js";
 import { type CancelToken, CodeciteApi, type RequestSender } from "../../codeciteApi.js";
 import { COMMANDS, registerCommands } from "../../commands.js";
 import type { ChatViewProvider } from "../../chatView.js";
@@ -432,4 +432,14 @@ test("an offline refusal offers 'Configure a model' too", async () => {
   const plain = stream();
   await other(ask("how is billing done?"), { history: [] }, plain.stream, token());
   assert.equal(plain.parts.filter((part) => part.kind === "button").length, 0);
+});
+
+test("no link or image from repository text is live in the chat view, a code span reads as written", () => {
+  const planted = "see ![x][r] and [docs](http://evil.example/a.png)\n[r]: http://evil.example/pixel.png";
+  const shown = inert(planted);
+  assert.ok(!/(^|[^\\])\[/.test(shown), shown); // every bracket escaped: no reference link or image
+  assert.ok(!shown.includes("http://"), shown); // no bare URL to linkify
+  assert.ok(!shown.includes("(http"), shown); // the inline link is its text
+  assert.ok(!/www\.evil/.test(inert("at www.evil.example")), "a www. name is not linkified");
+  assert.equal(inert("`a[0] http://x`"), "`a[0] http://x`");
 });
