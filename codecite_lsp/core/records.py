@@ -117,6 +117,22 @@ class Result:
     # ``symbol`` is then only what encloses every line.
     pieces: Pieces = ()
 
+    # What scripts taking results in process read (the shared benchmark harnesses call
+    # ``r.to_json()["path"]``, ``r.start_line``, ``r.end_line``: docs/contracts.md).
+    @property
+    def start_line(self) -> int:
+        return self.chunk.start_line
+
+    @property
+    def end_line(self) -> int:
+        return self.chunk.end_line
+
+    def to_json(self) -> dict[str, object]:
+        """The contract's Result fields (``core.responses.result_json``)."""
+        from .responses import result_json  # responses imports this module
+
+        return result_json(self)
+
     def symbol_at(self, line: int) -> str | None:
         """The symbol of the chunk line ``line`` came from."""
         found = self.chunk.symbol

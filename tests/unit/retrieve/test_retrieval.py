@@ -347,3 +347,17 @@ def test_hover_seeding_takes_a_module_level_var_as_the_definition_and_an_import_
     Indexer(repo, config).run()
     found = open_retriever(repo, config).retrieve_for_symbol("res", "app.js")
     assert found.candidates[0].chunk.path == "lib/response.js"
+
+
+def test_in_process_results_keep_what_benchmark_harnesses_read(retriever: Retriever) -> None:
+    # The shared harnesses (semble-dev's run.py) read r.to_json()["path"], r.start_line and
+    # r.end_line from search in process: docs/contracts.md.
+    results = retriever.search("rotate keys", limit=3)
+    assert results
+    for r in results:
+        wire = r.to_json()
+        assert (wire["path"], wire["start_line"], wire["end_line"]) == (
+            r.chunk.path,
+            r.start_line,
+            r.end_line,
+        )
