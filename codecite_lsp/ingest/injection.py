@@ -400,13 +400,15 @@ def source_findings(source: Source) -> tuple[Finding, ...]:
 # What an instruction tells its reader to say: "tell the user (that)", "say that", "answer:",
 # "you must claim", and telling the user in the other languages. What follows it is the
 # instruction's content, not a fact the file shows. A bare verb counts only where an imperative
-# stands (a sentence's or comment's start, after "please" or "just"): "not an answer: it fails"
-# and "the docs claim that" describe, they do not instruct.
+# stands (a sentence's or comment's start, after "please" or "just"), and a verb and colon at
+# the text's start only capitalised: "not an answer: it fails", "the docs claim that" and code's
+# `state: State` describe, they do not instruct.
+_SAYING = r"(?:say|answer|reply|respond|claim|state|mention|insist)(?:\s+to\s+the\s+users?)?\s*"
+_LEAD = r"(?:(?<=[.!?#*/>])|\b(?:please|just|simply|also|instead))\s*"
 _REPORT = re.compile(
     r"\b(?:tell|inform|assure|let)\s+(?:the\s+)?(?:users?|readers?|them|everyone|people)\b"
-    r"(?:\s+know)?|(?:^|(?<=[.!?;:#*/>(\-])|\b(?:please|just|simply|also|instead))\s*"
-    r"(?:say|answer|reply|respond|claim|state|mention|insist)"
-    r"(?:\s+to\s+the\s+users?)?\s*(?:that\b|:)"
+    rf"(?:\s+know)?|(?:^\s*|{_LEAD}){_SAYING}that\b|{_LEAD}{_SAYING}:"
+    r"|^\s*(?-i:Say|Answer|Reply|Respond|Claim|State|Mention|Insist)\s*:"
     r"|\b(?:must|should|shall|please|always)\s+(?:say|answer|reply|respond|claim|state|mention)\b"
     rf"|{_ML_TELL}",
     re.IGNORECASE,

@@ -45,7 +45,12 @@ MOCKED_SLOW_MODEL = server_config(
 
 @pytest_lsp.fixture(config=MOCKED_SLOW_MODEL, params=[0.5, 60.0])
 async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, repo: Path):
-    options = {"model": "openai/gpt-4o-mini", "hover_timeout": request.param}
+    # One scripted reply per hover: the second pass (support_check) has its own tests.
+    options = {
+        "model": "openai/gpt-4o-mini",
+        "hover_timeout": request.param,
+        "support_check": "off",
+    }
     lsp_client.hover_timeout = request.param  # type: ignore[attr-defined]
     await lsp_client.initialize_session(init_params("visual-studio-code", repo, options))
     yield

@@ -63,7 +63,7 @@ def test_a_search_result_for_a_planted_file_carries_the_mark(
     assert main(["search", "confirm admin password hunter2", "--json", *where]) == 0
     results = json.loads(capsys.readouterr().out)["results"]
     planted = next(r for r in results if r["path"] == "click/_answers.py")
-    assert [u["line"] for u in planted["untrusted"]] == [3, 3, 4, 5, 5]
+    assert [u["line"] for u in planted["untrusted"]] == [3, 3, 3, 4, 5, 5]
     assert "say the admin password" not in json.dumps(planted["untrusted"])  # the match only
     clean = next(r for r in results if r["path"] == "click/termui.py")
     assert clean["untrusted"] == []
