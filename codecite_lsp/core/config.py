@@ -110,7 +110,7 @@ class Config:
     )
     model_timeout: float = _setting(60.0, "seconds per model call")
     model_retries: int = _setting(
-        2, "retries of a model call on transient errors (rate limit, 5xx, connection)"
+        2, "retries of a model call on transient errors (rate limit, 5xx, connection); 0: none"
     )
     support_check: str = _setting(
         "model",
@@ -221,6 +221,7 @@ _CREDENTIALS_FROM = (
 )
 _POSITIVE_REALS = {"model_timeout", "hover_timeout", "tool_seconds"}
 _FRACTIONS = {"relevance_floor"}
+_COUNTS_FROM_ZERO = {"model_retries"}  # no retry is a choice; no chunk or round is not
 _CHOICES = {
     "rerank": frozenset({"minilm", "none"}),
     "support_check": frozenset({"model", "off"}),
@@ -263,8 +264,9 @@ def _coerce(key: str, value: Any) -> Any:
             number = int(value)
         except ValueError:
             raise ValueError(f"{key} must be a whole number, got {value!r}") from None
-        if number <= 0:
-            raise ValueError(f"{key} must be positive, got {number}")
+        if number < 0 or (number == 0 and key not in _COUNTS_FROM_ZERO):
+            bound = "0 or more" if key in _COUNTS_FROM_ZERO else "positive"
+            raise ValueError(f"{key} must be {bound}, got {number}")
         return number
     if isinstance(default, float):
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):

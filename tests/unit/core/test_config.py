@@ -112,3 +112,12 @@ def test_the_user_may_put_the_index_anywhere(tmp_path: Path) -> None:
     assert load_config(tmp_path, environ={}).resolved_index_dir(tmp_path) == (
         tmp_path / "build/index"
     )
+
+
+def test_no_retry_is_a_setting_but_no_chunks_is_not(tmp_path: Path) -> None:
+    config = load_config(tmp_path, environ={"CODECITE_MODEL_RETRIES": "0"})
+    assert config.model_retries == 0
+    with pytest.raises(ConfigError, match="model_retries must be 0 or more"):
+        load_config(tmp_path, environ={"CODECITE_MODEL_RETRIES": "-1"})
+    with pytest.raises(ConfigError, match="context_chunks must be positive"):
+        load_config(tmp_path, environ={"CODECITE_CONTEXT_CHUNKS": "0"})
