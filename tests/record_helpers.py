@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codecite_lsp.core.records import Chunk, Result
+from codecite_lsp.core.records import Result, placed_chunk
 
 
 def result(
@@ -19,18 +19,15 @@ def result(
     defines: tuple[str, ...] = (),
 ) -> Result:
     """A result of a chunk of lines ``start``..``end`` of ``path`` holding ``text``."""
-    chunk = Chunk(
-        path=path,
-        language="",
-        start_line=start,
-        end_line=end,
-        start_byte=start_byte,
-        end_byte=0,
+    chunk = placed_chunk(
+        path,
+        start,
+        end,
+        text,
         symbol=symbol,
-        kind="",
-        text=text,
         content_hash=content_hash,
         revision=revision,
+        start_byte=start_byte,
         defines=defines,
     )
     return Result(chunk, score)

@@ -168,6 +168,36 @@ def sources_from_results(results: list[Result]) -> list[Source]:
     return [Source(result, f"S{number}") for number, result in enumerate(results, start=1)]
 
 
+def placed_chunk(
+    path: str,
+    start_line: int,
+    end_line: int,
+    text: str,
+    *,
+    symbol: str | None = None,
+    content_hash: str = "",
+    revision: str = "",
+    start_byte: int = 0,
+    defines: tuple[str, ...] = (),
+) -> Chunk:
+    """A chunk known by its place and text alone (no language, kind or end byte): a caller's
+    own text, a fixture."""
+    return Chunk(
+        path=path,
+        language="",
+        start_line=start_line,
+        end_line=end_line,
+        start_byte=start_byte,
+        end_byte=0,
+        symbol=symbol,
+        kind="",
+        text=text,
+        content_hash=content_hash,
+        revision=revision,
+        defines=defines,
+    )
+
+
 def outside_source(
     label: str,
     path: str,
@@ -181,18 +211,15 @@ def outside_source(
 ) -> Source:
     """A source of a caller's own text (api.gate's dicts, the replay fixtures): not retrieved
     (score 0) and never scanned by the index."""
-    chunk = Chunk(
-        path=path,
-        language="",
-        start_line=start_line,
-        end_line=end_line,
-        start_byte=start_byte,
-        end_byte=0,
+    chunk = placed_chunk(
+        path,
+        start_line,
+        end_line,
+        text,
         symbol=symbol,
-        kind="",
-        text=text,
         content_hash=content_hash,
         revision=revision,
+        start_byte=start_byte,
     )
     return Source(Result(chunk, 0.0), label, scanned=False)
 
