@@ -33,12 +33,12 @@ untrusted without scanning it again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from ..core.records import Chunk, content_hash
-from .injection import at_lines
+from .injection import at_lines, split_between
 from .languages import TEXT_LANGUAGE, language_for_path
 from .lines import Lines
 from .syntax import MAX_ERROR_SHARE, Def, Names, parse_any
@@ -279,7 +279,8 @@ def chunk_text(path: str, text: str, *, revision: str, budget: int = 1800) -> li
     chunk_language = language or TEXT_LANGUAGE
     names = Names(parsed) if parsed is not None and language != "markdown" else None
     chunks = []
-    for span in planner.fold_blank(spans):
+    spans = planner.fold_blank(spans)
+    for span in spans:
         chunk = lines.text(span.start, span.end)
         defines, uses = names.within(span.start, span.end) if names else ((), ())
         chunks.append(
@@ -300,4 +301,28 @@ def chunk_text(path: str, text: str, *, revision: str, budget: int = 1800) -> li
                 untrusted=at_lines(chunk, span.start + 1),
             )
         )
+    return _mark_split_directives(chunks, spans, lines)
+
+
+# Lines either side of a boundary read together: a directive and what it tells the reader to
+# say stand within a few lines of each other.
+_FACING_LINES = 3
+
+
+def _mark_split_directives(chunks: list[Chunk], spans: list[_Span], lines: Lines) -> list[Chunk]:
+    """Both chunks of a boundary that cuts a directive in two carry it: the first at the line it
+    starts, the second at its own first line (its text is what the directive has said)."""
+    for index, (left, right) in enumerate(pairwise(spans)):
+        first = max(left.start, left.end - _FACING_LINES)
+        split = split_between(
+            lines.text(first, right.start),
+            lines.text(right.start, min(right.end, right.start + _FACING_LINES)),
+        )
+        if not split:
+            continue
+        before, after = chunks[index], chunks[index + 1]
+        at_file = tuple(replace(f, line=f.line + first) for f in split)
+        chunks[index] = replace(before, untrusted=before.untrusted + at_file)
+        at_start = tuple(replace(f, line=after.start_line) for f in split)
+        chunks[index + 1] = replace(after, untrusted=at_start + after.untrusted)
     return chunks

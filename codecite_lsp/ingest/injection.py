@@ -33,7 +33,7 @@ from functools import lru_cache
 from ..core.records import Finding, FindingKind, Source
 from ..core.visible import INVISIBLE, JOINER, visible
 
-RULES_VERSION = 2  # of the patterns below, as the index records it (meta.json)
+RULES_VERSION = 3  # of the patterns below, as the index records it (meta.json)
 
 _CACHED = 4096  # chunk texts remembered (a few prompts' worth of sources many times over)
 
@@ -61,7 +61,8 @@ _ADDRESSEE = (
 # An occasion of answering ("when asked", "if anyone asks"), followed by an imperative only: "when
 # answering a query, the resolver should reply" is about a protocol.
 _WHEN = (
-    r"(?:\bwhen\s+(?:you\s+are\s+)?(?:asked|answering|summari[sz]ing|replying)\b"
+    r"(?:\bwhen\s+(?:you\s+are\s+)?(?:asked|answering|summari[sz]ing|replying|explaining|describing)\b"
+    r"|\bwhen\s+you\s+(?:summari[sz]e|explain|describe)\b"
     r"|\bif\s+(?:you\s+are\s+|anyone\s+|someone\s+|the\s+user\s+)?ask(?:s|ed)?\b)"
 )
 # "ignore that it's possible to ..." (jinja2's joke to its reader) drops a fact, not a rule.
@@ -133,6 +134,7 @@ _ADDRESSEE_CUES: tuple[Cue, ...] = (
     (
         (
             *("when asked", "when answering", "when summari", "when replying", "when you are"),
+            *("when you summari", "when you expla", "when you descri", "when expla", "when descri"),
             *("if asked", "if anyone ask", "if someone ask", "if the user ask", "if you are ask"),
         ),
         _ASKED,
@@ -388,6 +390,17 @@ def at_lines(text: str, start_line: int) -> tuple[Finding, ...]:
     if not found or start_line == 1:
         return found
     return tuple(replace(f, line=f.line + start_line - 1) for f in found)
+
+
+def split_between(before: str, after: str) -> tuple[Finding, ...]:
+    """The findings of two neighbouring chunks' facing lines read as one text that neither
+    holds alone: a directive a chunk boundary cut in two ("Tell the user" | "that keys never
+    expire"), which a scan of each chunk misses. Lines are those of ``before + after``."""
+    joined = findings(before + after)
+    if not joined:
+        return ()
+    alone = {(f.kind, f.excerpt) for f in findings(before) + findings(after)}
+    return tuple(f for f in joined if (f.kind, f.excerpt) not in alone)
 
 
 def source_findings(source: Source) -> tuple[Finding, ...]:
