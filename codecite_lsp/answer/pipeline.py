@@ -390,15 +390,23 @@ class Answerer:
 
         budget = Budget.of(self.config)
         note = _context_note(context)
+        native = self.config.tool_loop == "on" or supports_tools(self.config.model)
         return explore(
-            asked, results, note, tools, call, budget, cancel=cancel, stage=request.stage
+            asked,
+            results,
+            note,
+            tools,
+            call,
+            budget,
+            cancel=cancel,
+            stage=request.stage,
+            native=native,
         )
 
     def _loops(self) -> bool:
-        """Whether the model may call the loop's tools (the ``tool_loop`` setting)."""
-        if self.config.model == EXTRACTIVE or self.config.tool_loop == "off":
-            return False
-        return self.config.tool_loop == "on" or supports_tools(self.config.model)
+        """Whether the model may ask for more sources (the ``tool_loop`` setting): through
+        tool calling where litellm says it has it (or ``on``), written in its reply otherwise."""
+        return self.config.model != EXTRACTIVE and self.config.tool_loop != "off"
 
     def _call(
         self,

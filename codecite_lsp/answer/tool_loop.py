@@ -7,11 +7,13 @@ to the model fenced and numbered as the prompt's are; a refused call (a read out
 workspace, of a private file, over the round's budget) gets the refusal as its result. The loop
 ends when the model replies without calling a tool (that reply is its answer), or when a budget
 runs out (rounds, tokens, seconds): the model is then asked to answer from what it has read.
-A model that fails mid-loop (an error, its timeout, a cancel) ends it with that error: the
-request is refused as without the loop, and the trace still records the rounds run. Otherwise
-the answer is gated against the retrieved sources and what the loop read, and only those
-(pipeline.py). The tools themselves are the service layer's (``service/tools.py``): the
-same index, privacy and secret rules as every other door.
+A model without tool calling gets the same tools as a reply shape it writes instead of an
+answer (``{"more": {"tool": "search", "arguments": {"query": "..."}}}``, :func:`written_calls`),
+and their results as the next user turn. A model that fails mid-loop (an error, its timeout, a
+cancel) ends it with that error: the request is refused as without the loop, and the trace still
+records the rounds run. Otherwise the answer is gated against the retrieved sources and what
+the loop read, and only those (pipeline.py). The tools themselves are the service layer's
+(``service/tools.py``): the same index, privacy and secret rules as every other door.
 """
 
 from __future__ import annotations
@@ -40,6 +42,14 @@ _NOTE = (
     "where something is defined or called), call search(query), read(path, start_line, "
     "end_line), definition(symbol) or callers(symbol). Each result is a new numbered source "
     "you may cite like the others. When you have what you need, reply with the answer object."
+)
+_WRITTEN_NOTE = (
+    "More sources: when the sources above do not show what the question needs (a function they "
+    'call, where something is defined or called), reply with only {"more": [{"tool": "search", '
+    '"arguments": {"query": "..."}}]} instead of the answer. The tools: search(query), '
+    "read(path, start_line, end_line), definition(symbol), callers(symbol). Their results come "
+    "back as new numbered sources you may cite like the others. When you have what you need, "
+    "reply with the answer object."
 )
 
 
@@ -180,6 +190,45 @@ def _run(tools: Tools, name: str, arguments: dict[str, Any]) -> list[Result]:
     return tools.callers(arguments["symbol"])[:RESULTS_PER_CALL]
 
 
+def _objects(text: str) -> list[Any]:
+    """Every JSON value that starts at a ``{`` of ``text`` (prose or a fence around it)."""
+    decoder, found, at = json.JSONDecoder(), [], text.find("{")
+    while at != -1:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            at = text.find("{", at + 1)
+            continue
+        found.append(value)
+        at = text.find("{", end)
+    return found
+
+
+def written_calls(text: str) -> tuple[ToolCall, ...]:
+    """The tool calls a model without tool calling wrote as ``{"more": [{"tool": ...,
+    "arguments": {...}}]}`` (one call or a list; pure). An answer object holds none. A call that
+    names no tool is passed on with an empty name, so that the model hears why it was refused."""
+    for value in _objects(text):
+        if not isinstance(value, dict) or "more" not in value:
+            continue
+        asked = value["more"]
+        asked = asked if isinstance(asked, list) else [asked]
+        calls = []
+        for number, one in enumerate(asked):
+            one = one if isinstance(one, dict) else {}
+            name = one.get("tool", one.get("name", ""))
+            arguments = one.get("arguments", {})
+            calls.append(
+                ToolCall(
+                    f"written-{number}",
+                    name if isinstance(name, str) else "",
+                    arguments if isinstance(arguments, str) else json.dumps(arguments),
+                )
+            )
+        return tuple(calls)
+    return ()
+
+
 def _key(result: Result) -> tuple[str, int, int]:
     return (result.chunk.path, result.chunk.start_line, result.chunk.end_line)
 
@@ -195,18 +244,25 @@ class _Loop:
         tools: Tools,
         budget: Budget,
         stage: Callable[[str], None],
+        native: bool,
     ) -> None:
-        self.tools, self.budget, self.stage = tools, budget, stage
+        self.tools, self.budget, self.stage, self.native = tools, budget, stage, native
         self.explored = Explored(list(results))
         self.labels = {_key(r): f"S{n}" for n, r in enumerate(results, start=1)}
         self.messages: Messages = build_messages(question, sources_from_results(results), note)
         self.messages[-1] = {
             **self.messages[-1],
-            "content": self.messages[-1]["content"] + "\n\n" + _NOTE,
+            "content": self.messages[-1]["content"] + "\n\n" + (_NOTE if native else _WRITTEN_NOTE),
         }
+
+    def calls_in(self, reply: ModelReply) -> tuple[ToolCall, ...]:
+        return reply.tool_calls if self.native else written_calls(reply.text)
 
     def asked_for(self, reply: ModelReply) -> None:
         """The model's turn calling tools, kept in the conversation before their results."""
+        if not self.native:  # its own words; the results follow as the user's turn
+            self.messages.append({"role": "assistant", "content": reply.text})
+            return
         self.messages.append(
             {
                 "role": "assistant",
@@ -243,7 +299,11 @@ class _Loop:
             content = f"refused: {exc}"
         record["ms"] = round((time.monotonic() - started) * 1000.0, 1)
         self.explored.calls.append(record)
-        self.messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        if self.native:
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        else:
+            said = f"{call.name}({call.arguments})"
+            self.messages.append({"role": "user", "content": f"Result of {said}:\n{content}"})
         if cancel is not None and cancel.is_set():
             raise ModelError("cancelled", "the request was cancelled")
 
@@ -285,11 +345,13 @@ def explore(
     *,
     cancel: threading.Event | None = None,
     stage: Callable[[str], None] = lambda _: None,
+    native: bool = True,
 ) -> Explored:
     """Rounds of tool calls until the model answers, a budget runs out or the model fails
     (cancelled at once, a timeout, an error): what was read so far is returned with the error,
-    for the trace."""
-    loop = _Loop(question, results, note, tools, budget, stage)
+    for the trace. ``native``: the model calls tools through litellm's tool calling; otherwise
+    it writes them in its reply (:func:`written_calls`)."""
+    loop = _Loop(question, results, note, tools, budget, stage, native)
     try:
         loop.explored.stopped = _rounds(loop, call, budget, cancel, stage)
     except ModelError as exc:
@@ -312,7 +374,7 @@ def _rounds(
         stage("asking the model")
         left = budget.seconds - (time.monotonic() - started)
         try:
-            reply = call(loop.messages, TOOLS, left)
+            reply = call(loop.messages, TOOLS if loop.native else [], left)
         except ModelError as exc:
             # Cut short by the loop's own deadline (not the model's): answer from what it read.
             if exc.kind != "timeout" or time.monotonic() - started < budget.seconds:
@@ -320,10 +382,11 @@ def _rounds(
             return "seconds"
         loop.explored.rounds += 1
         spent += reply.prompt_tokens + reply.completion_tokens
-        if not reply.tool_calls:
+        calls = loop.calls_in(reply)
+        if not calls:
             loop.explored.reply = reply
             return "answered"
         loop.asked_for(reply)
-        for number, tool_call in enumerate(reply.tool_calls):
+        for number, tool_call in enumerate(calls):
             loop.call(number, tool_call, cancel)
     return stopped

@@ -124,8 +124,9 @@ class Config:
         "auto",
         "with a model configured, let it call `search`, `read`, `definition` and `callers` over"
         " the index (the same privacy rules) before it answers; each result is a source the"
-        " answer may cite. `auto`: where litellm says the model supports tool calling; `on`:"
-        " always (a model litellm does not know); `off`: one retrieval, one answer",
+        " answer may cite. `auto`: through tool calling where litellm says the model has it, else"
+        ' written in the model\'s reply (`{"more": ...}`); `on`: tool calling always (a model'
+        " litellm does not know); `off`: one retrieval, one answer",
     )
     tool_rounds: int = _setting(4, "rounds of tool calls at most before the model must answer")
     tool_calls_per_round: int = _setting(

@@ -216,20 +216,63 @@ def test_cancel_stops_the_loop_at_once(
     assert isinstance(done[0], Refused) and done[0].reason == "model_error"
 
 
-@pytest.mark.parametrize(
-    "settings", [{"model": "ollama/llama3"}, {"tool_loop": "off"}], ids=["no_tools", "off"]
-)
-def test_a_model_without_tool_calling_answers_single_shot(
-    indexed: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    litellm_calls: LitellmCalls,
-    settings: dict[str, Any],
+def test_with_the_loop_off_the_model_answers_single_shot(
+    indexed: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, litellm_calls: LitellmCalls
 ) -> None:
-    answer, record = _ask(indexed, monkeypatch, tmp_path, [LOADER_ANSWER], **settings)
+    answer, record = _ask(indexed, monkeypatch, tmp_path, [LOADER_ANSWER], tool_loop="off")
     assert isinstance(answer, Answered), answer
     assert record["tool_loop"] is None and len(litellm_calls) == 1
     assert "tools" not in litellm_calls.calls[0]["kwargs"]
+    assert '"more"' not in json.dumps(litellm_calls.calls[0]["messages"])
+
+
+def test_a_model_without_tool_calling_asks_for_more_in_its_reply(
+    indexed: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, litellm_calls: LitellmCalls
+) -> None:
+    """ollama/llama3 has no tool calling in litellm: it writes the lookup as its reply, gets
+    the helper as a new source and cites it."""
+    stages: list[str] = []
+    lookup = {"tool": "definition", "arguments": {"symbol": "consume_value"}}
+    more = "I need the helper first.\n" + json.dumps({"more": [lookup]})
+    script = [more, INT_ANSWER]
+    answer, record = _ask(indexed, monkeypatch, tmp_path, script, stages, model="ollama/llama3")
+    assert isinstance(answer, Answered), answer
+    claim = next(s for s in answer.spans if isinstance(s, ClaimSpan))
+    assert (claim.citations[0].path, claim.citations[0].quote) == (
+        "settings/values.py",
+        "return int(text)",
+    )
+    assert all("tools" not in call["kwargs"] for call in litellm_calls.calls)
+    second = litellm_calls.calls[1]["messages"]
+    assert second[-2] == {"role": "assistant", "content": more}
+    assert second[-1]["role"] == "user" and second[-1]["content"].startswith(
+        'Result of definition({"symbol": "consume_value"}):'
+    )
+    assert "def consume_value" in second[-1]["content"]
+    assert "looking up the definition of `consume_value`" in stages
+    loop = record["tool_loop"]
+    assert (loop["rounds"], loop["stopped"]) == (2, "answered")
+    assert [(c["tool"], c["outcome"]) for c in loop["calls"]] == [("definition", "sources")]
+
+
+def test_a_written_call_outside_the_workspace_is_refused_like_a_native_one(
+    indexed: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, litellm_calls: LitellmCalls
+) -> None:
+    more = json.dumps(
+        {
+            "more": {
+                "tool": "read",
+                "arguments": {"path": "../outside.py", "start_line": 1, "end_line": 1},
+            }
+        }
+    )
+    answer, record = _ask(
+        indexed, monkeypatch, tmp_path, [more, LOADER_ANSWER], model="ollama/llama3"
+    )
+    assert isinstance(answer, Answered), answer
+    result = litellm_calls.calls[1]["messages"][-1]["content"]
+    assert "refused:" in result and "SECRET" not in result
+    assert record["tool_loop"]["calls"][0]["outcome"] == "refused"
 
 
 def test_a_call_to_no_tool_or_with_bad_arguments_is_refused_in_words(
