@@ -115,6 +115,9 @@ def offline_note() -> str:
 
 
 def _refs(results: list[Result]) -> list[RetrievedRef]:
+    """A refusal's closest places: the best by the score shown, in its order (retrieval's
+    order is the rerank's, which that score does not follow); equals keep retrieval's."""
+    best = sorted(results, key=lambda r: -r.score)[:TOP_RETRIEVED]
     return [
         RetrievedRef(
             path=r.chunk.path,
@@ -122,7 +125,7 @@ def _refs(results: list[Result]) -> list[RetrievedRef]:
             end_line=r.chunk.end_line,
             score=r.score,
         )
-        for r in results[:TOP_RETRIEVED]
+        for r in best
     ]
 
 
