@@ -107,7 +107,8 @@ class Weights:
     relevance_base: float = 0.75
     # An identifier the question names weighs this many times its rarest word.
     identifier_idf: float = 2.0
-    # The search score's share (it carries code first, named definitions, file evidence).
+    # The share of the search's score as ``codecite search`` shows it (its order: code first,
+    # named definitions, file evidence, each further chunk of a file a little less).
     search: float = 0.25
     # The share of the question's words the chunk's symbol holds.
     symbol_words: float = 0.15
