@@ -20,7 +20,8 @@ Scores (every weight is in :mod:`.weights`; each rule's share is kept in ``Resul
   is scaled by ``defines_lift`` (``defines``). Divided by the best score when it is over 1
   (``scale``): never clamped, so unequal evidence stays unequal.
 - ``retrieve``: the same search pass (:class:`Ranking`): its pool at the scores before
-  ``file_repeat`` and ``scale``, its ``search`` term read from the list as shown.
+  ``file_repeat`` and ``scale``, its ``search`` term and search's first three (which keep their
+  places in the prompt, :func:`.selection.select_sources`) read from the list as shown.
   ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the floor
   (config.relevance_floor) is applied to it. Its terms add up to the rerank score that ordered
   the candidates (:func:`.candidates.rerank_signals`, ``callee``, ``semantic``). Which rules
@@ -94,7 +95,10 @@ from .scoring import (
     with_file_evidence,
 )
 from .selection import (
+    LeftOut,
+    Selection,
     dedup_overlapping,
+    left_out_of,
     merge_adjacent,
     overlaps,
     select_sources,
@@ -113,6 +117,9 @@ class Retrieval:
     warnings: list[str] = field(default_factory=list)
     # What was chosen, checked against the working tree (:mod:`.on_disk`): None unchecked.
     on_disk: OnDisk | None = None
+    # The question path's: search's first results not wholly in the prompt, each with the
+    # rule that left it out (the trace records them).
+    search_left_out: list[LeftOut] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -444,7 +451,9 @@ class Retriever:
             return rerank_signals(result, placed, terms, typed, context, asked, named)
 
         siblings = files.named_siblings(fused, named)
-        pool = dedup_overlapping([*fused, *callers, *siblings])
+        # Search's first results are candidates whatever their evidence's rank (below).
+        listed = ranking.shown[: WEIGHTS.search_kept]
+        pool = dedup_overlapping([*fused, *listed, *callers, *siblings])
         scored = [(r, signals(r)) for r in pool]
         # A definition the best chunks call inherits part of their evidence: the question is
         # about what they do, and it is done there.
@@ -471,7 +480,12 @@ class Retriever:
         # that ordered the candidates (the trace records them).
         candidates = [replace(r, score=round(s.relevance, 4), terms=s.terms) for r, s in scored]
 
-        def select(pool: list[Result]) -> list[Result]:
+        # Search's first results keep their places in the prompt (:func:`.select_sources`).
+        first = {r.chunk.id for r in listed}
+        kept = [r for r in candidates if r.chunk.id in first]
+
+        def select(pool: list[Result]) -> Selection:
+            ids = {r.chunk.id for r in pool}
             return select_sources(
                 pool,
                 max_sources=self.config.context_chunks,
@@ -480,20 +494,26 @@ class Retriever:
                 asked=asked,
                 terms=terms,
                 headers_for=files.headers,
+                kept=[r for r in kept if r.chunk.id in ids],
             )
 
-        checked = self._current(select(candidates))
+        selection = select(candidates)
+        checked = self._current(selection.sources)
         if checked.left:  # a file changed since it was indexed: choose again without it
             gone = {r.chunk.path for r in checked.left}
-            again = self._current(select([r for r in candidates if r.chunk.path not in gone]))
+            selection = select([r for r in candidates if r.chunk.path not in gone])
+            again = self._current(selection.sources)
             checked = OnDisk(again.kept, checked.left + again.left, checked.forged or again.forged)
         selected = checked.kept
+        changed = {r.chunk.path for r in checked.left}
+        left_out = left_out_of(listed, selection, selected, changed)
         return Retrieval(
             selected=selected,
             candidates=candidates,
             cleared_floor=bool(selected),
             warnings=list(self.warnings),
             on_disk=checked,
+            search_left_out=left_out,
         )
 
     @_one_version

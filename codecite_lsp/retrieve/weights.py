@@ -138,6 +138,9 @@ class Weights:
     sibling_match: float = 0.2
     # ... at most this many, the best named first.
     sibling_limit: int = 6
+    # Search's first results for the question each keep a place in the prompt: the prompt's
+    # sources come from the ranking ``codecite search`` shows (:func:`.selection.select_sources`).
+    search_kept: int = 3
     # Half of a name's match is how much of the question it says, half how much of the name
     # the question explains: `merge` for "merge sorted inputs" beats `merge_sorted_runs`.
     name_precision: float = 0.5
