@@ -22,6 +22,10 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codecite_lsp.core.records import Result
 
 HERE = Path(__file__).parent / "questions"
 REPOS = {"flask": "flask==3.1.3", "jinja2": "jinja2==3.1.6", "h11": "h11==0.16.0"}
@@ -65,11 +69,11 @@ def resolve(cache: Path) -> list[dict[str, object]]:
     return cases
 
 
-def _overlaps(result: object, case: dict[str, object]) -> bool:
+def _overlaps(result: Result, case: dict[str, object]) -> bool:
     return (
-        getattr(result, "path", None) == case["path"]
-        and getattr(result, "start_line", 0) <= int(str(case["end"]))
-        and getattr(result, "end_line", 0) >= int(str(case["start"]))
+        result.chunk.path == case["path"]
+        and result.chunk.start_line <= int(str(case["end"]))
+        and result.chunk.end_line >= int(str(case["start"]))
     )
 
 

@@ -59,6 +59,8 @@ class _Request:
     stage: Callable[[str], None] = lambda _: None  # what the user is waiting for, said as it starts
     started: float = field(default_factory=time.monotonic)
     retrieved: list[dict[str, Any]] = field(default_factory=list)
+    # search's first results for the question not wholly in the prompt, and the rule why
+    search_left_out: list[dict[str, Any]] = field(default_factory=list)
     untrusted: list[dict[str, Any]] = field(default_factory=list)  # planted text in the sources
     attempts: list[dict[str, Any]] = field(default_factory=list)
     model_calls: int = 0
@@ -78,6 +80,7 @@ class _Request:
             "question_chars": len(self.question),
             "model": self.model,
             "retrieved": self.retrieved,
+            "search_left_out": self.search_left_out,
             "untrusted_sources": self.untrusted,
             "attempts": self.attempts,
             "retries": max(0, len(self.attempts) - 1),
@@ -115,6 +118,9 @@ def offline_note() -> str:
 
 
 def _refs(results: list[Result]) -> list[RetrievedRef]:
+    """A refusal's closest places: the best by the score shown, in its order (retrieval's
+    order is the rerank's, which that score does not follow); equals keep retrieval's."""
+    best = sorted(results, key=lambda r: -r.score)[:TOP_RETRIEVED]
     return [
         RetrievedRef(
             path=r.chunk.path,
@@ -122,7 +128,7 @@ def _refs(results: list[Result]) -> list[RetrievedRef]:
             end_line=r.chunk.end_line,
             score=r.score,
         )
-        for r in results[:TOP_RETRIEVED]
+        for r in best
     ]
 
 
@@ -272,6 +278,10 @@ class Answerer:
             # terms: what ranked it (adding up to the rerank score; codecite search --explain)
             {"content_hash": r.chunk.content_hash, "score": r.score, "terms": dict(r.terms)}
             for r in retrieval.selected
+        ]
+        request.search_left_out = [
+            {"rank": left.rank, "content_hash": left.result.chunk.content_hash, "rule": left.rule}
+            for left in retrieval.search_left_out
         ]
         near = retrieval.selected or retrieval.candidates
         files = retrieval.on_disk

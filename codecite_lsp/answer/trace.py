@@ -1,10 +1,11 @@
 """Request trace: one JSON line per answered or refused question, summarised by ``codecite stats``.
 
 A record holds what is needed to see why an answer was given or refused (retrieved chunk hashes
-and scores, the gate's verdict per citation, the path each reply took: asked as a JSON schema, a
-tool call or by the prompt, found as the whole text, in a fence or cut out of prose; statements
-removed, retries, tokens, latency; the sources holding text addressed to an AI model; the
-optional second pass's verdicts, or why it failed open) but never the question text nor source
+and scores, search's first three results for the question that the prompt left out and the rule
+that left each out, the gate's verdict per citation, the path each reply took: asked as a JSON
+schema, a tool call or by the prompt, found as the whole text, in a fence or cut out of prose;
+statements removed, retries, tokens, latency; the sources holding text addressed to an AI model;
+the optional second pass's verdicts, or why it failed open) but never the question text nor source
 code: only the question's sha256.
 
 The JSON-lines helpers here are shared with history.py: one ``os.write`` per record on an
@@ -119,12 +120,14 @@ def summarise(index_dir: Path) -> dict[str, Any]:
     tool_calls: Counter[str] = Counter()
     stopped: Counter[str] = Counter()
     latencies: list[float] = []
+    left_out: Counter[str] = Counter()  # search's first results kept from the prompt, by rule
     records = TraceLog(index_dir).records()
     for record in records:
         if record.get("status") == "answered":
             answered += 1
         elif record.get("status") == "refused":
             refused[str(record.get("reason"))] += 1
+        left_out.update(str(left.get("rule")) for left in record.get("search_left_out", []))
         removed += int(record.get("statements_removed", 0))
         untrusted += len(record.get("untrusted_sources", []))
         second = record.get("support_check") or {}
@@ -157,6 +160,7 @@ def summarise(index_dir: Path) -> dict[str, Any]:
         "citations_failed": failed,
         "unknown_label_citations": unknown,
         "unknown_label_rate": round(unknown / checked, 4) if checked else 0.0,
+        "search_top_left_out_by_rule": dict(sorted(left_out.items())),
         "statements_removed": removed,
         "untrusted_sources": untrusted,
         "claims_judged_unsupported": judged_unsupported,

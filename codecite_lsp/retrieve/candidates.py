@@ -38,6 +38,7 @@ class RetrievalContext:
 
 def rerank_signals(
     candidate: Result,
+    placed: float,
     terms: dict[str, float],
     typed: set[str],
     context: RetrievalContext | None,
@@ -45,7 +46,8 @@ def rerank_signals(
     naming: NameMatch,
 ) -> Signals:
     """A candidate's calibrated relevance (what the floor reads) and its rerank score, the sum
-    of its named terms (each the weight of :mod:`.weights` of that name times its evidence)."""
+    of its named terms (each the weight of :mod:`.weights` of that name times its evidence).
+    ``placed``: its score in the search's list as shown (``codecite search``), in (0, 1]."""
     chunk = candidate.chunk
     symbol_words = set(word_parts(chunk.symbol or ""))
     path_words = set(word_parts(chunk.path))
@@ -69,7 +71,7 @@ def rerank_signals(
     has_symbol = bool(symbol and whole_word(symbol, chunk.text))
     parts = (
         ("relevance", score),
-        ("search", WEIGHTS.search * searched),
+        ("search", WEIGHTS.search * placed),
         ("symbol_words", WEIGHTS.symbol_words * _share(symbol_words, terms)),
         ("path_words", WEIGHTS.path_words * _share(path_words, terms)),
         ("exact", WEIGHTS.exact * exact),

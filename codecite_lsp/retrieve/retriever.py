@@ -19,9 +19,13 @@ Scores (every weight is in :mod:`.weights`; each rule's share is kept in ``Resul
   file is scaled by ``file_repeat`` once more. A chunk defining a name the query gives as typed
   is scaled by ``defines_lift`` (``defines``). Divided by the best score when it is over 1
   (``scale``): never clamped, so unequal evidence stays unequal.
-- ``retrieve``: ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the
-  floor (config.relevance_floor) is applied to it. Its terms add up to the rerank score that
-  ordered the candidates (:func:`.candidates.rerank_signals`, ``callee``, ``semantic``).
+- ``retrieve``: the same search pass (:class:`Ranking`): its pool at the scores before
+  ``file_repeat`` and ``scale``, its ``search`` term and search's first three (which keep their
+  places in the prompt, :func:`.selection.select_sources`) read from the list as shown.
+  ``Result.score`` is the calibrated relevance in [0, 1] (see ``relevance``); the floor
+  (config.relevance_floor) is applied to it. Its terms add up to the rerank score that ordered
+  the candidates (:func:`.candidates.rerank_signals`, ``callee``, ``semantic``). Which rules
+  each path reads: docs/how-it-works.md, Retrieval.
 
 Over 500 lines because it is one job, the Retriever: its read paths (search, retrieve, a
 symbol's, a range's, callers) run on one pinned index version and share its memoised state
@@ -91,7 +95,10 @@ from .scoring import (
     with_file_evidence,
 )
 from .selection import (
+    LeftOut,
+    Selection,
     dedup_overlapping,
+    left_out_of,
     merge_adjacent,
     overlaps,
     select_sources,
@@ -110,6 +117,21 @@ class Retrieval:
     warnings: list[str] = field(default_factory=list)
     # What was chosen, checked against the working tree (:mod:`.on_disk`): None unchecked.
     on_disk: OnDisk | None = None
+    # The question path's: search's first results not wholly in the prompt, each with the
+    # rule that left it out (the trace records them).
+    search_left_out: list[LeftOut] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One search's ranking read two ways: ``shown``, what ``codecite search`` lists (each
+    further chunk of a file scaled by ``file_repeat``, the scores scaled into (0, 1]); and
+    ``evidence``, the same candidates before those two rules, each at the score its evidence
+    made (the question path's pool: it wants a definition's neighbours in it, and calibrates
+    its relevance on those scores)."""
+
+    shown: list[Result]
+    evidence: list[Result]
 
 
 _P = ParamSpec("_P")
@@ -191,13 +213,14 @@ class Retriever:
         ]
 
     @_one_version
-    def search(self, query: str, limit: int = 10, *, spread: bool = True) -> list[Result]:
-        """Best first; empty for an empty query; keyword-only when no vectors exist yet.
-        ``spread=False`` keeps a file's further chunks at their own score, and every score as
-        its evidence made it, not scaled to 1 (the question path reranks its candidates itself,
-        wants a definition's neighbours in its pool, and calibrates what it reads)."""
+    def search(self, query: str, limit: int = 10) -> list[Result]:
+        """Best first; empty for an empty query; keyword-only when no vectors exist yet."""
+        return self._ranking(query, limit).shown
+
+    def _ranking(self, query: str, limit: int) -> Ranking:
+        """One search's ranking, read two ways (:class:`Ranking`)."""
         if not query.strip():
-            return []
+            return Ranking([], [])
         if isinstance(self.embedder, StaticEmbedder):
             self.embedder.refresh()  # the indexer may have (re)trained it since we opened
         depth = search_depth(limit)
@@ -205,7 +228,7 @@ class Retriever:
         vector = self._vector_ranking(query, depth)
         chunks = {c.id: c for ranked in (keyword, vector) for c, _ in ranked}
         if not chunks:
-            return []
+            return Ranking([], [])
         names = identifiers(query)
         # The candidates ranked again with their fields told apart (:mod:`.fields`), for a
         # query in words: one that types identifiers is decided by the chunks holding them.
@@ -282,15 +305,18 @@ class Retriever:
         scores = ledger.step("neighbours", scores, self._with_neighbours(scores, chunks))
         if not asks_what(query):
             scores = ledger.step("description", scores, bodies_first(scores, chunks))
-        if spread:
-            scores = ledger.step("file_repeat", scores, spread_over_files(scores, chunks))
+        by_evidence = sorted(scores, key=lambda key: (-scores[key], key))
+        evidence = dedup_overlapping(
+            Result(chunks[key], scores[key], ledger.terms(key)) for key in by_evidence
+        )[:limit]
+        scores = ledger.step("file_repeat", scores, spread_over_files(scores, chunks))
         ordered = sorted(scores, key=lambda key: (-scores[key], key))
         # Scaled, not clamped, into (0, 1]: unequal evidence stays unequal.
-        top = max(1.0, scores[ordered[0]]) if spread else 1.0
+        top = max(1.0, scores[ordered[0]])
         scaled = {key: scores[key] / top for key in ordered}
         ledger.step("scale", scores, scaled)
         results = (Result(chunks[key], scaled[key], ledger.terms(key)) for key in ordered)
-        return dedup_overlapping(results)[:limit]
+        return Ranking(dedup_overlapping(results)[:limit], evidence)
 
     def results(self, query: str, limit: int = 10) -> list[Result]:
         """What a user is shown for ``query``: :meth:`search`, less any result whose file no
@@ -402,7 +428,12 @@ class Retriever:
         chosen from them by :func:`.selection.select_sources`."""
         extra = [*context.extra_terms, context.symbol or ""] if context else []
         query = " ".join([question, *extra]).strip()
-        fused = self.search(query, self.config.candidates, spread=False)
+        ranking = self._ranking(query, self.config.candidates)
+        fused = ranking.evidence
+        # The rerank reads the search's order as shown (one ranking): a candidate it does not
+        # list (one followed from the best) places as its last.
+        shown = {r.chunk.id: r.score for r in ranking.shown}
+        unlisted = min(shown.values(), default=0.0)
         files = QuestionFiles(self.store)
         callees, callers = files.followed(question, fused)
         terms = {word: self._idf(word) for word in word_parts(question)}
@@ -416,10 +447,13 @@ class Retriever:
         )
 
         def signals(result: Result) -> Signals:
-            return rerank_signals(result, terms, typed, context, asked, named)
+            placed = shown.get(result.chunk.id, unlisted)
+            return rerank_signals(result, placed, terms, typed, context, asked, named)
 
         siblings = files.named_siblings(fused, named)
-        pool = dedup_overlapping([*fused, *callers, *siblings])
+        # Search's first results are candidates whatever their evidence's rank (below).
+        listed = ranking.shown[: WEIGHTS.search_kept]
+        pool = dedup_overlapping([*fused, *listed, *callers, *siblings])
         scored = [(r, signals(r)) for r in pool]
         # A definition the best chunks call inherits part of their evidence: the question is
         # about what they do, and it is done there.
@@ -446,7 +480,12 @@ class Retriever:
         # that ordered the candidates (the trace records them).
         candidates = [replace(r, score=round(s.relevance, 4), terms=s.terms) for r, s in scored]
 
-        def select(pool: list[Result]) -> list[Result]:
+        # Search's first results keep their places in the prompt (:func:`.select_sources`).
+        first = {r.chunk.id for r in listed}
+        kept = [r for r in candidates if r.chunk.id in first]
+
+        def select(pool: list[Result]) -> Selection:
+            ids = {r.chunk.id for r in pool}
             return select_sources(
                 pool,
                 max_sources=self.config.context_chunks,
@@ -455,20 +494,26 @@ class Retriever:
                 asked=asked,
                 terms=terms,
                 headers_for=files.headers,
+                kept=[r for r in kept if r.chunk.id in ids],
             )
 
-        checked = self._current(select(candidates))
+        selection = select(candidates)
+        checked = self._current(selection.sources)
         if checked.left:  # a file changed since it was indexed: choose again without it
             gone = {r.chunk.path for r in checked.left}
-            again = self._current(select([r for r in candidates if r.chunk.path not in gone]))
+            selection = select([r for r in candidates if r.chunk.path not in gone])
+            again = self._current(selection.sources)
             checked = OnDisk(again.kept, checked.left + again.left, checked.forged or again.forged)
         selected = checked.kept
+        changed = {r.chunk.path for r in checked.left}
+        left_out = left_out_of(listed, selection, selected, changed)
         return Retrieval(
             selected=selected,
             candidates=candidates,
             cleared_floor=bool(selected),
             warnings=list(self.warnings),
             on_disk=checked,
+            search_left_out=left_out,
         )
 
     @_one_version

@@ -7,6 +7,8 @@ source cap and token budget counted after merging neighbours.
   definition and of its enclosing class (``headers``): separate small sources unless adjacent.
 - Code first: at most ``NON_CODE_QUOTA`` sources that are not code (docs, tests, changelogs,
   examples, configuration) unless the question asks for that kind of file.
+- Search's first results (``kept``) keep their places: the other candidates fill what is left.
+- Each candidate left out is named with the rule that left it out (``Selection.left_out``).
 - Neighbours merge up to ``MAX_SOURCE_LINES`` lines (beyond, they stay separate sources, so no
   chosen chunk is cut away); a single source still longer (a chunk of many short lines) is cut
   to the window of lines that holds the most question words, line numbers kept true.
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..core.records import (
     Chunk,
@@ -179,6 +181,56 @@ def _overlaps_any(result: Result, others: Iterable[Result]) -> bool:
     return any(overlaps(result.chunk, other.chunk) for other in others)
 
 
+@dataclass(frozen=True)
+class Selection:
+    sources: list[Result]  # the prompt's, best first
+    # Each candidate not chosen, by chunk id: the rule that left it out (``floor``,
+    # ``non_code_quota``, ``source_cap``, ``token_budget``).
+    left_out: dict[str, str]
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """One of search's first results that is not wholly among the prompt's sources."""
+
+    rank: int  # its place in the search's list, from 1
+    result: Result
+    rule: str  # the rule that left it out (see :func:`left_out_of`)
+
+
+def left_out_of(
+    first: Sequence[Result],
+    selection: Selection,
+    sources: Sequence[Result],
+    gone: Iterable[str] = (),
+) -> list[LeftOut]:
+    """Which of ``first`` (search's first results) are not wholly among ``sources`` (the
+    prompt's, from ``selection``), each with the rule that left it out: ``changed_on_disk`` (its
+    file no longer holds its lines, ``gone``), the selection's rule, ``source_lines`` (chosen,
+    its source was cut to the lines holding the most question words), or ``duplicate_span``
+    (its lines are a better candidate's, which took its place among the candidates)."""
+    gone = set(gone)
+    found = []
+    for rank, result in enumerate(first, start=1):
+        chunk = result.chunk
+        held = set(range(chunk.start_line, chunk.end_line + 1))
+        for source in sources:
+            if source.chunk.path == chunk.path:
+                held -= set(range(source.chunk.start_line, source.chunk.end_line + 1))
+        if not held:
+            continue
+        if chunk.path in gone:
+            rule = "changed_on_disk"
+        elif chunk.id in selection.left_out:
+            rule = selection.left_out[chunk.id]
+        elif any(overlaps(chunk, source.chunk) for source in sources):
+            rule = "source_lines"
+        else:
+            rule = "duplicate_span"
+        found.append(LeftOut(rank, result, rule))
+    return found
+
+
 def select_sources(
     candidates: Sequence[Result],
     *,
@@ -188,36 +240,51 @@ def select_sources(
     asked: frozenset[str],
     terms: Iterable[str],
     headers_for: Callable[[Result], list[Result]],
-) -> list[Result]:
+    kept: Sequence[Result] = (),
+) -> Selection:
     """The prompt's sources, best first: candidates clearing ``floor``, each with its
     definition's signature lines, merged with neighbours; at most ``max_sources`` merged sources
-    and ``token_budget`` tokens, non-code sources limited to ``NON_CODE_QUOTA`` unless asked."""
+    and ``token_budget`` tokens, non-code sources limited to ``NON_CODE_QUOTA`` unless asked.
+    ``kept`` (search's first results): each that clears the floor keeps a place, a source and
+    its tokens, that the other candidates cannot take until it has been chosen or left out."""
     terms = list(terms)
     selected: list[Result] = []
     bodies: list[Result] = []  # the candidates chosen (not their signature lines)
+    left_out: dict[str, str] = {}
+    owed = {k.chunk.id: estimate_tokens(k.chunk.text) for k in kept if k.score >= floor}
     non_code = 0
     for result in candidates:
-        if result.score < floor:
-            continue
         chunk = result.chunk
+        keeping = owed.pop(chunk.id, None) is not None
+        # what the places still kept for others take (none for one of them: they compete)
+        places, tokens = (0, 0) if keeping else (len(owed), sum(owed.values()))
+        rule = None
+        if result.score < floor:
+            rule = "floor"
         kind = role(chunk.path, chunk.language)
         supporting = kind != "code" and kind not in asked
-        if supporting and non_code >= NON_CODE_QUOTA:
+        if rule is None and supporting and non_code >= NON_CODE_QUOTA:
+            rule = "non_code_quota"
+        full = sum(1 for s in selected if _overlaps_any(s, bodies)) + places >= max_sources
+        if rule is None and full and not any(_touching(chunk, s.chunk) for s in selected):
+            rule = "source_cap"  # only a neighbour of a kept source can still join
+        if rule is not None:
+            left_out[chunk.id] = rule
             continue
-        full = sum(1 for s in selected if _overlaps_any(s, bodies)) >= max_sources
-        if full and not any(_touching(chunk, s.chunk) for s in selected):
-            continue  # the cap is reached: only a neighbour of a kept source can still join
         heads = [h for h in headers_for(result) if not _overlaps_any(h, selected)]
         merged = merge_adjacent([*selected, *heads, result], MAX_SOURCE_LINES)
         trial = [cut_to_terms(source, terms) for source in merged]
         # a source of signature lines alone belongs to the source it introduces: not counted
         counted = sum(1 for s in merged if _overlaps_any(s, [*bodies, result]))
-        if counted > max_sources:
-            continue  # only a neighbour of a kept source can still join
+        if counted + places > max_sources:
+            left_out[chunk.id] = "source_cap"  # only a neighbour of a kept source can still join
+            continue
         cost = sum(estimate_tokens(s.chunk.text) for s in trial)
-        if cost > token_budget:
-            continue  # too big for what is left (or for any prompt: a very long line)
+        if cost + tokens > token_budget:
+            # too big for what is left (or for any prompt: a very long line)
+            left_out[chunk.id] = "token_budget"
+            continue
         selected = merged
         bodies.append(result)
         non_code += supporting
-    return [cut_to_terms(source, terms) for source in selected]
+    return Selection([cut_to_terms(source, terms) for source in selected], left_out)

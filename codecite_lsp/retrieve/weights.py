@@ -107,7 +107,8 @@ class Weights:
     relevance_base: float = 0.75
     # An identifier the question names weighs this many times its rarest word.
     identifier_idf: float = 2.0
-    # The search score's share (it carries code first, named definitions, file evidence).
+    # The share of the search's score as ``codecite search`` shows it (its order: code first,
+    # named definitions, file evidence, each further chunk of a file a little less).
     search: float = 0.25
     # The share of the question's words the chunk's symbol holds.
     symbol_words: float = 0.15
@@ -137,6 +138,9 @@ class Weights:
     sibling_match: float = 0.2
     # ... at most this many, the best named first.
     sibling_limit: int = 6
+    # Search's first results for the question each keep a place in the prompt: the prompt's
+    # sources come from the ranking ``codecite search`` shows (:func:`.selection.select_sources`).
+    search_kept: int = 3
     # Half of a name's match is how much of the question it says, half how much of the name
     # the question explains: `merge` for "merge sorted inputs" beats `merge_sorted_runs`.
     name_precision: float = 0.5

@@ -61,6 +61,8 @@ def test_summary_of_real_requests_and_codecite_stats(tmp_path: Path) -> None:
     assert summary["statements_removed"] == 1
     assert summary["reply_paths"] == {"json_schema/fenced": 2, "json_schema/json": 2}
     assert summary["tokens"] > 0
+    # Search's first three, kept from the prompt only by the floor of 1.01 (the third request).
+    assert summary["search_top_left_out_by_rule"] == {"floor": 3}
 
     trace_text = (index_dir / "trace.jsonl").read_text()
     assert QUESTION not in trace_text and "retired_at" not in trace_text

@@ -7,7 +7,14 @@ from record_helpers import result as make
 
 from codecite_lsp.core.records import Result, content_hash
 from codecite_lsp.core.terms import word_parts
-from codecite_lsp.retrieve.selection import MAX_SOURCE_LINES, cut_to_terms, select_sources
+from codecite_lsp.retrieve.selection import (
+    MAX_SOURCE_LINES,
+    Selection,
+    cut_to_terms,
+    left_out_of,
+    line_range,
+    select_sources,
+)
 
 
 def result(path: str, start: int, end: int, score: float = 0.9, word: str = "line") -> Result:
@@ -15,18 +22,77 @@ def result(path: str, start: int, end: int, score: float = 0.9, word: str = "lin
     return make(path, start, end, text, score, content_hash=content_hash(text), revision="r1")
 
 
-def select(
-    candidates: list[Result], max_sources: int = 8, asked: frozenset[str] = frozenset()
-) -> list[Result]:
+def selection(
+    candidates: list[Result],
+    max_sources: int = 8,
+    asked: frozenset[str] = frozenset(),
+    kept: list[Result] | None = None,
+    token_budget: int = 6000,
+) -> Selection:
     return select_sources(
         candidates,
         max_sources=max_sources,
-        token_budget=6000,
+        token_budget=token_budget,
         floor=0.25,
         asked=asked,
         terms=["line"],
         headers_for=lambda _: [],
+        kept=kept or [],
     )
+
+
+def select(
+    candidates: list[Result], max_sources: int = 8, asked: frozenset[str] = frozenset()
+) -> list[Result]:
+    return selection(candidates, max_sources, asked).sources
+
+
+def _places(sources: list[Result]) -> list[tuple[str, int, int]]:
+    return [(s.chunk.path, s.chunk.start_line, s.chunk.end_line) for s in sources]
+
+
+def test_searchs_first_results_keep_their_places_and_the_prompts_order() -> None:
+    # Search listed `core.py` first; the rerank put four chunks of other files above it, which
+    # fill the two places without it. It keeps one: the better-reranked take what is left, and
+    # the sources stay in the rerank's order.
+    better = [result(f"src/m{n}.py", 1, 5) for n in range(4)]
+    listed = result("src/core.py", 100, 120)
+    chosen = selection([*better, listed], max_sources=2, kept=[listed])
+    assert _places(chosen.sources) == [("src/m0.py", 1, 5), ("src/core.py", 100, 120)]
+    assert chosen.left_out == {c.chunk.id: "source_cap" for c in better[1:]}
+    without = selection([*better, listed], max_sources=2)
+    assert listed.chunk.id in without.left_out
+
+
+def test_a_kept_result_is_still_left_out_by_the_floor_and_each_rule_is_named() -> None:
+    weak = result("src/weak.py", 1, 5, score=0.1)
+    docs = [result(f"docs/page{n}.md", 1, 5) for n in range(3)]
+    huge = result("src/huge.py", 1, 1, word="x" * 9000)  # one line over the whole budget
+    code = result("src/core.py", 1, 5)
+    chosen = selection([weak, *docs, huge, code], kept=[weak], token_budget=2000)
+    assert chosen.left_out == {
+        weak.chunk.id: "floor",
+        docs[2].chunk.id: "non_code_quota",
+        huge.chunk.id: "token_budget",
+    }
+    assert ("src/core.py", 1, 5) in _places(chosen.sources)
+
+
+def test_left_out_of_names_the_rule_for_each_of_searchs_first_not_wholly_shown() -> None:
+    shown = result("src/a.py", 1, 5)
+    cut = result("src/b.py", 1, 200)
+    gone = result("src/c.py", 1, 5)
+    dropped = result("src/d.py", 1, 5)
+    floored = result("src/e.py", 1, 5)
+    made = Selection([shown, line_range(cut, 1, 120)], {floored.chunk.id: "floor"})
+    first = [shown, cut, gone, dropped, floored]
+    found = left_out_of(first, made, made.sources, gone=["src/c.py"])
+    assert [(left.rank, left.rule) for left in found] == [
+        (2, "source_lines"),
+        (3, "changed_on_disk"),
+        (4, "duplicate_span"),
+        (5, "floor"),
+    ]
 
 
 def test_neighbours_merged_into_one_source_count_once_against_the_cap() -> None:
