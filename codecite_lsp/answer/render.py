@@ -89,7 +89,7 @@ def answer_to_text(answer: Answered | Refused, indent: Indent | None = None) -> 
         if answer.retrieved:
             lines.append(f"{label('closest')}:")
             lines.extend(
-                f"  {where(ref)}  (score {ref.score:.2f})"
+                f"  {where(ref)}  (relevance {ref.score:.2f})"
                 for ref in answer.retrieved[:_TOP_RETRIEVED]
             )
         return "\n".join(lines)

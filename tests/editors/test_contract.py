@@ -29,6 +29,7 @@ def test_cli_and_hover_say_what_the_wording_file_says() -> None:
     text = answer_to_text(refused).splitlines()
     assert text[0] == f"{raw['labels']['no_answer']}: {raw['reasons']['ambiguous']}"
     assert text[1] == f"{raw['labels']['closest']}:"
+    assert text[2] == "  a.py:3-3  (relevance 0.50)"  # the relevance the floor is judged on
     markdown = answer_to_markdown(refused, lambda c: "")
     assert markdown.startswith(f"**{raw['labels']['no_answer']}.** {raw['reasons']['ambiguous']}")
     assert "- `a.py:L3`" in markdown  # one line reads L3, not 3-3
