@@ -213,10 +213,12 @@ function answered(answer: Answered, id: string, context: Context): HTMLElement {
   return body;
 }
 
-/** What is verified so far, marked as arriving. Keyed by attempt: a retry's claim at the same
- * index is another claim, and must not show the lines read for the one it replaced. */
+/** What is verified so far, marked as arriving: not an `.answer` (what is read as the reply, by
+ * a user and by the real-VS-Code tests) until the answer replaces it. Keyed by attempt: a retry's
+ * claim at the same index is another claim, and must not show the lines read for the one it
+ * replaced. */
 function arriving(preview: AnswerPreview, id: string, context: Context): HTMLElement {
-  const body = element("div", "answer arriving");
+  const body = element("div", "preview");
   body.setAttribute("aria-busy", "true");
   body.append(...spanBlocks(preview.spans, `${id}.preview${preview.attempt}`, context));
   return body;

@@ -464,14 +464,15 @@ test("claims verified so far show as arriving, drawn like the answer, until it r
       exchange: { id: "s1", question, stage: "verifying citations", preview: { attempt, spans } },
     });
   await preview(1, [claimSpan]);
-  const shown = page.locator('[data-id="s1"] .answer.arriving');
+  const shown = page.locator('[data-id="s1"] .preview');
   assert.equal(await shown.locator(".claim-text").textContent(), claimSpan.text);
   assert.equal(await shown.locator(".chip").textContent(), "keyvault/keys.py:L47-51");
   assert.equal(await shown.getAttribute("aria-busy"), "true");
+  assert.equal(await page.locator('[data-id="s1"] .answer').count(), 0, "not yet the answer");
   // Marked as arriving: the stage and Cancel stay under it, an ellipsis closes it.
   assert.equal(await page.locator('[data-id="s1"] .pending .stage').textContent(), "Verifying citations…");
   const after = await page.evaluate<string>(
-    "getComputedStyle(document.querySelector('[data-id=\"s1\"] .arriving'), '::after').content",
+    "getComputedStyle(document.querySelector('[data-id=\"s1\"] .preview'), '::after').content",
   );
   assert.equal(after, '"…"');
   // The same renderer as the answer: the chip opens the citation, hostile text stays text.
@@ -490,7 +491,7 @@ test("claims verified so far show as arriving, drawn like the answer, until it r
   assert.ok(reads.includes("s1.preview1.0.0") && reads.includes("s1.preview2.0.0"), String(reads));
   // The answer replaces the preview; a refusal clears it.
   await fromHost(exchange("s1", question, ANSWERED));
-  assert.equal(await page.locator('[data-id="s1"] .arriving').count(), 0);
+  assert.equal(await page.locator('[data-id="s1"] .preview').count(), 0);
   assert.equal(await page.locator('[data-id="s1"] .answer .claim').count(), 1);
   await preview(1, [claimSpan]);
   await fromHost(exchange("s1", question, REFUSED));
