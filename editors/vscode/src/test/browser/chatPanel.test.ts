@@ -475,6 +475,12 @@ test("claims verified so far show as arriving, drawn like the answer, until it r
     "getComputedStyle(document.querySelector('[data-id=\"s1\"] .preview'), '::after').content",
   );
   assert.equal(after, '"…"');
+  // Styled as the answer's quote (its layout and code background).
+  const quoteStyle = (where: string) =>
+    page.evaluate<string>(
+      `(() => { const s = getComputedStyle(document.querySelector('[data-id="s1"] ${where} .quote-lines')); return s.display + " " + s.backgroundColor; })()`,
+    );
+  const previewQuote = await quoteStyle(".preview");
   // The same renderer as the answer: the chip opens the citation, hostile text stays text.
   await shown.locator(".chip").click();
   assert.deepEqual((await posted()).at(-1), { type: "openCitation", citation: CITATION });
@@ -493,6 +499,7 @@ test("claims verified so far show as arriving, drawn like the answer, until it r
   await fromHost(exchange("s1", question, ANSWERED));
   assert.equal(await page.locator('[data-id="s1"] .preview').count(), 0);
   assert.equal(await page.locator('[data-id="s1"] .answer .claim').count(), 1);
+  assert.equal(previewQuote, await quoteStyle(".answer"));
   await preview(1, [claimSpan]);
   await fromHost(exchange("s1", question, REFUSED));
   assert.equal(await page.locator('[data-id="s1"] .claim').count(), 0);
