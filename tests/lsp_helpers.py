@@ -311,6 +311,7 @@ class PartialResults:
 
     def __init__(self) -> None:
         self.values: dict[str | int, list[dict[str, Any]]] = {}
+        self.received: dict[str | int, list[float]] = {}  # time.time() of each, for bench/
         self.after_answer: list[Any] = []  # snapshots read after the reply: there must be none
         self.pending: asyncio.Future[Any] | None = None
 
@@ -336,6 +337,7 @@ def partial_results_client() -> LanguageClient:
             if log.pending is not None and log.pending.done():
                 log.after_answer.append(value)
             log.values.setdefault(params.token, []).append(value)
+            log.received.setdefault(params.token, []).append(time.time())
             return
         work_done(client, params)
 
