@@ -60,9 +60,9 @@ export interface AskParams {
   partialResultToken?: string;
 }
 
-/** The `$/progress` value on an ask's partialResultToken (verified streaming): every span
- * verified so far in this attempt, in reply order, each in the final answer's shape. A higher
- * `attempt` (the stricter retry) replaces what was shown. */
+/** The `$/progress` value on an ask's partialResultToken (docs/contracts.md, codecite/ask,
+ * "Partial results"): every span verified so far in this attempt, in reply order, each in the
+ * final answer's shape. A higher `attempt` (the stricter retry) replaces what was shown. */
 export interface AnswerPreview {
   attempt: number;
   spans: Span[];
