@@ -303,3 +303,45 @@ def indexed_session(root: Path, files: dict[str, str]) -> Any:
     session = Session(root, settings)
     Indexer(root, session.config).run()
     return session
+
+
+class PartialResults:
+    """The partial results a client received on each token (``$/progress`` whose value is no
+    work-done progress), and whether the request they belong to had been answered by then."""
+
+    def __init__(self) -> None:
+        self.values: dict[str | int, list[dict[str, Any]]] = {}
+        self.received: dict[str | int, list[float]] = {}  # time.time() of each, for bench/
+        self.after_answer: list[Any] = []  # snapshots read after the reply: there must be none
+        self.pending: asyncio.Future[Any] | None = None
+
+    def ask(self, client: LanguageClient, params: dict[str, Any]) -> Awaitable[Any]:
+        """Send ``codecite/ask``; its snapshots are told apart from those after its reply."""
+        self.pending = asyncio.ensure_future(
+            client.protocol.send_request_async("codecite/ask", params)
+        )
+        return self.pending
+
+
+def partial_results_client() -> LanguageClient:
+    """pytest-lsp's test client, also holding partial results (``client.partial``)."""
+    from pygls.protocol import default_converter
+    from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+    work_done = DEFAULT_CLIENT_FEATURES[types.PROGRESS]
+    log = PartialResults()
+
+    def progress(client: LanguageClient, params: types.ProgressParams) -> None:
+        value = to_json(params.value)
+        if isinstance(value, dict) and "kind" not in value:
+            if log.pending is not None and log.pending.done():
+                log.after_answer.append(value)
+            log.values.setdefault(params.token, []).append(value)
+            log.received.setdefault(params.token, []).append(time.time())
+            return
+        work_done(client, params)
+
+    client = LanguageClient(converter_factory=default_converter)
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.PROGRESS: progress})
+    client.partial = log  # type: ignore[attr-defined]
+    return client

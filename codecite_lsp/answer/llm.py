@@ -12,7 +12,12 @@ error; ``"litellm.Timeout"``, ``"litellm.APIConnectionError"``, ``"litellm.Authe
 and ``"litellm.BadRequestError"`` are passed to litellm as exception instances, which it raises.
 ``CODECITE_MOCK_DELAY`` (seconds) is handed to litellm's ``mock_delay=``: a slow model. A reply
 that is an object with ``tool_calls`` (litellm's tool-call shape, ``arguments`` an object or its
-JSON text) is handed to litellm's ``mock_tool_calls=``: a model that calls the loop's tools.
+JSON text) is handed to litellm's ``mock_tool_calls=``: a model that calls the loop's tools
+(streamed, as one chunk holding them: litellm's mock streams no ``mock_tool_calls``).
+
+Streaming: given a ``Listener``, the reply is asked for with ``stream=True`` and its text (the
+content, or the forced answer tool's arguments) handed over as it arrives; the reply returned
+is built from the chunks by litellm (``stream_chunk_builder``), so it is the same text.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ..core.environment import apply_defaults
 
@@ -63,6 +68,16 @@ class ModelReply:
     attempts: int = 1  # litellm calls made, transient-error retries included
     mode: str = "prompt"  # how the reply shape was asked for (OutputMode), for the trace
     tool_calls: tuple[ToolCall, ...] = ()  # the loop tools it called instead of answering
+
+
+class Listener(Protocol):
+    """Hears a streamed reply's text as it arrives (from the model call's thread)."""
+
+    def feed(self, piece: str) -> None: ...
+
+    def restart(self) -> None:
+        """A new litellm call (a transient error's retry): the reply starts again."""
+        ...
 
 
 class MockReplies:
@@ -123,13 +138,16 @@ def _litellm() -> Any:
     return litellm
 
 
-def _mock_arguments(litellm: Any, reply: str, model: str) -> dict[str, Any]:
+def _mock_arguments(litellm: Any, reply: str, model: str, stream: bool) -> dict[str, Any]:
     """litellm's mock keywords for one scripted reply: its text, an exception, or tool calls."""
     name = _MOCK_EXCEPTIONS.get(reply)
     if name is not None:
         error = getattr(litellm, name)(message=f"mock {name}", llm_provider="openai", model=model)
         return {"mock_response": error}
     calls = _mock_tool_calls(reply)
+    if calls and stream:  # a whole response: litellm streams it as one chunk
+        message = {"role": "assistant", "content": None, "tool_calls": calls}
+        return {"mock_response": litellm.ModelResponse(choices=[{"message": message}])}
     if calls:
         return {"mock_response": "", "mock_tool_calls": calls}
     return {"mock_response": reply}
@@ -246,6 +264,43 @@ def _reply_text(message: Any) -> str:
     return str(message.content or "")
 
 
+def _streamed(
+    litellm: Any,
+    kwargs: dict[str, Any],
+    mode: OutputMode,
+    listener: Listener,
+    stop: threading.Event,
+) -> Any:
+    """Ask with ``stream=True``, hand the reply's text to ``listener`` as it arrives, and return
+    the whole response as litellm builds it from the chunks. A reply calling a loop tool is no
+    answer: from its first such chunk nothing more is handed over."""
+    chunks = []
+    names: dict[int, str] = {}  # tool call index -> its function's name (in its first chunk)
+    answering = True
+    for chunk in litellm.completion(**kwargs, stream=True):
+        if stop.is_set():
+            raise ModelError("cancelled", "the request was cancelled")
+        chunks.append(chunk)
+        delta = chunk.choices[0].delta if chunk.choices else None
+        if delta is None:
+            continue
+        pieces = []
+        for call in getattr(delta, "tool_calls", None) or []:
+            function = getattr(call, "function", None)
+            name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
+            if name:
+                names[call.index] = str(name)
+            if names.get(call.index) != _TOOL:
+                answering = False
+            elif mode == "tool_call" and arguments:
+                pieces.append(str(arguments))
+        if mode != "tool_call" and getattr(delta, "content", None):
+            pieces.append(delta.content)
+        if answering and pieces:
+            listener.feed("".join(pieces))
+    return litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
+
+
 def _call_in_thread(
     fn: Any, kwargs: dict[str, Any], wait: float, cancel: threading.Event | None
 ) -> Any:
@@ -293,9 +348,11 @@ def complete(
     backoff: float = 0.5,
     api_key: str | None = None,
     tools: list[dict[str, Any]] | None = None,
+    listener: Listener | None = None,
 ) -> ModelReply:
     """Ask ``model`` once (plus up to ``retries`` retries on transient errors); raise ModelError.
-    ``tools``: the tool loop's functions, which the model may call instead of answering."""
+    ``tools``: the tool loop's functions, which the model may call instead of answering;
+    ``listener``: streams the reply to it as it arrives."""
     if cancel is not None and cancel.is_set():
         raise ModelError("cancelled", "the request was cancelled")
     litellm = _litellm()
@@ -317,10 +374,18 @@ def complete(
                 mock_response.take() if isinstance(mock_response, MockReplies) else mock_response
             )
             kwargs.pop("mock_tool_calls", None)
-            kwargs.update(_mock_arguments(litellm, reply, model))
+            kwargs.update(_mock_arguments(litellm, reply, model, listener is not None))
+        stop = threading.Event()  # the caller stopped waiting: the stream must not go on
         try:
             # the extra second lets litellm raise its own Timeout before the hard deadline
-            response = _call_in_thread(litellm.completion, kwargs, timeout + 1.0, cancel)
+            if listener is None:
+                response = _call_in_thread(litellm.completion, kwargs, timeout + 1.0, cancel)
+            else:
+                if attempt > 1:
+                    listener.restart()
+                streamed = {"litellm": litellm, "kwargs": kwargs, "mode": mode,
+                            "listener": listener, "stop": stop}  # fmt: skip
+                response = _call_in_thread(_streamed, streamed, timeout + 1.0, cancel)
             break
         except TimeoutError:
             error = ModelError("timeout", f"the model timed out after {timeout:g} s")
@@ -329,6 +394,8 @@ def complete(
             error, transient = exc, False
         except Exception as exc:
             error, transient = _classify(litellm, exc, timeout)
+        finally:
+            stop.set()
         if not transient or attempt > retries:
             error.attempts = attempt
             raise error
@@ -337,8 +404,8 @@ def complete(
         except ModelError as exc:
             exc.attempts = attempt
             raise
-    message = response.choices[0].message
-    text, calls = _reply_text(message), _tool_calls(message)
+    message = response.choices[0].message if response is not None else None
+    text, calls = (_reply_text(message), _tool_calls(message)) if message else ("", ())
     if not text.strip() and not calls:
         raise ModelError("empty_reply", "the model returned an empty reply", attempt)
     usage = getattr(response, "usage", None)

@@ -29,6 +29,7 @@ from .attempts import ModelText, converse
 from .followup import Turn, callers_asked, callers_question, continues, recent, standalone
 from .history import History
 from .llm import (
+    Listener,
     MockReplies,
     ModelError,
     ModelReply,
@@ -36,6 +37,7 @@ from .llm import (
     mock_replies_from_env,
     supports_tools,
 )
+from .partial import OnSpans, Shown
 from .prompt import RESPONSE_SCHEMA, build_messages
 from .support_check import SCHEMA as SUPPORT_SCHEMA
 from .support_check import check as check_support
@@ -57,6 +59,7 @@ class _Request:
     question: str
     model: str
     stage: Callable[[str], None] = lambda _: None  # what the user is waiting for, said as it starts
+    on_spans: OnSpans | None = None  # partial results: each attempt's verified spans so far
     started: float = field(default_factory=time.monotonic)
     retrieved: list[dict[str, Any]] = field(default_factory=list)
     # search's first results for the question not wholly in the prompt, and the rule why
@@ -196,12 +199,15 @@ class Answerer:
         history: Sequence[Turn] = (),
         stage: Callable[[str], None] | None = None,
         tools: Tools | None = None,
+        on_spans: OnSpans | None = None,
     ) -> Answered | Refused:
         """Answer with verified citations, or refuse; raises ValueError for an empty question.
 
         ``history`` holds the conversation's earlier turns: retrieval searches for the standalone
         question built from them (followup.py). ``stage`` hears each step as it starts.
-        ``tools``: the root's loop tools (tool_loop.py), used when the model can call them."""
+        ``tools``: the root's loop tools (tool_loop.py), used when the model can call them.
+        ``on_spans``: the model's answers are streamed, and each attempt's snapshot of verified
+        spans handed to it as it grows (partial.py); the answer returned is the same."""
         question = question.strip()
         if not question:
             raise ValueError("the question is empty")
@@ -212,6 +218,7 @@ class Answerer:
         request = _Request(uuid.uuid4().hex, question, self.config.model)
         if stage is not None:
             request.stage = stage
+        request.on_spans = on_spans
         # A question sharing nothing with the conversation starts a new one.
         turns = recent(history)
         continued = continues(question, turns)
@@ -378,7 +385,9 @@ class Answerer:
             "retrying with stricter instructions" if request.attempts_made else "asking the model"
         )
         request.attempts_made += 1
-        reply = self._call(request, messages, RESPONSE_SCHEMA, cancel, self.config.model_retries)
+        shown = self._shown(request, request.attempts_made, sources, asked)
+        retries = self.config.model_retries
+        reply = self._call(request, messages, RESPONSE_SCHEMA, cancel, retries, listener=shown)
         request.stage("verifying citations")
         return ModelText(reply.text, reply.mode)
 
@@ -393,10 +402,16 @@ class Answerer:
     ) -> Explored:
         """The tool loop from the retrieved results; each call may take the seconds left."""
 
-        def call(sent: Messages, offered: list[dict[str, Any]], left: float) -> ModelReply:
+        def call(
+            sent: Messages, offered: list[dict[str, Any]], left: float, read: list[Result]
+        ) -> ModelReply:
             timeout = min(self.config.model_timeout, max(left, 0.1))
             retries = self.config.model_retries
-            return self._call(request, sent, RESPONSE_SCHEMA, cancel, retries, offered, timeout)
+            # The loop's answer is the first attempt, gated against what was read so far.
+            shown = self._shown(request, 1, sources_from_results(read), asked)
+            return self._call(
+                request, sent, RESPONSE_SCHEMA, cancel, retries, offered, timeout, shown
+            )
 
         budget = Budget.of(self.config)
         note = _context_note(context)
@@ -413,6 +428,16 @@ class Answerer:
             native=native,
         )
 
+    def _shown(
+        self, request: _Request, attempt: int, sources: list[Source], asked: str
+    ) -> Shown | None:
+        """The streamed attempt's listener, when the caller wants partial results. With the
+        model's support check on, a claim waits for its verdict, which comes after the reply."""
+        if request.on_spans is None:
+            return None
+        claims_wait = self.config.support_check == "model"
+        return Shown(attempt, sources, asked, request.on_spans, claims_wait)
+
     def _loops(self) -> bool:
         """Whether the model may ask for more sources (the ``tool_loop`` setting): through
         tool calling where litellm says it has it (or ``on``), written in its reply otherwise."""
@@ -427,10 +452,11 @@ class Answerer:
         retries: int,
         tools: list[dict[str, Any]] | None = None,
         timeout: float | None = None,
+        listener: Listener | None = None,
     ) -> ModelReply:
         """One model call, counted in the request's trace (calls, tokens, latency)."""
         try:
-            reply = self._complete(messages, schema, cancel, retries, tools, timeout)
+            reply = self._complete(messages, schema, cancel, retries, tools, timeout, listener)
         except ModelError as exc:
             request.model_calls += exc.attempts
             raise
@@ -448,6 +474,7 @@ class Answerer:
         retries: int,
         tools: list[dict[str, Any]] | None = None,
         timeout: float | None = None,
+        listener: Listener | None = None,
     ) -> ModelReply:
         return complete(
             messages,
@@ -459,4 +486,5 @@ class Answerer:
             mock_response=self.replies,
             api_key=os.environ.get(self.config.api_key_env or "") or None,
             tools=tools,
+            listener=listener,
         )

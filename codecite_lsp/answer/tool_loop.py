@@ -117,8 +117,10 @@ class Budget:
         )
 
 
-# One model call of the loop: the messages, the tools offered, the seconds it may take.
-Call = Callable[[Messages, list[dict[str, Any]], float], ModelReply]
+# One model call of the loop: the messages, the tools offered, the seconds it may take, and the
+# results read so far (what its reply, if it answers, is gated against: a streamed reply's
+# preview checks its spans against them).
+Call = Callable[[Messages, list[dict[str, Any]], float, list[Result]], ModelReply]
 
 
 @dataclass
@@ -374,7 +376,7 @@ def _rounds(
         stage("asking the model")
         left = budget.seconds - (time.monotonic() - started)
         try:
-            reply = call(loop.messages, TOOLS if loop.native else [], left)
+            reply = call(loop.messages, TOOLS if loop.native else [], left, loop.explored.results)
         except ModelError as exc:
             # Cut short by the loop's own deadline (not the model's): answer from what it read.
             if exc.kind != "timeout" or time.monotonic() - started < budget.seconds:

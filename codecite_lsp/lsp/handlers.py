@@ -26,7 +26,7 @@ from ..core.wording import Wording, wording
 from ..service.errors import Cancelled, SessionError
 from .features import ask, citations, hover, search, status
 from .params import AskParams, HistoryParams, SearchParams, one_argument, parse, plain, uri_to_path
-from .progress import ask_progress
+from .progress import PartialResults, ask_progress
 from .protocol import serve_stdio
 from .server import CodeciteServer
 
@@ -202,6 +202,7 @@ async def on_hover(ls: CodeciteServer, params: types.HoverParams) -> types.Hover
 async def on_ask(ls: CodeciteServer, params: Any) -> dict[str, Any]:
     parsed = parse(AskParams, params, ASK)
     progress = await ask_progress(ls, plain(params).get("workDoneToken"))
+    partial = PartialResults.of(ls, plain(params).get("partialResultToken"))
     task = asyncio.current_task()
     if progress is not None and task is not None:
         # The progress' cancel button cancels the request as $/cancelRequest does: the reply
@@ -209,7 +210,7 @@ async def on_ask(ls: CodeciteServer, params: Any) -> dict[str, Any]:
         progress.on_cancel(lambda: ls.soon(task.cancel))
     outcome = "failed"
     try:
-        answer = await ask.ask(ls, parsed, progress)
+        answer = await ask.ask(ls, parsed, progress, partial)
         outcome = str(answer.get("status", "answered"))
         return answer
     except (Cancelled, asyncio.CancelledError):

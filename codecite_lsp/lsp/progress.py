@@ -1,5 +1,7 @@
 """Work-done progress (``$/progress``): indexing as a cancellable bar with rising percentages,
-and each ask as its stages (retrieving, asking the model, verifying, retrying), cancellable."""
+and each ask as its stages (retrieving, asking the model, verifying, retrying), cancellable;
+and an ask's partial results, its verified spans as they arrive, on the client's
+``partialResultToken``."""
 
 from __future__ import annotations
 
@@ -10,11 +12,12 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 if TYPE_CHECKING:
+    from ..core.answers import ClaimSpan, GapSpan, ProseSpan
     from ..service.session import Session
     from .server import CodeciteServer
 
@@ -116,6 +119,31 @@ class AskProgress:
     def end(self, message: str) -> None:
         self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
         self.ls.work_done_progress.tokens.pop(self.token, None)
+
+
+class PartialResults:
+    """An ask's partial results: each snapshot of verified spans, sent as ``$/progress`` on the
+    client's ``partialResultToken`` as ``{"attempt": n, "spans": [...]}`` (docs/contracts.md),
+    each span in the final answer's shape."""
+
+    def __init__(self, ls: CodeciteServer, token: str | int) -> None:
+        self.ls = ls
+        self.token = token
+
+    @classmethod
+    def of(cls, ls: CodeciteServer, token: object) -> PartialResults | None:
+        """For the ``partialResultToken`` the client sent (a string or an integer), else None."""
+        if isinstance(token, bool) or not isinstance(token, (str, int)):
+            return None
+        return cls(ls, token)
+
+    def snapshot(self, attempt: int, spans: list[ProseSpan | GapSpan | ClaimSpan]) -> None:
+        """From the worker thread: sent in order, before the answer (the loop runs both)."""
+        value: dict[str, Any] = {
+            "attempt": attempt,
+            "spans": [span.model_dump(mode="json") for span in spans],
+        }
+        self.ls.soon(self.ls.progress, types.ProgressParams(token=self.token, value=value))
 
 
 async def ask_progress(ls: CodeciteServer, token: object) -> AskProgress | None:

@@ -14,6 +14,7 @@ from .request_paths import RootParts, relative
 from .tools import ToolParts
 
 if TYPE_CHECKING:
+    from ..answer.partial import OnSpans
     from ..answer.pipeline import Answerer
     from ..core.answers import Answered, Refused
     from ..core.positions import Encoding
@@ -41,10 +42,12 @@ def ask(
     cancel: threading.Event,
     history: Sequence[Turn] = (),
     stage: Callable[[str], None] | None = None,
+    on_spans: OnSpans | None = None,
 ) -> Answered | Refused:
     """The answer. ``text`` may be a region of the file, with ``position`` relative to it;
     ``history`` is the conversation a follow-up continues; ``stage`` hears each step as it
-    starts. A model that can call tools gets this root's (tools.py) for its loop."""
+    starts; ``on_spans`` each snapshot of verified spans as the reply streams (partial results).
+    A model that can call tools gets this root's (tools.py) for its loop."""
     from ..core.answers import Refused  # pydantic: kept off the start-up path
     from .tools import RootTools
 
@@ -73,6 +76,7 @@ def ask(
         history=history,
         stage=stage,
         tools=RootTools(parts),
+        on_spans=on_spans,
     )
     if isinstance(answer, Refused) and answer.reason == "no_span_in_retrieval":
         note = parts.upkeep.note()

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
 Envelope = Literal["object", "json", "fenced", "extracted"]
 """How the object was found: passed as a dict, the whole text, a fenced block, or cut out of
@@ -84,22 +84,34 @@ class Reply(_Content):
     @property
     def refused(self) -> bool:
         if self.spans:  # beside an answer, only a refusal that says something declines it
-            return _says(self.refuse)
+            return says(self.refuse)
         if isinstance(self.refuse, str):
-            return _says(self.refuse)
+            return says(self.refuse)
         return self.refuse not in (None, False, {}, [])
 
 
-def _says(value: Any) -> bool:
+def says(value: Any) -> bool:
     """Whether a refusal value holds anything: not null, false, empty, or "null"/"none" written
     as strings, nor a container of only those ({"reason": null})."""
     if isinstance(value, str):
         return value.strip().lower() not in ("", "null", "none", "false")
     if isinstance(value, dict):
-        return any(_says(item) for item in value.values())
+        return any(says(item) for item in value.values())
     if isinstance(value, list):
-        return any(_says(item) for item in value)
+        return any(says(item) for item in value)
     return value is not None and value is not False
+
+
+_SPAN: TypeAdapter[ReplyProse | ReplyGap | ReplyClaim] = TypeAdapter(ReplySpan)
+
+
+def read_span(data: Any) -> ReplyProse | ReplyGap | ReplyClaim | None:
+    """One span of a reply by the same strict rules as the whole reply's, or None when it is
+    not one (then the whole reply is malformed)."""
+    try:
+        return _SPAN.validate_python(data)
+    except ValidationError:
+        return None
 
 
 @dataclass(frozen=True)

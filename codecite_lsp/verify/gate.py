@@ -41,7 +41,7 @@ from ..core import wording
 from ..core.answers import Citation, ClaimSpan, GapSpan, ProseSpan
 from ..core.records import Result, Source
 from ..ingest.injection import Finding, instructed, kinds, source_findings
-from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, parse
+from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, ReplySpan, parse
 from .prose import gap_problem, gap_subject, prose_problem, word_stems
 from .quotes import (
     PROBLEMS,
@@ -376,6 +376,76 @@ def _span_failure(index: int, why: Why, detail: str, text: str) -> CitationCheck
     return CitationCheck(index, None, None, None, None, False, why, detail, text=text)
 
 
+@dataclass(frozen=True)
+class Judged:
+    """One span's verdict: the span to show (None: left out), and its checks and failures."""
+
+    kept: AnswerSpan | None
+    checks: list[CitationCheck]
+    failures: list[CitationCheck]
+
+
+class Judge:
+    """The gate's rules for one span at a time, over one request's sources and question: the
+    whole reply (``verify``) and a reply still arriving (preview.py) are judged by the same
+    code. The sources' words are read once, when a span first needs them."""
+
+    def __init__(self, sources: list[Source], question: str = "") -> None:
+        self.sources = sources
+        self.question = question
+        self.prepared = prepare(sources)
+        self.asked = word_stems([question])
+        self._known: frozenset[str] | None = None  # the question's and the sources' words
+        self._code: frozenset[str] | None = None  # the sources' words, for prose
+        self._names: frozenset[str] = frozenset()  # the sources' paths and symbols
+
+    def span(self, index: int, span: ReplySpan, claims: int | None) -> Judged:
+        """The verdict on the reply's ``index``th span; ``claims``: the number of the reply's
+        claims (a count in prose must match it), None while unknown: prose stating a count then
+        raises prose.Undecided."""
+        if isinstance(span, ReplyClaim):
+            return self._claim(index, span)
+        if isinstance(span, ReplyGap):
+            if self._known is None:
+                said = word_stems(_said(source.result) for source in self.sources)
+                self._known = self.asked | said
+            problem = gap_problem(span.text, self._known)
+            if problem is not None:
+                return Judged(
+                    None, [], [_span_failure(index, "gap_states_fact", problem, span.text)]
+                )
+            return Judged(GapSpan(text=wording.GAP.format(what=gap_subject(span.text))), [], [])
+        if self._code is None:
+            self._code = word_stems(source.result.chunk.text for source in self.sources)
+            self._names = word_stems(_named(source.result) for source in self.sources)
+        problem = prose_problem(span.text, self.asked, self._code, self._names, claims)
+        if problem is not None:
+            return Judged(None, [], [_span_failure(index, "prose_states_fact", problem, span.text)])
+        return Judged(ProseSpan(text=span.text) if span.text.strip() else None, [], [])
+
+    def _claim(self, index: int, span: ReplyClaim) -> Judged:
+        prepared = self.prepared
+        if not span.citations:
+            return Judged(None, [], [_span_failure(index, "no_citation", "uncited", span.text)])
+        own = [_check(index, number, cite, prepared) for number, cite in enumerate(span.citations)]
+        bad = [check for check in own if not check.ok]
+        if bad:
+            return Judged(None, own, [replace(check, text=span.text) for check in bad])
+        narrow = [_narrowed(cite, prepared[cite.source]) for cite in span.citations]
+        clean = [cite for cite in narrow if not prepared[cite.source].flags]
+        trusted = [cite for cite in clean if not _told(cite, prepared[cite.source])]
+        if trusted:
+            unsupported = _unsupported(index, span.text, trusted, prepared, self.question)
+        elif clean:
+            unsupported = _instruction(index, span.text, clean, prepared[clean[0].source])
+        else:
+            unsupported = _untrusted(index, span.text, narrow, prepared)
+        if unsupported is not None:
+            return Judged(None, [*own, unsupported], [unsupported])
+        citations = [_citation(cite, prepared[cite.source]) for cite in trusted]
+        return Judged(ClaimSpan(text=span.text, citations=citations), own, [])
+
+
 def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "") -> GateResult:
     """Check a model reply against this request's sources; never raises on bad model output.
     ``question`` supplies the words an opener may repeat and a gap may name (prose.py)."""
@@ -387,70 +457,21 @@ def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "")
     if reply.refused:
         return GateRefusedByModel(reason="no_span_in_retrieval", envelope=envelope)
 
-    prepared = prepare(sources)
+    judge = Judge(sources, question)
     checks: list[CitationCheck] = []
     failures: list[CitationCheck] = []
     kept: list[AnswerSpan] = []
-    claims = statements = removed = 0
-    asked = word_stems([question])
-    known: frozenset[str] | None = None  # the question's and the sources' words, for gaps
-    code: frozenset[str] | None = None  # the sources' words and names, for prose
-    names: frozenset[str] = frozenset()
-    claimed = sum(isinstance(span, ReplyClaim) for span in reply.spans)  # a count in prose
+    statements = removed = 0
+    claims = sum(isinstance(span, ReplyClaim) for span in reply.spans)  # a count in prose
     for index, span in enumerate(reply.spans):
-        if isinstance(span, ReplyClaim):
-            claims += 1
-            statements += 1
-            if not span.citations:
-                failures.append(_span_failure(index, "no_citation", "uncited", span.text))
-                removed += 1
-                continue
-            own = [
-                _check(index, number, cite, prepared) for number, cite in enumerate(span.citations)
-            ]
-            checks.extend(own)
-            bad = [check for check in own if not check.ok]
-            failures.extend(replace(check, text=span.text) for check in bad)
-            if bad:
-                removed += 1
-                continue
-            narrow = [_narrowed(cite, prepared[cite.source]) for cite in span.citations]
-            clean = [cite for cite in narrow if not prepared[cite.source].flags]
-            trusted = [cite for cite in clean if not _told(cite, prepared[cite.source])]
-            if trusted:
-                unsupported = _unsupported(index, span.text, trusted, prepared, question)
-            elif clean:
-                unsupported = _instruction(index, span.text, clean, prepared[clean[0].source])
-            else:
-                unsupported = _untrusted(index, span.text, narrow, prepared)
-            if unsupported is not None:
-                failures.append(unsupported)
-                checks.append(unsupported)
-                removed += 1
-                continue
-            citations = [_citation(cite, prepared[cite.source]) for cite in trusted]
-            kept.append(ClaimSpan(text=span.text, citations=citations))
-            continue
-        gap = isinstance(span, ReplyGap)
-        if gap and known is None:
-            known = asked | word_stems(_said(source.result) for source in sources)
-        if not gap and code is None:
-            code = word_stems(source.result.chunk.text for source in sources)
-            names = word_stems(_named(source.result) for source in sources)
-        problem = (
-            gap_problem(span.text, known)
-            if gap
-            else prose_problem(span.text, asked, code, names, claimed)
-        )
-        if problem is not None:
-            why: Why = "gap_states_fact" if gap else "prose_states_fact"
-            failures.append(_span_failure(index, why, problem, span.text))
-            statements += 1
-            removed += 1
-        elif gap:
-            kept.append(GapSpan(text=wording.GAP.format(what=gap_subject(span.text))))
-        elif span.text.strip():
-            kept.append(ProseSpan(text=span.text))
+        judged = judge.span(index, span, claims)
+        checks.extend(judged.checks)
+        failures.extend(judged.failures)
+        if judged.kept is not None:
+            kept.append(judged.kept)
+        # Every claim is a statement; prose and gaps are when they stated something.
+        statements += isinstance(span, ReplyClaim) or bool(judged.failures)
+        removed += bool(judged.failures)
     if claims == 0:
         failures.append(
             CitationCheck(

@@ -36,6 +36,11 @@ MAX_PROSE_WORDS = 24
 MAX_GAP_CHARS = 200
 
 
+class Undecided(Exception):
+    """The prose's verdict waits for the whole reply: it states a count, and the number of the
+    reply's claims is not known yet (a reply still arriving, verify/preview.py)."""
+
+
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
@@ -137,7 +142,7 @@ def prose_problem(
     asked: frozenset[str] = frozenset(),
     code: frozenset[str] | None = None,
     names: frozenset[str] = frozenset(),
-    claims: int = 0,
+    claims: int | None = 0,
 ) -> str | None:
     """Why ``text`` is more than framing (then it is an uncited claim), or None.
 
@@ -149,6 +154,7 @@ def prose_problem(
     paths and symbols) and, in an embedded question, the question's words ("how Click handles
     this"); a clause whose subject is the speaker ("Let's dig in") may use any word that is not
     a word of the cited code (``code``: the sources' word stems; None: only the vocabulary).
+    ``claims`` None: not known yet; a count then raises Undecided.
     """
     if len(text) > MAX_PROSE_CHARS or len(text.split()) > MAX_PROSE_WORDS:
         return f"prose is at most {MAX_PROSE_WORDS} words of framing"
@@ -164,6 +170,8 @@ def prose_problem(
     # A count is a claim ("There are seven steps:" above five claims): it holds only when the
     # answer has that many claims.
     counts = [token for token in tokens if COUNT_WORDS.get(token, claims) != claims]
+    if counts and claims is None:
+        raise Undecided(counts[0])
     if counts:
         return (
             f"prose states a count ({counts[0]!r}) the answer's {claims} claims do not make: "

@@ -39,6 +39,12 @@ def test_claims_carry_line_ranges_and_unknown_kinds_read_as_prose(shown: dict[st
     assert "The sources do not show storage at rest." in shown["answered"]
 
 
+def test_claims_still_arriving_read_as_the_answer_then_the_stage(shown: dict[str, Any]) -> None:
+    plain, marked = shown["arriving"]["plain"], shown["arriving"]["marked"]
+    assert marked[:-1] == plain
+    assert marked[-1] == "Asking the model… (:CodeciteCancel to stop)"
+
+
 def test_refusals_use_the_servers_wording(shown: dict[str, Any]) -> None:
     words = wording()
     no_answer, closest = words["labels"]["no_answer"], words["labels"]["closest"]

@@ -443,3 +443,64 @@ def test_first_question_at_once_in_real_vscode(first_question: dict[str, Any]) -
     )
     assert entry["ok"], f"{entry['detail']}\nscreenshot: {entry.get('screenshot')}"
     print(entry["detail"])
+
+
+# Verified streaming in the sidebar chat: the model's reply (litellm's mock, streamed in chunks of
+# three characters, about 1 ms each) holds three claims on TokenBucket.allow, with whitespace
+# between them (JSON allows it) so that they come about a second apart and a user (and a
+# screenshot) sees each one arrive.
+STREAM_CLAIMS = [
+    ("The elapsed time is max(0.0, now - self.updated_at).", 15,
+     "elapsed = max(0.0, now - self.updated_at)"),
+    ("The bucket refills by the elapsed time times refill_per_second, up to capacity.", 16,
+     "self.tokens = min(self.capacity, self.tokens + elapsed * self.refill_per_second)"),
+    ("Then allow records now as updated_at.", 17, "self.updated_at = now"),
+]  # fmt: skip
+STREAM_GAP_CHARACTERS = 3000
+MODEL_STRING = "openai/gpt-4o-mini"  # any litellm model string: the mock answers for it
+
+
+def _streamed_reply() -> str:
+    """The reply's JSON text with varied whitespace between the claims (litellm stops a stream
+    that repeats one chunk)."""
+    pad = "".join(" \n\t"[(i * 7 + i // 3) % 3] for i in range(STREAM_GAP_CHARACTERS))
+    spans = []
+    for text, line, quote in STREAM_CLAIMS:
+        cited = {"source": "S1", "start_line": line, "end_line": line, "quote": quote}
+        spans.append(json.dumps({"kind": "claim", "text": text, "citations": [cited]}))
+    return '{"spans": [' + f",{pad}".join(spans) + '], "refuse": null}'
+
+
+@pytest.fixture(scope="module")
+def stream_steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[str, Any]]]:
+    tmp = tmp_path_factory.mktemp("vscode_stream")
+    reply = tmp / "model-reply.json"
+    reply.write_text(json.dumps([_streamed_reply()]))
+    settings = {**USER_SETTINGS, "codecite.model": MODEL_STRING, "codecite.embedding": "none"}
+    scenario = {
+        "question": "how does the token bucket refill?",
+        "claims": [text for text, _, _ in STREAM_CLAIMS],
+    }
+    env = {"CODECITE_MOCK_RESPONSE": f"@{reply}", "CODECITE_SUPPORT_CHECK": "off"}
+    with _session(tmp, "stream.mjs", settings, scenario, env) as found:
+        yield found
+
+
+STREAM_STEPS = {
+    "stream_claims_arrive": "the claims show one by one, marked as arriving, before the answer; "
+    "screenshots catch them arriving",
+    "stream_answer_replaces_preview": "the answer replaces them: its three claims with their "
+    "chips, nothing left marked as arriving",
+}
+
+
+@pytest.mark.parametrize("name", list(STREAM_STEPS))
+def test_claims_arrive_in_real_vscode(stream_steps: dict[str, dict[str, Any]], name: str) -> None:
+    entry = stream_steps.get(name)
+    assert entry is not None, (
+        f"step {name!r} never ran; the scenario printed:\n{stream_steps['transcript']['detail']}"
+    )
+    assert entry["ok"], (
+        f"{name} ({STREAM_STEPS[name]}): {entry['detail']}\nscreenshot: {entry.get('screenshot')}"
+    )
+    print(f"{name}: {entry['detail']}")

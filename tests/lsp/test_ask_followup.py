@@ -124,20 +124,24 @@ def _traces(repo: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-@pytest.mark.parametrize("how", ["cancelRequest", "progress cancel button"])
+@pytest.mark.parametrize(
+    "how", ["cancelRequest", "progress cancel button", "cancelRequest streaming"]
+)
 async def test_cancel_stops_the_model_call_and_answers_cancelled(
     slow: LanguageClient, repo: Path, how: str
 ):
     # One answer first: litellm is imported (seconds, more on a loaded machine), so the times
     # below measure the cancel, not the import.
     await request(slow, "codecite/ask", {"question": "How are API keys rotated?"})
-    token = f"ask-{how.split()[0]}"
+    token = f"ask-{how.replace(' ', '-')}"
     slow.progress_reports[token] = []
     params = {"question": "How are API keys rotated?", "workDoneToken": token}
+    if how.endswith("streaming"):  # the reply asked for with stream=True stops as at once
+        params["partialResultToken"] = f"partial-{token}"
     msg_id = f"slow-{token}"
     reply = slow.protocol.send_request("codecite/ask", params, msg_id=msg_id)
     await _wait_for_stage(slow, token, "asking the model")
-    if how == "cancelRequest":
+    if how.startswith("cancelRequest"):
         slow.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
     else:
         slow.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))

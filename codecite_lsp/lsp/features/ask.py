@@ -1,6 +1,7 @@
 """``codecite/ask`` (and the ``codecite.ask`` command): a question, maybe with the editor's file
 and cursor and the conversation it follows, answered by the root's Answerer; its stages are
-reported as work-done progress when there is one."""
+reported as work-done progress when there is one, and its verified spans as partial results
+(``$/progress`` on the client's ``partialResultToken``) as the reply streams."""
 
 from __future__ import annotations
 
@@ -17,17 +18,22 @@ if TYPE_CHECKING:
     from ...core.answers import Answered, Refused
     from ...core.positions import Encoding
     from ...service.session import Session
-    from ..progress import AskProgress
+    from ..progress import AskProgress, PartialResults
     from . import Host
 
 
-async def ask(host: Host, params: AskParams, progress: AskProgress | None = None) -> dict[str, Any]:
+async def ask(
+    host: Host,
+    params: AskParams,
+    progress: AskProgress | None = None,
+    partial: PartialResults | None = None,
+) -> dict[str, Any]:
     if params.uri is not None:
         session = host.session_for(params.uri)
         path: Path | None = uri_to_path(params.uri)
     else:
         session, path = host.default_session(), None
-    answer = await host.run(_ask, host, session, params, path, host.encoding(), progress)
+    answer = await host.run(_ask, host, session, params, path, host.encoding(), progress, partial)
     dumped: dict[str, Any] = answer.model_dump(mode="json")
     return dumped
 
@@ -39,6 +45,7 @@ def _ask(
     path: Path | None,
     encoding: Encoding,
     progress: AskProgress | None,
+    partial: PartialResults | None,
     *,
     cancel: threading.Event,
 ) -> Answered | Refused:
@@ -60,4 +67,5 @@ def _ask(
         cancel=cancel,
         history=[Turn(turn.question, turn.answer) for turn in params.history],
         stage=progress.stage if progress is not None else None,
+        on_spans=partial.snapshot if partial is not None else None,
     )

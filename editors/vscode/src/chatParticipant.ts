@@ -241,6 +241,8 @@ export class CodeciteParticipant {
     stream.progress("Searching the code…");
     try {
       const params: AskParams = { question, history: historyTurns(context), ...attached(request) };
+      // No preview here (no onPreview): the Chat view's response stream only appends, so claims
+      // shown early could not be replaced by a retry's or cleared by a refusal.
       const answer = await this.api.ask(params, {
         cancel: token,
         onStage: (stage) => stream.progress(stage),

@@ -175,6 +175,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
           exchange.stage = stage;
           this.post({ type: "exchange", exchange });
         },
+        onPreview: (preview) => {
+          exchange.preview = preview;
+          this.post({ type: "exchange", exchange });
+        },
       });
       this.conversation.add({ id, question: params.question, answer: exchange.answer });
     } catch (error) {
@@ -187,6 +191,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       this.inFlight.delete(id);
       this.cancels.delete(id);
       exchange.stage = undefined;
+      // Only the answer itself stays: it replaces the preview (a refusal or an error clears it).
+      exchange.preview = undefined;
     }
     this.post({ type: "exchange", exchange });
   }

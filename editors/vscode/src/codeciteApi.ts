@@ -3,6 +3,7 @@
 
 import type {
   Answer,
+  AnswerPreview,
   AskParams,
   Citation,
   HistoryEntry,
@@ -50,12 +51,26 @@ export interface RequestSender {
   sendRequest<R>(method: string, params: unknown, token?: CancelToken): Promise<R>;
   /** Listens to `$/progress` on a token (absent: no stages are shown). */
   listenProgress?(token: string, listener: (value: ProgressValue) => void): Disposable;
+  /** Listens to `$/progress` on a partial-result token (absent: the answer comes whole). */
+  listenPartial?(token: string, listener: (value: unknown) => void): Disposable;
 }
 
 export interface AskOptions {
   cancel?: CancelToken;
   /** Hears each stage of the answer as the server starts it. */
   onStage?: (stage: string) => void;
+  /** Hears the spans verified so far, each time more are (never after the answer itself). */
+  onPreview?: (preview: AnswerPreview) => void;
+}
+
+/** A snapshot crosses a process boundary: one not shaped as the protocol says is dropped. */
+function isPreview(value: unknown): value is AnswerPreview {
+  const preview = value as { attempt?: unknown; spans?: unknown } | null;
+  return (
+    Number.isInteger(preview?.attempt) &&
+    Array.isArray(preview?.spans) &&
+    (preview.spans as unknown[]).every((span) => typeof (span as { kind?: unknown })?.kind === "string")
+  );
 }
 
 let progressTokens = 0;
@@ -79,26 +94,40 @@ export class CodeciteApi {
   constructor(private readonly transport: RequestSender) {}
 
   async ask(params: AskParams, options: AskOptions = {}): Promise<Answer> {
-    const { cancel, onStage } = options;
-    // vscode-jsonrpc reads every argument after the method as params: no `undefined` token.
-    const send = (sent: AskParams): Promise<Answer> =>
-      cancel
-        ? this.transport.sendRequest<Answer>(METHODS.ask, sent, cancel)
-        : this.transport.sendRequest<Answer>(METHODS.ask, sent);
-    if (!onStage || !this.transport.listenProgress) {
-      return send(params);
+    const { cancel, onStage, onPreview } = options;
+    // Our own tokens: the server reports the stages and the verified spans on them.
+    const tokens = `${Date.now()}-${++progressTokens}`;
+    const listening: Disposable[] = [];
+    const sent: AskParams = { ...params };
+    if (onStage && this.transport.listenProgress) {
+      sent.workDoneToken = `codecite-ask-${tokens}`;
+      listening.push(
+        this.transport.listenProgress(sent.workDoneToken, (value) => {
+          if (value.kind !== "end" && value.message) {
+            onStage(value.message);
+          }
+        }),
+      );
     }
-    // Our own token: the server reports the stages on it instead of a notification of its own.
-    const workDoneToken = `codecite-ask-${Date.now()}-${++progressTokens}`;
-    const listening = this.transport.listenProgress(workDoneToken, (value) => {
-      if (value.kind !== "end" && value.message) {
-        onStage(value.message);
-      }
-    });
+    if (onPreview && this.transport.listenPartial) {
+      sent.partialResultToken = `codecite-partial-${tokens}`;
+      let shown = 0; // the attempt on screen: an older attempt's snapshot never comes back
+      listening.push(
+        this.transport.listenPartial(sent.partialResultToken, (value) => {
+          if (isPreview(value) && value.attempt >= shown) {
+            shown = value.attempt;
+            onPreview(value);
+          }
+        }),
+      );
+    }
     try {
-      return await send({ ...params, workDoneToken });
+      // vscode-jsonrpc reads every argument after the method as params: no `undefined` token.
+      return await (cancel
+        ? this.transport.sendRequest<Answer>(METHODS.ask, sent, cancel)
+        : this.transport.sendRequest<Answer>(METHODS.ask, sent));
     } finally {
-      listening.dispose();
+      listening.forEach((listener) => listener.dispose());
     }
   }
 

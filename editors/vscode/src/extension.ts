@@ -7,6 +7,7 @@ import {
   type Executable,
   LanguageClient,
   type LanguageClientOptions,
+  ProgressType,
   ResponseError,
   WorkDoneProgress,
   WorkDoneProgressCancelNotification,
@@ -174,6 +175,12 @@ class ServerConnection implements RequestSender {
         listening.dispose();
       },
     };
+  }
+
+  /** An ask's verified spans: a progress type of its own, so they bypass the work-done
+   * middleware (clientOptions) and never reach the status item or the client's progress UI. */
+  listenPartial(token: string, listener: (value: unknown) => void): Disposable {
+    return this.client?.onProgress(new ProgressType<unknown>(), token, listener) ?? { dispose(): void {} };
   }
 
   /** Stops work the server started (its indexing), as the progress' cancel button would. */

@@ -56,6 +56,16 @@ export interface AskParams {
   position?: Position;
   history?: Turn[];
   workDoneToken?: string;
+  /** Opts into verified streaming: the server reports each verified span on this token. */
+  partialResultToken?: string;
+}
+
+/** The `$/progress` value on an ask's partialResultToken (docs/contracts.md, codecite/ask,
+ * "Partial results"): every span verified so far in this attempt, in reply order, each in the
+ * final answer's shape. A higher `attempt` (the stricter retry) replaces what was shown. */
+export interface AnswerPreview {
+  attempt: number;
+  spans: Span[];
 }
 
 /** One codecite/history entry: the stored answer plus each of its citations resolved against the
@@ -115,6 +125,8 @@ export interface Exchange {
   past?: string;
   /** While waiting: the step the server is on (retrieving, asking the model, verifying…). */
   stage?: string;
+  /** While waiting: the spans verified so far, shown as arriving until the answer replaces them. */
+  preview?: AnswerPreview;
   cancelled?: boolean;
 }
 

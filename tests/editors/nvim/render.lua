@@ -20,6 +20,14 @@ local report = {
   }, wording).lines,
   unknown_reason = render.render("?", { status = "refused", reason = "new_reason", detail = "" }, wording).lines,
   without_wording = render.render("?", { status = "refused", reason = "ambiguous", detail = "" }, nil).lines,
+  -- Claims verified so far, while the rest of the answer is awaited: the same lines, then the stage.
+  arriving = (function()
+    local preview = { status = "answered", spans = { { kind = "claim", text = "Rotates.", citations = { citation } } } }
+    return {
+      plain = render.render("How?", preview, wording).lines,
+      marked = render.render("How?", preview, wording, { arriving = "Asking the model… (:CodeciteCancel to stop)" }).lines,
+    }
+  end)(),
   -- A past answer (codecite/history): each citation carries where it points now.
   past = (function()
     local past = require("codecite.past")

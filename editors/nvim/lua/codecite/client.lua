@@ -120,7 +120,10 @@ local function client_config()
     end,
     -- Neovim sends these with workspace/didChangeConfiguration right after initialize.
     settings = { codecite = settings },
-    handlers = { ["window/showDocument"] = show_document },
+    handlers = {
+      ["window/showDocument"] = show_document,
+      ["$/progress"] = require("codecite.progress").handler,
+    },
     on_attach = config.options.on_attach,
   }
 end

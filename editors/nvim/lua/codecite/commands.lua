@@ -2,6 +2,7 @@
 local client = require("codecite.client")
 local config = require("codecite.config")
 local conversation = require("codecite.conversation")
+local progress = require("codecite.progress")
 local render = require("codecite.render")
 
 local M = {}
@@ -17,9 +18,49 @@ local asked = 0 -- sequence number: a slow reply to an older question must not r
 M.conversation = {}
 local TURNS_SENT = 3 -- the server reads only the last few turns
 
---- The question being answered, for :CodeciteCancel and the progress stages.
----@type {ticket: integer, client: table, request_id: integer?, token: string, question: string, buf: integer}?
+--- The question being answered, for :CodeciteCancel, the progress stages and the claims
+--- verified so far (`shown`: the preview as drawn, in M.last's shape, so <CR> opens its lines).
+---@type {ticket: integer, client: table, request_id: integer?, token: string, question: string, buf: integer, root: string, origin_win: integer, stop: fun(), stage: string?, attempt: integer?, shown: table?}?
 local pending = nil
+
+--- The buffer while waiting: the spans verified so far, if any, with the stage under them as the
+--- mark that more is arriving; else the stage alone.
+local function draw_pending()
+  local stage = pending.stage or "Asking codecite…"
+  if not pending.shown then
+    render.write(pending.buf, render.render_message(pending.question, stage, "Comment"))
+    return
+  end
+  local rendered = render.render(pending.question, pending.shown.answer, nil, {
+    line_at = render.file_lines(pending.root),
+    arriving = stage .. " (:CodeciteCancel to stop)",
+  })
+  pending.shown.targets = rendered.targets
+  render.write(pending.buf, rendered)
+end
+
+--- A `$/progress` snapshot on the question's partialResultToken: every span verified so far in
+--- this attempt; a higher attempt (the stricter retry) replaces what was shown, an older one
+--- never comes back.
+local function preview(ticket, value)
+  if not pending or pending.ticket ~= ticket or type(value.spans) ~= "table" then
+    return
+  end
+  local attempt = value.attempt
+  if type(attempt) ~= "number" or attempt % 1 ~= 0 or attempt < (pending.attempt or 0) then
+    return
+  end
+  pending.attempt = attempt
+  pending.shown = {
+    question = pending.question,
+    answer = { status = "answered", spans = value.spans },
+    client_id = pending.client.id,
+    root = pending.root,
+    origin_win = pending.origin_win,
+    targets = {},
+  }
+  draw_pending()
+end
 
 local progress_group = vim.api.nvim_create_augroup("codecite_ask_progress", { clear = true })
 vim.api.nvim_create_autocmd("LspProgress", {
@@ -31,8 +72,8 @@ vim.api.nvim_create_autocmd("LspProgress", {
       return
     end
     -- The server's stage (retrieving, asking the model, verifying citations…) while waiting.
-    local stage = value.message:sub(1, 1):upper() .. value.message:sub(2) .. "…"
-    render.write(pending.buf, render.render_message(pending.question, stage, "Comment"))
+    pending.stage = value.message:sub(1, 1):upper() .. value.message:sub(2) .. "…"
+    draw_pending()
     vim.api.nvim_echo({ { "codecite: " .. value.message .. "… (:CodeciteCancel to stop)" } }, false, {})
   end,
 })
@@ -56,6 +97,7 @@ function M.cancel()
   end
   local stopping = pending
   pending = nil
+  stopping.stop()
   asked = asked + 1 -- whatever still arrives for it is dropped
   if stopping.request_id then
     client.cancel_request(stopping.client, stopping.request_id)
@@ -118,16 +160,33 @@ function M.ask(question, range)
   asked = asked + 1
   local ticket = asked
   params.workDoneToken = "codecite-nvim-ask-" .. ticket
+  -- Verified streaming: the server sends each span here once it has passed every check.
+  params.partialResultToken = progress.PARTIAL_TOKEN .. ticket
   local origin_win = vim.api.nvim_get_current_win()
   local buf = render.buffer()
   M.last = nil -- the buffer no longer shows the previous answer: <CR> must not open its lines
-  render.write(buf, render.render_message(question, "Asking codecite…", "Comment"))
+  if pending then
+    pending.stop() -- a question asked over another: the older one's claims are not drawn
+  end
+  pending = {
+    ticket = ticket,
+    client = lsp_client,
+    token = params.workDoneToken,
+    question = question,
+    buf = buf,
+    root = root,
+    origin_win = origin_win,
+    stop = progress.listen_partial(params.partialResultToken, function(value)
+      preview(ticket, value)
+    end),
+  }
+  draw_pending()
   render.show()
-  pending = { ticket = ticket, client = lsp_client, token = params.workDoneToken, question = question, buf = buf }
   local _, request_id = client.request(lsp_client, "codecite/ask", params, function(err, result)
     if ticket ~= asked then
       return
     end
+    pending.stop() -- the answer replaces every preview: a late snapshot is not drawn
     pending = nil
     vim.api.nvim_echo({ { "" } }, false, {}) -- the stage ("verifying citations…") is over: clear it
     if err then
@@ -168,7 +227,7 @@ end
 --- <CR>/gd in the answer buffer: open the citation (through the server) or retrieved place under
 --- the cursor.
 function M.open_under_cursor()
-  local last = M.last
+  local last = M.last or (pending and pending.shown) -- a claim verified before the answer came
   local lnum = vim.api.nvim_win_get_cursor(0)[1]
   local target = last and last.targets[lnum]
   if not target then

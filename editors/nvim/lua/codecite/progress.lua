@@ -44,6 +44,40 @@ vim.api.nvim_create_autocmd("LspProgress", {
   end,
 })
 
+-- An ask's partialResultToken (commands.lua): what arrives on it is a snapshot of the answer's
+-- verified spans, not work-done progress, and never reaches Neovim's progress handling.
+M.PARTIAL_TOKEN = "codecite-nvim-partial-"
+
+--- partial-result token -> the listener of the question being answered
+---@type table<string, fun(value: table)>
+local partials = {}
+
+--- Hear the snapshots sent on `token` until the returned function is called.
+---@param token string
+---@param listener fun(value: table)
+---@return fun() stop
+function M.listen_partial(token, listener)
+  partials[token] = listener
+  return function()
+    partials[token] = nil
+  end
+end
+
+--- The client's `$/progress` handler: a question's snapshots go to its listener (a late one is
+--- dropped); every other token (indexing, an ask's stages) goes on to Neovim's own handler, so
+--- LspProgress, vim.lsp.status() and progress plugins see work-done progress as before.
+function M.handler(err, params, ctx, cfg)
+  local token = type(params) == "table" and params.token
+  if type(token) == "string" and vim.startswith(token, M.PARTIAL_TOKEN) then
+    local listener = partials[token]
+    if listener and type(params.value) == "table" then
+      listener(params.value)
+    end
+    return
+  end
+  return vim.lsp.handlers["$/progress"](err, params, ctx, cfg)
+end
+
 --- The statusline text: what a running index pass says, "" when none runs.
 ---@return string
 function M.status()

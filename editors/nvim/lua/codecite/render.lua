@@ -109,8 +109,9 @@ end
 ---@param question string
 ---@param answer codecite.Answer
 ---@param wording? codecite.Wording the server's codecite/wording reply
----@param opts? {line_at?: fun(citation: table): string?, debug?: boolean} line_at: the cited
---- file's first cited line (quotes are indented as in the file); debug: show the trace id
+---@param opts? {line_at?: fun(citation: table): string?, debug?: boolean, arriving?: string}
+--- line_at: the cited file's first cited line (quotes are indented as in the file); debug: show
+--- the trace id; arriving: the last line, under spans verified so far while the rest is awaited
 ---@return codecite.Rendered
 function M.render(question, answer, wording, opts)
   opts = opts or {}
@@ -170,6 +171,9 @@ function M.render(question, answer, wording, opts)
     end
     if present(answer.note) and answer.note ~= "" then
       add("(note: " .. answer.note .. ")", "Comment")
+    end
+    if opts.arriving then
+      add(opts.arriving, "Comment")
     end
   end
   if opts.debug and present(answer.trace_id) and answer.trace_id ~= "" then

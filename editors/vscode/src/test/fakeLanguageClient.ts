@@ -56,10 +56,12 @@ export class FakeLanguageClient {
 }
 
 class ResponseError extends Error {}
+class ProgressType {}
 
 replacedModules.set("vscode-languageclient/node", {
   LanguageClient: FakeLanguageClient,
   DidChangeConfigurationNotification: { type: { method: "workspace/didChangeConfiguration" } },
+  ProgressType,
   ResponseError,
   WorkDoneProgress: { type: { method: "$/progress" } },
   WorkDoneProgressCancelNotification: { type: { method: "window/workDoneProgress/cancel" } },

@@ -7,6 +7,7 @@
 
 import type {
   Answered,
+  AnswerPreview,
   Citation,
   ClaimSpan,
   Exchange,
@@ -16,6 +17,7 @@ import type {
   PageMessage,
   Refused,
   Resolution,
+  Span,
   Wording,
 } from "../protocol.js";
 import {
@@ -182,6 +184,23 @@ function configureButton(context: Context): HTMLElement {
   return button;
 }
 
+/** The spans of an answer, or of a preview while it arrives: one renderer for both, so a claim
+ * reads the same before and after the answer replaces it. `key` names the quoted lines read. */
+function spanBlocks(spans: Span[], key: string, context: Context): HTMLElement[] {
+  return spans.flatMap((span, index) => {
+    if (span.kind === "claim" && Array.isArray(span.citations)) {
+      return [claim(span, `${key}.${index}`, context)];
+    }
+    if (typeof span.text === "string" && worthShowing(span.text)) {
+      // Prose, or a kind this version does not know yet: plain prose (docs/contracts.md).
+      const prose = element("div", "prose");
+      prose.append(...blocks(span.text));
+      return [prose];
+    }
+    return [];
+  });
+}
+
 function answered(answer: Answered, id: string, context: Context): HTMLElement {
   const body = element("div", "answer");
   if (answer.note) {
@@ -190,16 +209,18 @@ function answered(answer: Answered, id: string, context: Context): HTMLElement {
   if (isOffline(answer, context.wording)) {
     body.append(configureButton(context));
   }
-  answer.spans.forEach((span, index) => {
-    if (span.kind === "claim" && Array.isArray(span.citations)) {
-      body.append(claim(span, `${id}.${index}`, context));
-    } else if (typeof span.text === "string" && worthShowing(span.text)) {
-      // Prose, or a kind this version does not know yet: plain prose (docs/contracts.md).
-      const prose = element("div", "prose");
-      prose.append(...blocks(span.text));
-      body.append(prose);
-    }
-  });
+  body.append(...spanBlocks(answer.spans, id, context));
+  return body;
+}
+
+/** What is verified so far, marked as arriving: not an `.answer` (what is read as the reply, by
+ * a user and by the real-VS-Code tests) until the answer replaces it. Keyed by attempt: a retry's
+ * claim at the same index is another claim, and must not show the lines read for the one it
+ * replaced. */
+function arriving(preview: AnswerPreview, id: string, context: Context): HTMLElement {
+  const body = element("div", "preview");
+  body.setAttribute("aria-busy", "true");
+  body.append(...spanBlocks(preview.spans, `${id}.preview${preview.attempt}`, context));
   return body;
 }
 
@@ -252,6 +273,9 @@ function renderExchange(exchange: Exchange, context: Context): HTMLElement {
   } else if (exchange.cancelled) {
     node.append(element("p", "cancelled", "Cancelled."));
   } else {
+    if (exchange.preview && exchange.preview.spans.length > 0) {
+      node.append(arriving(exchange.preview, exchange.id, context));
+    }
     // The server's stage (retrieving, asking the model, verifying citations…) while waiting.
     const pending = element("div", "pending");
     const stage = exchange.stage

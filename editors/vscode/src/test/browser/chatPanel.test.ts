@@ -14,6 +14,7 @@ import type {
   HostMessage,
   PageMessage,
   Refused,
+  Span,
   Wording,
 } from "../../protocol.js";
 import { chatPageHtml } from "../../webviewHtml.js";
@@ -450,6 +451,60 @@ test("while waiting the page shows the server's stage and a Cancel button", asyn
   });
   assert.equal(await page.locator('[data-id="w1"] .cancelled').textContent(), "Cancelled.");
   assert.equal(await page.locator('[data-id="w1"] .pending').count(), 0);
+});
+
+test("claims verified so far show as arriving, drawn like the answer, until it replaces them", async () => {
+  const question = "How are API keys rotated?";
+  const claimSpan = ANSWERED.status === "answered" ? ANSWERED.spans[1] : undefined;
+  assert.ok(claimSpan);
+  const hostile = { kind: "claim" as const, text: HOSTILE, citations: [{ ...CITATION, quote: HOSTILE }] };
+  const preview = (attempt: number, spans: Span[]) =>
+    fromHost({
+      type: "exchange",
+      exchange: { id: "s1", question, stage: "verifying citations", preview: { attempt, spans } },
+    });
+  await preview(1, [claimSpan]);
+  const shown = page.locator('[data-id="s1"] .preview');
+  assert.equal(await shown.locator(".claim-text").textContent(), claimSpan.text);
+  assert.equal(await shown.locator(".chip").textContent(), "keyvault/keys.py:L47-51");
+  assert.equal(await shown.getAttribute("aria-busy"), "true");
+  assert.equal(await page.locator('[data-id="s1"] .answer').count(), 0, "not yet the answer");
+  // Marked as arriving: the stage and Cancel stay under it, an ellipsis closes it.
+  assert.equal(await page.locator('[data-id="s1"] .pending .stage').textContent(), "Verifying citations…");
+  const after = await page.evaluate<string>(
+    "getComputedStyle(document.querySelector('[data-id=\"s1\"] .preview'), '::after').content",
+  );
+  assert.equal(after, '"…"');
+  // Styled as the answer's quote (its layout and code background).
+  const quoteStyle = (where: string) =>
+    page.evaluate<string>(
+      `(() => { const s = getComputedStyle(document.querySelector('[data-id="s1"] ${where} .quote-lines')); return s.display + " " + s.backgroundColor; })()`,
+    );
+  const previewQuote = await quoteStyle(".preview");
+  // The same renderer as the answer: the chip opens the citation, hostile text stays text.
+  await shown.locator(".chip").click();
+  assert.deepEqual((await posted()).at(-1), { type: "openCitation", citation: CITATION });
+  await preview(1, [claimSpan, hostile]);
+  assert.equal(await shown.locator(".claim").count(), 2);
+  assert.equal(await page.evaluate<string | undefined>("window.__pwned"), undefined);
+  assert.equal(await page.locator("img").count(), 0);
+  // The retry's first snapshot replaces the first attempt's claims.
+  await preview(2, [hostile]);
+  assert.equal(await shown.locator(".claim").count(), 1);
+  assert.equal(await shown.locator(".claim-text").textContent(), HOSTILE);
+  // A retry's claim at an index reads its own lines, not those of the claim it replaced.
+  const reads = (await posted()).flatMap((message) => (message.type === "readLines" ? [message.key] : []));
+  assert.ok(reads.includes("s1.preview1.0.0") && reads.includes("s1.preview2.0.0"), String(reads));
+  // The answer replaces the preview; a refusal clears it.
+  await fromHost(exchange("s1", question, ANSWERED));
+  assert.equal(await page.locator('[data-id="s1"] .preview').count(), 0);
+  assert.equal(await page.locator('[data-id="s1"] .answer .claim').count(), 1);
+  assert.equal(previewQuote, await quoteStyle(".answer"));
+  await preview(1, [claimSpan]);
+  await fromHost(exchange("s1", question, REFUSED));
+  assert.equal(await page.locator('[data-id="s1"] .claim').count(), 0);
+  assert.equal(await page.locator('[data-id="s1"] .refusal').count(), 1);
+  assert.deepEqual(await page.evaluate<string[]>("window.__violations"), []);
 });
 
 test("New conversation asks the host to forget it, and the panel starts clean", async () => {

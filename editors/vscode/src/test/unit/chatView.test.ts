@@ -338,6 +338,7 @@ test("a follow-up carries the conversation; New conversation forgets it", async 
 class SlowServer {
   readonly sent: Array<{ method: string; params: Record<string, unknown> }> = [];
   private listeners = new Map<string, (value: ProgressValue) => void>();
+  private partials = new Map<string, (value: unknown) => void>();
   private finish: ((answer: unknown) => void) | undefined;
 
   sendRequest<R>(method: string, params: unknown, token?: CancelToken): Promise<R> {
@@ -354,6 +355,17 @@ class SlowServer {
   listenProgress(token: string, listener: (value: ProgressValue) => void): { dispose(): void } {
     this.listeners.set(token, listener);
     return { dispose: () => this.listeners.delete(token) };
+  }
+
+  listenPartial(token: string, listener: (value: unknown) => void): { dispose(): void } {
+    this.partials.set(token, listener);
+    return { dispose: () => this.partials.delete(token) };
+  }
+
+  /** One `$/progress` value on the last ask's partialResultToken (none once it was answered). */
+  snapshot(value: unknown): void {
+    const token = String(this.sent.at(-1)?.params.partialResultToken);
+    this.partials.get(token)?.(value);
   }
 
   report(message: string): void {
@@ -389,4 +401,50 @@ test("the panel shows the server's stage while waiting, and Cancel says cancelle
   server.answer(ANSWERED);
   await second;
   assert.deepEqual(exchanges(view.posted).at(-1)?.answer, ANSWERED);
+});
+
+test("claims verified so far show while waiting; a retry replaces them, the answer ends them", async () => {
+  const server = new SlowServer();
+  const { view } = open(server as unknown as FakeTransport);
+  await view.fromPage({ type: "ready" });
+  const asked = view.fromPage({ type: "ask", question: "How are API keys rotated?" });
+  await new Promise((resolve) => setImmediate(resolve));
+  const params = server.sent.at(-1)?.params;
+  assert.match(String(params?.partialResultToken), /^codecite-partial-/);
+  assert.notEqual(params?.partialResultToken, params?.workDoneToken);
+  const spans = ANSWERED.status === "answered" ? ANSWERED.spans : [];
+  server.snapshot({ attempt: 1, spans: spans.slice(0, 1) });
+  server.snapshot({ attempt: 1, spans });
+  assert.deepEqual(exchanges(view.posted).at(-1)?.preview, { attempt: 1, spans });
+  server.snapshot({ attempt: 2, spans: spans.slice(1) });
+  assert.deepEqual(exchanges(view.posted).at(-1)?.preview, { attempt: 2, spans: spans.slice(1) });
+  // Not the protocol's shape, or an older attempt than the one shown: dropped.
+  const posts = view.posted.length;
+  server.snapshot({ attempt: 1, spans });
+  server.snapshot({ attempt: "2", spans });
+  server.snapshot({ attempt: 2, spans: [null] });
+  assert.equal(view.posted.length, posts);
+  server.answer(REFUSED);
+  await asked;
+  const done = exchanges(view.posted).at(-1);
+  assert.deepEqual(done?.answer, REFUSED);
+  assert.equal(done?.preview, undefined, "a refusal clears what was shown");
+  server.snapshot({ attempt: 3, spans });
+  assert.equal(view.posted.length, posts + 1, "nothing is shown after the answer");
+});
+
+test("a cancelled question keeps no preview", async () => {
+  const server = new SlowServer();
+  const { view } = open(server as unknown as FakeTransport);
+  await view.fromPage({ type: "ready" });
+  const asked = view.fromPage({ type: "ask", question: "How are API keys rotated?" });
+  await new Promise((resolve) => setImmediate(resolve));
+  server.snapshot({ attempt: 1, spans: ANSWERED.status === "answered" ? ANSWERED.spans : [] });
+  const waiting = exchanges(view.posted).at(-1);
+  assert.ok(waiting?.preview);
+  await view.fromPage({ type: "cancel", id: waiting.id });
+  await asked;
+  const done = exchanges(view.posted).at(-1);
+  assert.equal(done?.cancelled, true);
+  assert.equal(done?.preview, undefined);
 });

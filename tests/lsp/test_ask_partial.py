@@ -1,0 +1,89 @@
+"""Partial results through a real client over stdio: with a ``partialResultToken``, the
+verified spans of the streamed reply (litellm's mock_response, streamed with stream=True)
+arrive as ``$/progress`` snapshots before the answer; a claim that fails is in none of them.
+
+The script (CODECITE_MOCK_RESPONSE): the model looks up the helper (the tool loop), answers
+with framing prose, a claim that verifies and one whose quote is not in the file; the stricter
+retry answers with the verified claim alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest_lsp
+from answer_helpers import LOOP_QUESTION, MODEL, copy_loop_repo, one_claim, tool_calls
+from lsp_helpers import (
+    PartialResults,
+    init_params,
+    partial_results_client,
+    server_config,
+    to_json,
+    wait_indexed,
+)
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+MOCK_FILE = Path(tempfile.gettempdir()) / f"codecite-partial-mock-{os.getpid()}.json"
+VERIFIED = one_claim("S2", 5, "return int(text)", "A setting of digits becomes a number.")
+FAILING_TEXT = "A setting with a dot becomes a float."
+FAILING = one_claim("S2", 5, "return float(text)", FAILING_TEXT)["spans"][0]
+FIRST = {"spans": [{"kind": "prose", "text": "Here is how:"}, *VERIFIED["spans"], FAILING]}
+SCRIPT = [tool_calls(("definition", {"symbol": "consume_value"})), FIRST, VERIFIED]
+
+
+def _config() -> ClientServerConfig:
+    config = server_config(CODECITE_MOCK_RESPONSE=f"@{MOCK_FILE}", CODECITE_SUPPORT_CHECK="off")
+    config.client_factory = partial_results_client
+    return config
+
+
+@pytest_lsp.fixture(config=_config())
+async def client(lsp_client: LanguageClient, tmp_path: Path):
+    MOCK_FILE.write_text(json.dumps(SCRIPT))
+    repo = copy_loop_repo(tmp_path)
+    settings = {"model": MODEL, "embedding": "none", "context_chunks": 1, "model_retries": 0}
+    await lsp_client.initialize_session(init_params("visual-studio-code", repo, settings))
+    await wait_indexed(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+    MOCK_FILE.unlink(missing_ok=True)
+
+
+def _partial(client: LanguageClient) -> PartialResults:
+    return client.partial  # type: ignore[attr-defined,no-any-return]
+
+
+async def test_verified_spans_arrive_before_the_answer(client: LanguageClient):
+    partial = _partial(client)
+    params = {"question": LOOP_QUESTION, "partialResultToken": "partial-1"}
+    answer = to_json(await partial.ask(client, params))
+
+    snapshots = partial.values["partial-1"]
+    assert partial.after_answer == []
+    first = [s["spans"] for s in snapshots if s["attempt"] == 1]
+    retry = [s["spans"] for s in snapshots if s["attempt"] == 2]
+    # Attempt 1 grows span by span; the retry replaces it.
+    assert [[span["kind"] for span in spans] for spans in first] == [
+        ["prose"],
+        ["prose", "claim"],
+    ], snapshots
+    assert [[span["text"] for span in spans] for spans in retry] == [[VERIFIED["spans"][0]["text"]]]
+    # Each span is in the final answer's shape.
+    assert answer["status"] == "answered", answer
+    assert retry[-1] == answer["spans"]
+    citation = first[-1][1]["citations"][0]
+    assert (citation["path"], citation["start_line"]) == ("settings/values.py", 5)
+
+
+async def test_a_failing_claim_is_in_no_snapshot(client: LanguageClient):
+    partial = _partial(client)
+    params = {"question": LOOP_QUESTION, "partialResultToken": 7, "workDoneToken": "ask-7"}
+    client.progress_reports["ask-7"] = []
+    answer = to_json(await partial.ask(client, params))
+
+    shown = [span["text"] for s in partial.values[7] for span in s["spans"]]
+    assert shown and FAILING_TEXT not in shown
+    assert FAILING_TEXT not in json.dumps(answer)

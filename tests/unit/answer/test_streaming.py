@@ -1,0 +1,182 @@
+"""Verified streaming, through litellm's own streaming: a custom provider
+(``litellm.custom_provider_map``) sends each scripted reply in the chunk sizes hypothesis draws.
+
+For every chunking: each snapshot holds only spans the final gate verified for that attempt's
+reply, in its order (a prefix of them); one attempt's snapshots grow by prefix; and the answer
+equals the one given when nothing streams.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from answer_helpers import QUESTION, cite, claim, reply, sources_for
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codecite_lsp.answer import llm
+from codecite_lsp.answer.pipeline import Answerer
+from codecite_lsp.core.answers import Answered, ClaimSpan, Refused
+from codecite_lsp.core.config import Config
+from codecite_lsp.verify.gate import AnswerSpan, GateFailed, GatePassed, verify
+
+PROVIDER = "streamtest"
+
+
+class Chunked:
+    """The scripted replies, one per litellm call, and the chunk sizes to stream them in."""
+
+    def __init__(self) -> None:
+        self.replies: list[str] = []
+        self.sizes: list[int] = [3]
+
+    def take(self) -> str:
+        return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+
+    def pieces(self, text: str) -> Iterator[str]:
+        at = number = 0
+        while at < len(text):
+            size = self.sizes[number % len(self.sizes)]
+            yield text[at : at + size]
+            at, number = at + size, number + 1
+
+
+@pytest.fixture(scope="module")
+def script() -> Iterator[Chunked]:
+    from litellm import CustomLLM, ModelResponse
+
+    litellm = llm._litellm()
+    chunked = Chunked()
+
+    class Provider(CustomLLM):  # type: ignore[misc]
+        def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            message = {"role": "assistant", "content": chunked.take()}
+            return ModelResponse(choices=[{"message": message}])
+
+        def streaming(self, *args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
+            for piece in chunked.pieces(chunked.take()):
+                yield {"text": piece, "is_finished": False, "finish_reason": "", "usage": None}
+            yield {"text": "", "is_finished": True, "finish_reason": "stop", "usage": None}
+
+    saved = litellm.custom_provider_map
+    litellm.custom_provider_map = [*saved, {"provider": PROVIDER, "custom_handler": Provider()}]
+    yield chunked
+    litellm.custom_provider_map = saved
+
+
+def _replies(indexed: tuple[Path, Config], name: str) -> list[str]:
+    sources = sources_for(Answerer(*indexed), QUESTION)
+    retired = claim("The old key is retired.", cite(sources, "keyvault/keys.py", "old.retired_at"))
+    added = claim("The new key is added.", cite(sources, "keyvault/keys.py", "store.add(client"))
+    vault = {**cite(sources, "keyvault/keys.py", "old.retired_at"), "quote": "vault.store(key)"}
+    failing = claim("Keys are stored in Vault.", vault)
+    framing = {"kind": "prose", "text": "Here is how it works:"}
+    fact = {"kind": "prose", "text": "Keys are rotated by rotate_key."}
+    passing = reply(framing, retired, added)
+    return {
+        "passing": [passing],
+        "failing_then_retry": [reply(retired, failing), reply(framing, retired, added)],
+        "partly_removed": [reply(retired, failing, added)] * 2,
+        "prose_fails_alone": [reply(framing, fact, retired, added)],
+        "count_words": [reply({"kind": "prose", "text": "There are two steps:"}, retired, added)],
+        "count_wrong": [reply({"kind": "prose", "text": "In three steps:"}, retired, framing)],
+        "fenced": [f"Here is the answer:\n```json\n{passing}\n```\nThat is all."],
+        "cut_out_of_words": [f"The answer: {passing} (done)"],
+        "support_check": [passing, json.dumps({"verdicts": [{"claim": 1, "entailed": True},
+                                                            {"claim": 2, "entailed": False}]})],
+    }[name]  # fmt: skip
+
+
+def _answerer(indexed: tuple[Path, Config], support_check: str = "off") -> Answerer:
+    repo, config = indexed
+    model = Config(
+        index_dir=config.index_dir,
+        model=f"{PROVIDER}/chunked",
+        model_retries=0,
+        support_check=support_check,
+        tool_loop="off",
+    )
+    return Answerer(repo, model)
+
+
+def _shown(answer: Answered | Refused) -> dict[str, Any]:
+    return answer.model_dump(mode="json", exclude={"trace_id"})
+
+
+SCENARIOS = [
+    "passing",
+    "failing_then_retry",
+    "partly_removed",
+    "prose_fails_alone",
+    "count_words",
+    "count_wrong",
+    "fenced",
+    "cut_out_of_words",
+    "support_check",
+]
+_unstreamed: dict[str, dict[str, Any]] = {}
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(sizes=st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=8))
+def test_snapshots_hold_only_verified_spans_and_the_answer_is_unchanged(
+    indexed: tuple[Path, Config], script: Chunked, name: str, sizes: list[int]
+) -> None:
+    replies = _replies(indexed, name)
+    check = "model" if name == "support_check" else "off"
+    if name not in _unstreamed:
+        script.replies = list(replies)
+        _unstreamed[name] = _shown(_answerer(indexed, check).ask(QUESTION))
+    script.replies, script.sizes = list(replies), sizes
+    snapshots: list[tuple[int, list[AnswerSpan]]] = []
+    answer = _answerer(indexed, check).ask(QUESTION, on_spans=lambda n, s: snapshots.append((n, s)))
+
+    assert _shown(answer) == _unstreamed[name]
+    sources = sources_for(Answerer(*indexed), QUESTION)
+    previous: dict[int, list[AnswerSpan]] = {}
+    for attempt, spans in snapshots:
+        result = verify(replies[attempt - 1], sources, QUESTION)
+        assert isinstance(result, GatePassed | GateFailed)
+        verified = result.spans if isinstance(result, GatePassed) else result.kept
+        assert spans == verified[: len(spans)], (attempt, spans)
+        earlier = previous.get(attempt, [])
+        assert len(spans) > len(earlier) and spans[: len(earlier)] == earlier
+        assert all(later not in previous for later in range(attempt + 1, 3))  # 2 replaces 1
+        previous[attempt] = spans
+        if check == "model":  # a claim waits for its verdict, after the reply
+            assert not any(isinstance(span, ClaimSpan) for span in spans)
+
+
+def test_what_each_reply_shows(indexed: tuple[Path, Config], script: Chunked) -> None:
+    """The snapshots of a few replies, in words: claim by claim; nothing before a count is
+    decided; a failed claim is left out and the rest goes on; nothing from a reply cut out of
+    words."""
+
+    def kinds(name: str) -> list[tuple[int, list[str]]]:
+        script.replies, script.sizes = _replies(indexed, name), [7]
+        check = "model" if name == "support_check" else "off"
+        seen: list[tuple[int, list[str]]] = []
+        answerer = _answerer(indexed, check)
+        answerer.ask(QUESTION, on_spans=lambda n, s: seen.append((n, [x.kind for x in s])))
+        return seen
+
+    assert kinds("passing") == [
+        (1, ["prose"]),
+        (1, ["prose", "claim"]),
+        (1, ["prose", "claim", "claim"]),
+    ]
+    assert kinds("fenced") == kinds("passing")
+    assert kinds("count_words") == []
+    both = [["claim"], ["claim", "claim"]]
+    assert kinds("partly_removed") == [(1, spans) for spans in both] + [(2, s) for s in both]
+    assert kinds("failing_then_retry")[0] == (1, ["claim"])
+    assert kinds("failing_then_retry")[-1] == (2, ["prose", "claim", "claim"])
+    assert kinds("cut_out_of_words") == []
+    assert kinds("support_check") == [(1, ["prose"])]
