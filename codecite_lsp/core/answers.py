@@ -90,6 +90,15 @@ class Refused(_Model):
 Answer = Annotated[Answered | Refused, Field(discriminator="status")]
 
 
+class AnswerSnapshot(_Model):
+    """A partial result of ``codecite/ask`` (the ``$/progress`` value on the client's
+    ``partialResultToken``): every span verified so far in this attempt, in reply order; a
+    higher ``attempt`` (2, the stricter retry) replaces what was shown."""
+
+    attempt: int
+    spans: list[Span]
+
+
 # ---------------------------------------------------------------------------------------------
 # Citation resolution against the current files
 

@@ -18,7 +18,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, TypeAdapter, create_model
 
 from . import typegen
-from .answers import Answer, Resolution
+from .answers import Answer, AnswerSnapshot, Resolution
 from .responses import HistoryPage, LocalModelsReply, ReindexReply, SearchReply, StatusReply
 from .wording import Wording
 
@@ -72,6 +72,7 @@ def _model_of(typed: type) -> type[BaseModel]:
 # The replies, by the request that returns them (docs/contracts.md).
 ROOTS: dict[str, Any] = {
     "Answer": Answer,  # codecite/ask, `codecite ask --json`, the MCP tool ask
+    "AnswerSnapshot": AnswerSnapshot,  # codecite/ask's partial results ($/progress)
     "Resolution": Resolution,  # codecite.openCitation
     "SearchReply": SearchReply,  # codecite/search, `codecite search --json`
     "StatusReply": StatusReply,  # codecite/status

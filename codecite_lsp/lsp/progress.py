@@ -139,10 +139,9 @@ class PartialResults:
 
     def snapshot(self, attempt: int, spans: list[ProseSpan | GapSpan | ClaimSpan]) -> None:
         """From the worker thread: sent in order, before the answer (the loop runs both)."""
-        value: dict[str, Any] = {
-            "attempt": attempt,
-            "spans": [span.model_dump(mode="json") for span in spans],
-        }
+        from ..core.answers import AnswerSnapshot  # pydantic: off the start-up path
+
+        value: dict[str, Any] = AnswerSnapshot(attempt=attempt, spans=spans).model_dump(mode="json")
         self.ls.soon(self.ls.progress, types.ProgressParams(token=self.token, value=value))
 
 

@@ -3,6 +3,16 @@
 
 export type Answer = Answered | Refused;
 
+/**
+ * A partial result of ``codecite/ask`` (the ``$/progress`` value on the client's
+ * ``partialResultToken``): every span verified so far in this attempt, in reply order; a
+ * higher ``attempt`` (2, the stricter retry) replaces what was shown.
+ */
+export interface AnswerSnapshot {
+  attempt: number;
+  spans: (ProseSpan | GapSpan | ClaimSpan)[];
+}
+
 export interface Answered {
   status: "answered";
   trace_id?: string;

@@ -4,6 +4,13 @@
 
 ---@alias codecite.Answer codecite.Answered|codecite.Refused
 
+--- A partial result of ``codecite/ask`` (the ``$/progress`` value on the client's
+--- ``partialResultToken``): every span verified so far in this attempt, in reply order; a
+--- higher ``attempt`` (2, the stricter retry) replaces what was shown.
+---@class codecite.AnswerSnapshot
+---@field attempt integer
+---@field spans (codecite.ProseSpan|codecite.GapSpan|codecite.ClaimSpan)[]
+
 ---@class codecite.Answered
 ---@field status "answered"
 ---@field trace_id? string
