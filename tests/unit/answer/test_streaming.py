@@ -12,6 +12,8 @@ the one given when nothing streams.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,8 +24,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codecite_lsp.answer import llm
+from codecite_lsp.answer.partial import WORKERS, Checks
 from codecite_lsp.answer.pipeline import Answerer
-from codecite_lsp.core.answers import Answered, ClaimSpan, Refused
+from codecite_lsp.core.answers import Answered, Citation, ClaimSpan, Refused
 from codecite_lsp.core.config import Config
 from codecite_lsp.verify.gate import AnswerSpan, GateFailed, GatePassed, verify
 
@@ -246,3 +249,39 @@ def test_each_claim_is_judged_once_as_it_verifies(
     judged, record = ask("support_check_count")  # both wait for the count: one call at the end
     assert judged == both
     assert record["calls"] == 1 and record["unsupported"] == [2]
+
+
+def test_at_most_four_checks_run_at_once_and_closing_drops_the_rest() -> None:
+    """The claims' checks run on a pool of ``WORKERS``; a claim is asked about once; closing
+    (the answer given, or the request cancelled) drops the checks not started."""
+    release, lock = threading.Event(), threading.Lock()
+    running = most = 0
+
+    def ask(sent: list[dict[str, str]]) -> str:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        release.wait(10)
+        with lock:
+            running -= 1
+        return json.dumps({"verdicts": [{"claim": 1, "entailed": True}]})
+
+    def claim_at(line: int) -> ClaimSpan:
+        citation = Citation(path="a.py", start_line=line, end_line=line, quote="x = 1",
+                            content_hash="h", revision="r")  # fmt: skip
+        return ClaimSpan(text=f"Claim {line}.", citations=[citation])
+
+    checks = Checks(ask)
+    claims = [claim_at(line) for line in range(1, WORKERS + 3)]
+    futures = [checks.start(claim, []) for claim in claims]
+    assert checks.start(claims[0], []) is futures[0]
+    for _ in range(500):
+        if running == WORKERS:
+            break
+        time.sleep(0.01)
+    checks.close()
+    release.set()
+    assert [future.result() for future in futures[:WORKERS]] == [True] * WORKERS
+    assert all(future.cancelled() for future in futures[WORKERS:])
+    assert most == WORKERS
