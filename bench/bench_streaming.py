@@ -6,8 +6,9 @@ token rate (a token: 4 characters), logging when each chunk left. A real LSP cli
 tests/lsp_helpers.py) asks with a ``partialResultToken``. Printed: for each claim, the delay
 between the provider emitting the claim's last character and the client receiving a snapshot
 holding it (target <= 1 s); the time to the first verified claim and to the whole answer. Run
-with ``support_check`` off (claim by claim) and ``model`` (a claim waits for the one verdict
-after the reply).
+with ``support_check`` off (claim by claim) and ``model`` (streamed, each claim judged by its own
+call as it verifies; the provider answers a verdict call after ``VERDICT_SECONDS``), then both
+without a ``partialResultToken`` (nothing streamed; the model's check is one call after the reply).
 
     python bench/bench_streaming.py [--rate 40]
 """
@@ -33,6 +34,7 @@ REPLY_ENV = "BENCH_STREAM_REPLY"  # the prepared reply (a file)
 LOG_ENV = "BENCH_STREAM_LOG"  # where the provider logs each chunk: time, characters sent
 RATE_ENV = "BENCH_STREAM_RATE"  # tokens per second
 TOKEN_CHARS = 4
+VERDICT_SECONDS = 0.3  # the support check's latency per call: a small model's short reply
 QUESTION = "How are API keys rotated?"
 CLAIMS = [  # (text, path, the line's text): kept when the gate verifies them
     ("The old key is retired.", "keyvault/keys.py", "old.retired_at = now"),
@@ -61,9 +63,10 @@ def serve() -> int:
     class Steady(CustomLLM):
         def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
             """Not streamed: the answer after the time streaming it takes, or the support
-            check's verdicts (every claim entailed)."""
+            check's verdicts (every claim entailed) after ``VERDICT_SECONDS``."""
             sent = str(kwargs.get("messages", [{}])[-1].get("content", ""))
             if '"cited_lines"' in sent:
+                time.sleep(VERDICT_SECONDS)
                 count = sent.count('"cited_lines"')
                 text = json.dumps({"verdicts": [{"claim": n, "entailed": True}
                                                 for n in range(1, count + 1)]})  # fmt: skip
@@ -168,13 +171,15 @@ def main() -> None:
 
     from lsp_helpers import FIXTURE
 
-    for check, token in (("off", True), ("model", True), ("off", False)):
+    print(f"the support check's verdict calls answer after {VERDICT_SECONDS * 1000:.0f} ms")
+    for check, token in (("off", True), ("model", True), ("off", False), ("model", False)):
         with tempfile.TemporaryDirectory() as scratch:
             repo = Path(scratch) / "repo"
             shutil.copytree(FIXTURE, repo)
             result = asyncio.run(ask(repo, Path(scratch), args.rate, check, token))
         if not token:  # the same reply, nothing streamed: the whole answer as before
-            print(f"without a partialResultToken: whole answer {result['whole']:.2f} s")
+            print(f"support_check = {check}, no partialResultToken: whole answer "
+                  f"{result['whole']:.2f} s")  # fmt: skip
             continue
         print(
             f"support_check = {check}: {result['status']}, {result['snapshots']} snapshots, "

@@ -1,7 +1,8 @@
 """The answering pipeline: retrieve, check the floor, prompt, model, citation gate, one stricter
 retry, refuse; with ``support_check = "model"`` (the default with a model), a second model
-call judging each verified claim against its lines (support_check.py). Every request gets a
-trace id and one trace record; answers go to the history.
+call judging each verified claim against its lines (support_check.py): streamed (``on_spans``),
+each claim is judged alone as it verifies (partial.py). Every request gets a trace id and one
+trace record; answers go to the history.
 
 Nothing unverified reaches the user: the model is not even asked when retrieval found nothing
 that clears the relevance floor, and after the retry (attempts.py) only verified claims are shown.
@@ -37,9 +38,10 @@ from .llm import (
     mock_replies_from_env,
     supports_tools,
 )
-from .partial import OnSpans, Shown
+from .partial import Checks, OnSpans, Shown
 from .prompt import RESPONSE_SCHEMA, build_messages
 from .support_check import SCHEMA as SUPPORT_SCHEMA
+from .support_check import Ask
 from .support_check import check as check_support
 from .tool_loop import Budget, Explored, Messages, Tools, explore
 from .trace import TraceLog, question_hash, untrusted_sources
@@ -60,6 +62,9 @@ class _Request:
     model: str
     stage: Callable[[str], None] = lambda _: None  # what the user is waiting for, said as it starts
     on_spans: OnSpans | None = None  # partial results: each attempt's verified spans so far
+    checks: Checks | None = None  # partial results' support checks, claim by claim
+    shown: Shown | None = None  # the attempt being shown
+    lock: threading.Lock = field(default_factory=threading.Lock)  # the counts: checks' threads
     started: float = field(default_factory=time.monotonic)
     retrieved: list[dict[str, Any]] = field(default_factory=list)
     # search's first results for the question not wholly in the prompt, and the rule why
@@ -219,15 +224,23 @@ class Answerer:
         if stage is not None:
             request.stage = stage
         request.on_spans = on_spans
+        if on_spans is not None and self._checks_support():
+            request.checks = Checks(self._judge(request, cancel))
         # A question sharing nothing with the conversation starts a new one.
         turns = recent(history)
         continued = continues(question, turns)
         turns = turns if continued else []
         calls = callers_asked(question, turns)
         asked = self._standalone(request, question, turns, cancel, calls)
-        answer = self._answer(
-            request, asked, retrieval_context(context), cancel, "; ".join(notes), calls, tools
-        )
+        try:
+            answer = self._answer(
+                request, asked, retrieval_context(context), cancel, "; ".join(notes), calls, tools
+            )
+        finally:
+            if request.shown is not None:
+                request.shown.close()
+            if request.checks is not None:
+                request.checks.close()
         if continued:
             answer = answer.model_copy(update={"continued": True})
         self.trace.write(request.record(answer))
@@ -328,14 +341,13 @@ class Answerer:
         request.statements_removed = verdict.removed
         if verdict.status == "answered":
             spans, unsupported = verdict.spans, None
-            if not offline and self.config.support_check == "model":
+            if self._checks_support():
                 request.stage("checking each claim against its lines")
-                # One call, no transient retries: a failure only leaves the gate's verdict.
-                checked = check_support(
-                    spans,
-                    sources,
-                    lambda sent: self._call(request, sent, SUPPORT_SCHEMA, cancel, 0).text,
-                )
+                # Streamed: the verdicts each claim had as it verified, one call for the rest.
+                if request.checks is not None:
+                    checked = request.checks.check(spans, sources)
+                else:
+                    checked = check_support(spans, sources, self._judge(request, cancel))
                 request.support_check = checked.record
                 if checked.record["status"] == "failed_closed":
                     error = checked.record["error"]
@@ -432,11 +444,26 @@ class Answerer:
         self, request: _Request, attempt: int, sources: list[Source], asked: str
     ) -> Shown | None:
         """The streamed attempt's listener, when the caller wants partial results. With the
-        model's support check on, a claim waits for its verdict, which comes after the reply."""
+        model's support check on, a claim waits for its own verdict (request.checks)."""
         if request.on_spans is None:
             return None
-        claims_wait = self.config.support_check == "model"
-        return Shown(attempt, sources, asked, request.on_spans, claims_wait)
+        if request.shown is not None:
+            request.shown.close()
+        request.shown = Shown(attempt, sources, asked, request.on_spans, request.checks)
+        return request.shown
+
+    def _judge(self, request: _Request, cancel: threading.Event | None) -> Ask:
+        """The support check's model call: no transient retries, since a failure only leaves
+        the gate's verdict (fails closed)."""
+
+        def ask(sent: Messages) -> str:
+            return self._call(request, sent, SUPPORT_SCHEMA, cancel, 0).text
+
+        return ask
+
+    def _checks_support(self) -> bool:
+        """Whether the model's support check runs (``support_check``; never offline)."""
+        return self.config.model != EXTRACTIVE and self.config.support_check == "model"
 
     def _loops(self) -> bool:
         """Whether the model may ask for more sources (the ``tool_loop`` setting): through
@@ -458,12 +485,14 @@ class Answerer:
         try:
             reply = self._complete(messages, schema, cancel, retries, tools, timeout, listener)
         except ModelError as exc:
-            request.model_calls += exc.attempts
+            with request.lock:
+                request.model_calls += exc.attempts
             raise
-        request.model_calls += reply.attempts
-        request.prompt_tokens += reply.prompt_tokens
-        request.completion_tokens += reply.completion_tokens
-        request.model_latency_ms += reply.latency_ms
+        with request.lock:
+            request.model_calls += reply.attempts
+            request.prompt_tokens += reply.prompt_tokens
+            request.completion_tokens += reply.completion_tokens
+            request.model_latency_ms += reply.latency_ms
         return reply
 
     def _complete(

@@ -15,6 +15,10 @@ does). This pass asks the model for that judgement, as a short reply of one verd
 
 The claims and their lines are sent as JSON data, not as instructions; the lines are the cited
 lines of the request's sources (what the user would open).
+
+Streamed (partial results), each claim is judged alone as soon as the preview verifies it
+(``judge`` with one claim, answer/partial.py); ``check`` then takes those verdicts (``known``)
+and asks once about the claims none judged.
 """
 
 from __future__ import annotations
@@ -144,26 +148,46 @@ def verdicts(reply: str, count: int) -> list[bool] | None:
     return [judged[number] for number in range(1, count + 1)]
 
 
+Verdict = bool | str  # one claim entailed or not, or the error kind why none was given
+Known = Callable[[ClaimSpan], Verdict | None]  # a verdict already asked for, or None
+
+
+def judge(claims: list[ClaimSpan], sources: list[Source], ask: Ask) -> list[bool] | str:
+    """One call about ``claims``: their verdicts in order, or the error kind (the model's, or
+    ``unreadable_reply``)."""
+    try:
+        reply = ask(messages(claims, sources))
+    except ModelError as exc:
+        return exc.kind
+    judged = verdicts(reply, len(claims))
+    return "unreadable_reply" if judged is None else judged
+
+
 def _unchecked(spans: list[AnswerSpan], claims: int, record: dict[str, Any]) -> Checked:
     """Fail closed: no claim is left, since none could be checked."""
     kept: list[AnswerSpan] = [span for span in spans if not isinstance(span, ClaimSpan)]
     return Checked(kept, claims, {**record, "status": "failed_closed"})
 
 
-def check(spans: list[AnswerSpan], sources: list[Source], ask: Ask) -> Checked:
-    """Ask once about every claim in ``spans``; remove those judged not entailed, or change
-    every claim when the model fails or its reply is unreadable (fail closed)."""
+def check(
+    spans: list[AnswerSpan], sources: list[Source], ask: Ask, known: Known | None = None
+) -> Checked:
+    """Ask once about every claim in ``spans`` that ``known`` has no verdict for; remove those
+    judged not entailed, or every claim when a verdict could not be had (fail closed)."""
     claims = [span for span in spans if isinstance(span, ClaimSpan)]
     record: dict[str, Any] = {"claims": len(claims)}
     if not claims:
         return Checked(spans, 0, {**record, "status": "skipped"})
-    try:
-        reply = ask(messages(claims, sources))
-    except ModelError as exc:
-        return _unchecked(spans, len(claims), {**record, "error": exc.kind})
-    judged = verdicts(reply, len(claims))
-    if judged is None:
-        return _unchecked(spans, len(claims), {**record, "error": "unreadable_reply"})
+    given = [known(claim) if known is not None else None for claim in claims]
+    failed = next((verdict for verdict in given if isinstance(verdict, str)), None)
+    if failed is not None:
+        return _unchecked(spans, len(claims), {**record, "error": failed})
+    rest = [claim for claim, verdict in zip(claims, given, strict=True) if verdict is None]
+    asked = judge(rest, sources, ask) if rest else []
+    if isinstance(asked, str):
+        return _unchecked(spans, len(claims), {**record, "error": asked})
+    answers = iter(asked)
+    judged = [next(answers) if verdict is None else bool(verdict) for verdict in given]
     unsupported = {id(claim) for claim, ok in zip(claims, judged, strict=True) if not ok}
     kept = [span for span in spans if id(span) not in unsupported]
     numbers = [number for number, ok in enumerate(judged, start=1) if not ok]

@@ -5,6 +5,10 @@ arrive as ``$/progress`` snapshots before the answer; a claim that fails is in n
 The script (CODECITE_MOCK_RESPONSE): the model looks up the helper (the tool loop), answers
 with framing prose, a claim that verifies and one whose quote is not in the file; the stricter
 retry answers with the verified claim alone.
+
+With the model's support check on (``checked``): two questions, each answered with prose and the
+claim that verifies, judged by its own call as it verifies: entailed the first time (shown before
+the answer), not the second (in no snapshot, and the answer refused).
 """
 
 from __future__ import annotations
@@ -34,8 +38,15 @@ FIRST = {"spans": [{"kind": "prose", "text": "Here is how:"}, *VERIFIED["spans"]
 SCRIPT = [tool_calls(("definition", {"symbol": "consume_value"})), FIRST, VERIFIED]
 
 
-def _config() -> ClientServerConfig:
-    config = server_config(CODECITE_MOCK_RESPONSE=f"@{MOCK_FILE}", CODECITE_SUPPORT_CHECK="off")
+CHECKED_FILE = MOCK_FILE.with_name(f"codecite-partial-checked-{os.getpid()}.json")
+ANSWER = {"spans": [{"kind": "prose", "text": "Here is how:"}, *VERIFIED["spans"]]}
+ENTAILED, NOT_ENTAILED = ({"verdicts": [{"claim": 1, "entailed": ok}]} for ok in (True, False))
+LOOKUP = tool_calls(("definition", {"symbol": "consume_value"}))
+CHECKED_SCRIPT = [LOOKUP, ANSWER, ENTAILED, LOOKUP, ANSWER, NOT_ENTAILED]
+
+
+def _config(mock: Path = MOCK_FILE, check: str = "off") -> ClientServerConfig:
+    config = server_config(CODECITE_MOCK_RESPONSE=f"@{mock}", CODECITE_SUPPORT_CHECK=check)
     config.client_factory = partial_results_client
     return config
 
@@ -50,6 +61,18 @@ async def client(lsp_client: LanguageClient, tmp_path: Path):
     yield
     await lsp_client.shutdown_session()
     MOCK_FILE.unlink(missing_ok=True)
+
+
+@pytest_lsp.fixture(config=_config(CHECKED_FILE, "model"))
+async def checked(lsp_client: LanguageClient, tmp_path: Path):
+    CHECKED_FILE.write_text(json.dumps(CHECKED_SCRIPT))
+    repo = copy_loop_repo(tmp_path)
+    settings = {"model": MODEL, "embedding": "none", "context_chunks": 1, "model_retries": 0}
+    await lsp_client.initialize_session(init_params("visual-studio-code", repo, settings))
+    await wait_indexed(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+    CHECKED_FILE.unlink(missing_ok=True)
 
 
 def _partial(client: LanguageClient) -> PartialResults:
@@ -87,3 +110,26 @@ async def test_a_failing_claim_is_in_no_snapshot(client: LanguageClient):
     shown = [span["text"] for s in partial.values[7] for span in s["spans"]]
     assert shown and FAILING_TEXT not in shown
     assert FAILING_TEXT not in json.dumps(answer)
+
+
+async def test_with_the_support_check_claims_arrive_once_judged(checked: LanguageClient):
+    partial = _partial(checked)
+    claim = VERIFIED["spans"][0]["text"]
+    params = {"question": LOOP_QUESTION, "partialResultToken": "judged"}
+    answer = to_json(await partial.ask(checked, params))
+
+    assert answer["status"] == "answered", answer
+    snapshots = [s["spans"] for s in partial.values["judged"]]
+    assert [[span["kind"] for span in spans] for spans in snapshots] == [
+        ["prose"],
+        ["prose", "claim"],
+    ], snapshots
+    assert snapshots[-1][1]["text"] == claim and snapshots[-1] == answer["spans"]
+
+    # The same claim, judged not entailed this time: shown nowhere, and nothing else is left.
+    params = {"question": LOOP_QUESTION, "partialResultToken": "unsupported"}
+    answer = to_json(await partial.ask(checked, params))
+    assert partial.after_answer == []
+    assert answer["status"] == "refused", answer
+    assert [s["spans"] for s in partial.values["unsupported"]] == [[ANSWER["spans"][0]]]
+    assert claim not in json.dumps(partial.values["unsupported"])

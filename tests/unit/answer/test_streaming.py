@@ -1,30 +1,37 @@
 """Verified streaming, through litellm's own streaming: a custom provider
-(``litellm.custom_provider_map``) sends each scripted reply in the chunk sizes hypothesis draws.
+(``litellm.custom_provider_map``) sends each scripted reply in the chunk sizes hypothesis draws,
+and answers the model's support check as a judge would: each claim entailed unless its text
+holds the word ``MARKER`` (or, broken, with a reply that is no verdict).
 
 For every chunking: each snapshot holds only spans the final gate verified for that attempt's
-reply, in its order (a prefix of them); one attempt's snapshots grow by prefix; and the answer
-equals the one given when nothing streams.
+reply, in its order (a prefix of them), and with the support check only claims judged entailed
+(none when the judge is broken); one attempt's snapshots grow by prefix; and the answer equals
+the one given when nothing streams.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from answer_helpers import QUESTION, cite, claim, reply, sources_for
+from answer_helpers import QUESTION, cite, claim, last_trace, reply, sources_for
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codecite_lsp.answer import llm
+from codecite_lsp.answer.partial import WORKERS, Checks
 from codecite_lsp.answer.pipeline import Answerer
-from codecite_lsp.core.answers import Answered, ClaimSpan, Refused
+from codecite_lsp.core.answers import Answered, Citation, ClaimSpan, Refused
 from codecite_lsp.core.config import Config
 from codecite_lsp.verify.gate import AnswerSpan, GateFailed, GatePassed, verify
 
 PROVIDER = "streamtest"
+MARKER = "new"  # a claim holding this word is judged not entailed by its lines
 
 
 class Chunked:
@@ -33,6 +40,17 @@ class Chunked:
     def __init__(self) -> None:
         self.replies: list[str] = []
         self.sizes: list[int] = [3]
+        self.judge_broken = False
+        self.judged: list[str] = []  # the claims the support check was asked about
+
+    def judge(self, sent: str) -> str:
+        """The support check's reply to the request ``sent``, from the claims it holds."""
+        claims = json.loads(sent)["claims"]
+        self.judged += [claim["text"] for claim in claims]
+        if self.judge_broken:
+            return "I cannot tell."
+        judged = [{"claim": c["claim"], "entailed": not entailed_not(c["text"])} for c in claims]
+        return json.dumps({"verdicts": judged})
 
     def take(self) -> str:
         return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
@@ -54,7 +72,9 @@ def script() -> Iterator[Chunked]:
 
     class Provider(CustomLLM):  # type: ignore[misc]
         def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
-            message = {"role": "assistant", "content": chunked.take()}
+            sent = str(kwargs["messages"][-1]["content"])
+            text = chunked.judge(sent) if '"cited_lines"' in sent else chunked.take()
+            message = {"role": "assistant", "content": text}
             return ModelResponse(choices=[{"message": message}])
 
         def streaming(self, *args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
@@ -66,6 +86,10 @@ def script() -> Iterator[Chunked]:
     litellm.custom_provider_map = [*saved, {"provider": PROVIDER, "custom_handler": Provider()}]
     yield chunked
     litellm.custom_provider_map = saved
+
+
+def entailed_not(text: str) -> bool:
+    return MARKER in text.split()
 
 
 def _replies(indexed: tuple[Path, Config], name: str) -> list[str]:
@@ -86,8 +110,11 @@ def _replies(indexed: tuple[Path, Config], name: str) -> list[str]:
         "count_wrong": [reply({"kind": "prose", "text": "In three steps:"}, retired, framing)],
         "fenced": [f"Here is the answer:\n```json\n{passing}\n```\nThat is all."],
         "cut_out_of_words": [f"The answer: {passing} (done)"],
-        "support_check": [passing, json.dumps({"verdicts": [{"claim": 1, "entailed": True},
-                                                            {"claim": 2, "entailed": False}]})],
+        "support_check": [passing],
+        "support_check_retry": [reply(retired, failing), reply(framing, retired, added)],
+        "support_check_count": [reply({"kind": "prose", "text": "There are two steps:"}, retired,
+                                      added)],
+        "support_check_broken": [passing],
     }[name]  # fmt: skip
 
 
@@ -117,6 +144,9 @@ SCENARIOS = [
     "fenced",
     "cut_out_of_words",
     "support_check",
+    "support_check_retry",
+    "support_check_count",
+    "support_check_broken",
 ]
 _unstreamed: dict[str, dict[str, Any]] = {}
 
@@ -130,7 +160,8 @@ def test_snapshots_hold_only_verified_spans_and_the_answer_is_unchanged(
     indexed: tuple[Path, Config], script: Chunked, name: str, sizes: list[int]
 ) -> None:
     replies = _replies(indexed, name)
-    check = "model" if name == "support_check" else "off"
+    check = "model" if name.startswith("support_check") else "off"
+    script.judge_broken = name == "support_check_broken"
     if name not in _unstreamed:
         script.replies = list(replies)
         _unstreamed[name] = _shown(_answerer(indexed, check).ask(QUESTION))
@@ -139,19 +170,26 @@ def test_snapshots_hold_only_verified_spans_and_the_answer_is_unchanged(
     answer = _answerer(indexed, check).ask(QUESTION, on_spans=lambda n, s: snapshots.append((n, s)))
 
     assert _shown(answer) == _unstreamed[name]
+    if script.judge_broken:
+        assert isinstance(answer, Refused) and answer.reason == "unverified_citation"
     sources = sources_for(Answerer(*indexed), QUESTION)
     previous: dict[int, list[AnswerSpan]] = {}
     for attempt, spans in snapshots:
         result = verify(replies[attempt - 1], sources, QUESTION)
         assert isinstance(result, GatePassed | GateFailed)
         verified = result.spans if isinstance(result, GatePassed) else result.kept
+        if check == "model":  # a claim is shown once judged entailed, and only then
+            verified = [s for s in verified if not _claim_with(s, script.judge_broken)]
         assert spans == verified[: len(spans)], (attempt, spans)
         earlier = previous.get(attempt, [])
         assert len(spans) > len(earlier) and spans[: len(earlier)] == earlier
         assert all(later not in previous for later in range(attempt + 1, 3))  # 2 replaces 1
         previous[attempt] = spans
-        if check == "model":  # a claim waits for its verdict, after the reply
-            assert not any(isinstance(span, ClaimSpan) for span in spans)
+
+
+def _claim_with(span: AnswerSpan, broken: bool) -> bool:
+    """A claim the judge does not find entailed (any claim when it is broken)."""
+    return isinstance(span, ClaimSpan) and (broken or entailed_not(span.text))
 
 
 def test_what_each_reply_shows(indexed: tuple[Path, Config], script: Chunked) -> None:
@@ -161,7 +199,8 @@ def test_what_each_reply_shows(indexed: tuple[Path, Config], script: Chunked) ->
 
     def kinds(name: str) -> list[tuple[int, list[str]]]:
         script.replies, script.sizes = _replies(indexed, name), [7]
-        check = "model" if name == "support_check" else "off"
+        check = "model" if name.startswith("support_check") else "off"
+        script.judge_broken = name == "support_check_broken"
         seen: list[tuple[int, list[str]]] = []
         answerer = _answerer(indexed, check)
         answerer.ask(QUESTION, on_spans=lambda n, s: seen.append((n, [x.kind for x in s])))
@@ -179,4 +218,70 @@ def test_what_each_reply_shows(indexed: tuple[Path, Config], script: Chunked) ->
     assert kinds("failing_then_retry")[0] == (1, ["claim"])
     assert kinds("failing_then_retry")[-1] == (2, ["prose", "claim", "claim"])
     assert kinds("cut_out_of_words") == []
-    assert kinds("support_check") == [(1, ["prose"])]
+    # Each claim as its own verdict comes; the one not entailed never, the answer without it.
+    assert kinds("support_check") == [(1, ["prose"]), (1, ["prose", "claim"])]
+    assert kinds("support_check_broken") == [(1, ["prose"])]
+
+
+def test_each_claim_is_judged_once_as_it_verifies(
+    indexed: tuple[Path, Config], script: Chunked
+) -> None:
+    """Streamed, a claim is judged alone as the preview verifies it, and the answer takes that
+    verdict (the retry's identical claim too); a claim decided only at the reply's end (after a
+    count) is judged with the rest in one call. The trace says how, and how many calls."""
+
+    def ask(name: str) -> tuple[list[str], dict[str, Any]]:
+        script.replies, script.sizes, script.judge_broken = _replies(indexed, name), [5], False
+        script.judged = []
+        answerer = _answerer(indexed, "model")
+        answer = answerer.ask(QUESTION, on_spans=lambda n, s: None)
+        record = last_trace(answerer.config, indexed[0], answer.trace_id)
+        return sorted(script.judged), record["support_check"]
+
+    both = ["The new key is added.", "The old key is retired."]
+    judged, record = ask("support_check")
+    assert judged == both
+    assert record == {"claims": 2, "status": "checked", "unsupported": [2],
+                      "mode": "per_claim", "calls": 2}  # fmt: skip
+    judged, record = ask("support_check_retry")  # attempt 1 judged the retired key already
+    assert judged == both
+    assert record["calls"] == 2 and record["unsupported"] == [2]
+    judged, record = ask("support_check_count")  # both wait for the count: one call at the end
+    assert judged == both
+    assert record["calls"] == 1 and record["unsupported"] == [2]
+
+
+def test_at_most_four_checks_run_at_once_and_closing_drops_the_rest() -> None:
+    """The claims' checks run on a pool of ``WORKERS``; a claim is asked about once; closing
+    (the answer given, or the request cancelled) drops the checks not started."""
+    release, lock = threading.Event(), threading.Lock()
+    running = most = 0
+
+    def ask(sent: list[dict[str, str]]) -> str:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        release.wait(10)
+        with lock:
+            running -= 1
+        return json.dumps({"verdicts": [{"claim": 1, "entailed": True}]})
+
+    def claim_at(line: int) -> ClaimSpan:
+        citation = Citation(path="a.py", start_line=line, end_line=line, quote="x = 1",
+                            content_hash="h", revision="r")  # fmt: skip
+        return ClaimSpan(text=f"Claim {line}.", citations=[citation])
+
+    checks = Checks(ask)
+    claims = [claim_at(line) for line in range(1, WORKERS + 3)]
+    futures = [checks.start(claim, []) for claim in claims]
+    assert checks.start(claims[0], []) is futures[0]
+    for _ in range(500):
+        if running == WORKERS:
+            break
+        time.sleep(0.01)
+    checks.close()
+    release.set()
+    assert [future.result() for future in futures[:WORKERS]] == [True] * WORKERS
+    assert all(future.cancelled() for future in futures[WORKERS:])
+    assert most == WORKERS
