@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsp_helpers import FIXTURE as SAMPLE
+from lsp_helpers import init_params, wait_indexed
+from pytest_lsp import LanguageClient
 
 from codecite_lsp.answer import llm
 from codecite_lsp.answer.pipeline import Answerer
@@ -43,6 +46,25 @@ def copy_loop_repo(dest: Path) -> Path:
     (repo / "build/generated.py").write_text("def consume_value(raw):\n    return raw\n")
     (repo / ".env").write_text("API_TOKEN=never-shown\n")
     return repo
+
+
+@asynccontextmanager
+async def loop_session(
+    client: LanguageClient, tmp_path: Path, mock: Path, script: list[Any]
+) -> AsyncIterator[None]:
+    """A server session on the loop's repository, its model's replies ``script`` (written to
+    ``mock``, which the server reads through CODECITE_MOCK_RESPONSE). One chunk shown: the first
+    retrieval holds load_settings, never consume_value's body."""
+    mock.write_text(json.dumps(script))
+    repo = copy_loop_repo(tmp_path)
+    settings = {"model": MODEL, "embedding": "none", "context_chunks": 1, "model_retries": 0}
+    await client.initialize_session(init_params("visual-studio-code", repo, settings))
+    await wait_indexed(client)
+    try:
+        yield
+    finally:
+        await client.shutdown_session()
+        mock.unlink(missing_ok=True)
 
 
 def tool_calls(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:

@@ -19,14 +19,12 @@ import tempfile
 from pathlib import Path
 
 import pytest_lsp
-from answer_helpers import LOOP_QUESTION, MODEL, copy_loop_repo, one_claim, tool_calls
+from answer_helpers import LOOP_QUESTION, loop_session, one_claim, tool_calls
 from lsp_helpers import (
     PartialResults,
-    init_params,
     partial_results_client,
     server_config,
     to_json,
-    wait_indexed,
 )
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -53,26 +51,14 @@ def _config(mock: Path = MOCK_FILE, check: str = "off") -> ClientServerConfig:
 
 @pytest_lsp.fixture(config=_config())
 async def client(lsp_client: LanguageClient, tmp_path: Path):
-    MOCK_FILE.write_text(json.dumps(SCRIPT))
-    repo = copy_loop_repo(tmp_path)
-    settings = {"model": MODEL, "embedding": "none", "context_chunks": 1, "model_retries": 0}
-    await lsp_client.initialize_session(init_params("visual-studio-code", repo, settings))
-    await wait_indexed(lsp_client)
-    yield
-    await lsp_client.shutdown_session()
-    MOCK_FILE.unlink(missing_ok=True)
+    async with loop_session(lsp_client, tmp_path, MOCK_FILE, SCRIPT):
+        yield
 
 
 @pytest_lsp.fixture(config=_config(CHECKED_FILE, "model"))
 async def checked(lsp_client: LanguageClient, tmp_path: Path):
-    CHECKED_FILE.write_text(json.dumps(CHECKED_SCRIPT))
-    repo = copy_loop_repo(tmp_path)
-    settings = {"model": MODEL, "embedding": "none", "context_chunks": 1, "model_retries": 0}
-    await lsp_client.initialize_session(init_params("visual-studio-code", repo, settings))
-    await wait_indexed(lsp_client)
-    yield
-    await lsp_client.shutdown_session()
-    CHECKED_FILE.unlink(missing_ok=True)
+    async with loop_session(lsp_client, tmp_path, CHECKED_FILE, CHECKED_SCRIPT):
+        yield
 
 
 def _partial(client: LanguageClient) -> PartialResults:

@@ -6,14 +6,13 @@ loop read.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
 
 import pytest_lsp
-from answer_helpers import LOOP_QUESTION, MODEL, copy_loop_repo, one_claim, tool_calls
-from lsp_helpers import init_params, request, server_config, wait_indexed
+from answer_helpers import LOOP_QUESTION, loop_session, one_claim, tool_calls
+from lsp_helpers import request, server_config
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -28,15 +27,8 @@ SCRIPT = [
     config=server_config(CODECITE_MOCK_RESPONSE=f"@{MOCK_FILE}", CODECITE_SUPPORT_CHECK="off")
 )
 async def client(lsp_client: LanguageClient, tmp_path: Path):
-    MOCK_FILE.write_text(json.dumps(SCRIPT))
-    repo = copy_loop_repo(tmp_path)
-    # One chunk shown: the first retrieval holds load_settings, never consume_value's body.
-    settings = {"model": MODEL, "embedding": "none", "context_chunks": 1, "model_retries": 0}
-    await lsp_client.initialize_session(init_params("visual-studio-code", repo, settings))
-    await wait_indexed(lsp_client)
-    yield
-    await lsp_client.shutdown_session()
-    MOCK_FILE.unlink(missing_ok=True)
+    async with loop_session(lsp_client, tmp_path, MOCK_FILE, SCRIPT):
+        yield
 
 
 async def test_the_answer_cites_the_helper_the_model_looked_up(client: LanguageClient):
