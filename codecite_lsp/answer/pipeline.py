@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,69 +38,18 @@ from .llm import (
 )
 from .partial import Checks, OnSpans, Shown
 from .prompt import RESPONSE_SCHEMA, build_messages
+from .request import Request
 from .support_check import SCHEMA as SUPPORT_SCHEMA
 from .support_check import Ask
 from .support_check import check as check_support
 from .tool_loop import Budget, Explored, Messages, Tools, explore
-from .trace import TraceLog, question_hash, untrusted_sources
+from .trace import TraceLog, untrusted_sources
 
 if TYPE_CHECKING:
     from ..retrieve.retriever import RetrievalContext, Retriever
 
 EXTRACTIVE = "extractive"
 TOP_RETRIEVED = 5  # places listed with a refusal
-
-
-@dataclass
-class _Request:
-    """What one ``ask`` accumulates for its trace record."""
-
-    trace_id: str
-    question: str
-    model: str
-    stage: Callable[[str], None] = lambda _: None  # what the user is waiting for, said as it starts
-    on_spans: OnSpans | None = None  # partial results: each attempt's verified spans so far
-    checks: Checks | None = None  # partial results' support checks, claim by claim
-    shown: Shown | None = None  # the attempt being shown
-    lock: threading.Lock = field(default_factory=threading.Lock)  # the counts: checks' threads
-    started: float = field(default_factory=time.monotonic)
-    retrieved: list[dict[str, Any]] = field(default_factory=list)
-    # search's first results for the question not wholly in the prompt, and the rule why
-    search_left_out: list[dict[str, Any]] = field(default_factory=list)
-    untrusted: list[dict[str, Any]] = field(default_factory=list)  # planted text in the sources
-    attempts: list[dict[str, Any]] = field(default_factory=list)
-    model_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    model_latency_ms: float = 0.0
-    statements_removed: int = 0
-    attempts_made: int = 0  # model answers asked for: the second is the stricter retry
-    support_check: dict[str, Any] | None = None  # the second pass's record, when it ran
-    tool_loop: dict[str, Any] | None = None  # the tool loop's rounds and calls, when it ran
-
-    def record(self, answer: Answered | Refused) -> dict[str, Any]:
-        return {
-            "trace_id": self.trace_id,
-            "time": time.time(),
-            "question_hash": question_hash(self.question),
-            "question_chars": len(self.question),
-            "model": self.model,
-            "retrieved": self.retrieved,
-            "search_left_out": self.search_left_out,
-            "untrusted_sources": self.untrusted,
-            "attempts": self.attempts,
-            "retries": max(0, len(self.attempts) - 1),
-            "statements_removed": self.statements_removed,
-            "support_check": self.support_check,
-            "tool_loop": self.tool_loop,
-            "model_calls": self.model_calls,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "model_latency_ms": round(self.model_latency_ms, 1),
-            "latency_ms": round((time.monotonic() - self.started) * 1000.0, 1),
-            "status": answer.status,
-            "reason": answer.reason if isinstance(answer, Refused) else None,
-        }
 
 
 def _offline_refusal(evidence: Evidence) -> str:
@@ -220,7 +167,7 @@ class Answerer:
         if len(question) > MAX_QUESTION_CHARS:
             question = question[:MAX_QUESTION_CHARS]
             notes.append(f"the question was cut to its first {MAX_QUESTION_CHARS} characters")
-        request = _Request(uuid.uuid4().hex, question, self.config.model)
+        request = Request(uuid.uuid4().hex, question, self.config.model)
         if stage is not None:
             request.stage = stage
         request.on_spans = on_spans
@@ -250,7 +197,7 @@ class Answerer:
 
     def _standalone(
         self,
-        request: _Request,
+        request: Request,
         question: str,
         history: Sequence[Turn],
         cancel: threading.Event | None,
@@ -272,7 +219,7 @@ class Answerer:
 
     def _answer(
         self,
-        request: _Request,
+        request: Request,
         asked: str,
         context: RetrievalContext | None,
         cancel: threading.Event | None,
@@ -368,7 +315,7 @@ class Answerer:
 
     def _reply(
         self,
-        request: _Request,
+        request: Request,
         asked: str,
         messages: list[dict[str, str]],
         sources: list[Source],
@@ -405,7 +352,7 @@ class Answerer:
 
     def _explore(
         self,
-        request: _Request,
+        request: Request,
         asked: str,
         results: list[Result],
         context: RetrievalContext | None,
@@ -441,7 +388,7 @@ class Answerer:
         )
 
     def _shown(
-        self, request: _Request, attempt: int, sources: list[Source], asked: str
+        self, request: Request, attempt: int, sources: list[Source], asked: str
     ) -> Shown | None:
         """The streamed attempt's listener, when the caller wants partial results. With the
         model's support check on, a claim waits for its own verdict (request.checks)."""
@@ -452,7 +399,7 @@ class Answerer:
         request.shown = Shown(attempt, sources, asked, request.on_spans, request.checks)
         return request.shown
 
-    def _judge(self, request: _Request, cancel: threading.Event | None) -> Ask:
+    def _judge(self, request: Request, cancel: threading.Event | None) -> Ask:
         """The support check's model call: no transient retries, since a failure only leaves
         the gate's verdict (fails closed)."""
 
@@ -472,7 +419,7 @@ class Answerer:
 
     def _call(
         self,
-        request: _Request,
+        request: Request,
         messages: Messages,
         schema: dict[str, Any],
         cancel: threading.Event | None,
