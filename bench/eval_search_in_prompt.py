@@ -17,21 +17,8 @@ import importlib
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from codecite_lsp.core.records import Result
 
 QUESTIONS = Path(__file__).parent / "questions" / "installed.txt"
-
-
-def _wholly_in(result: Result, sources: list[Result]) -> bool:
-    chunk = result.chunk
-    lines = set(range(chunk.start_line, chunk.end_line + 1))
-    for source in sources:
-        if source.chunk.path == chunk.path:
-            lines -= set(range(source.chunk.start_line, source.chunk.end_line + 1))
-    return not lines
 
 
 def main() -> None:
@@ -42,6 +29,7 @@ def main() -> None:
     from codecite_lsp.core.config import Config
     from codecite_lsp.index.indexer import Indexer
     from codecite_lsp.retrieve.retriever import open_retriever
+    from codecite_lsp.retrieve.selection import wholly_in
 
     cases = [
         tuple(part.strip() for part in line.split("|", 1))
@@ -66,7 +54,7 @@ def main() -> None:
             counts = []
             for limit in limits:
                 first = retriever.results(question, limit)[:3]
-                ins = [_wholly_in(r, found.selected) for r in first]
+                ins = [wholly_in(r, found.selected) for r in first]
                 held[limit] += sum(ins)
                 shown[limit] += len(first)
                 counts.append(f"{sum(ins)}/{len(first)}")

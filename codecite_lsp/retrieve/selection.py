@@ -198,6 +198,16 @@ class LeftOut:
     rule: str  # the rule that left it out (see :func:`left_out_of`)
 
 
+def wholly_in(result: Result, sources: Iterable[Result]) -> bool:
+    """Whether every line of ``result`` is among the lines of ``sources`` of its file."""
+    chunk = result.chunk
+    held = set(range(chunk.start_line, chunk.end_line + 1))
+    for source in sources:
+        if source.chunk.path == chunk.path:
+            held -= set(range(source.chunk.start_line, source.chunk.end_line + 1))
+    return not held
+
+
 def left_out_of(
     first: Sequence[Result],
     selection: Selection,
@@ -213,11 +223,7 @@ def left_out_of(
     found = []
     for rank, result in enumerate(first, start=1):
         chunk = result.chunk
-        held = set(range(chunk.start_line, chunk.end_line + 1))
-        for source in sources:
-            if source.chunk.path == chunk.path:
-                held -= set(range(source.chunk.start_line, source.chunk.end_line + 1))
-        if not held:
+        if wholly_in(result, sources):
             continue
         if chunk.path in gone:
             rule = "changed_on_disk"

@@ -15,8 +15,8 @@ from answer_helpers import index_repo, last_trace
 from codecite_lsp.answer.pipeline import Answerer
 from codecite_lsp.core.answers import Refused
 from codecite_lsp.core.config import Config
-from codecite_lsp.core.records import Result
 from codecite_lsp.retrieve.retriever import open_retriever
+from codecite_lsp.retrieve.selection import wholly_in
 
 # Written before any ranking was looked at (as a user asks them).
 QUESTIONS = [
@@ -43,15 +43,6 @@ def clicks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Config]:
     return repo, index_repo(repo, root / "idx")
 
 
-def _wholly_in(result: Result, sources: list[Result]) -> bool:
-    chunk = result.chunk
-    lines = set(range(chunk.start_line, chunk.end_line + 1))
-    for source in sources:
-        if source.chunk.path == chunk.path:
-            lines -= set(range(source.chunk.start_line, source.chunk.end_line + 1))
-    return not lines
-
-
 def test_searchs_first_three_are_in_the_prompt_or_the_rule_is_named(
     clicks: tuple[Path, Config],
 ) -> None:
@@ -63,7 +54,7 @@ def test_searchs_first_three_are_in_the_prompt_or_the_rule_is_named(
         found = retriever.retrieve(question)
         left = {left.result.chunk.id: left for left in found.search_left_out}
         for rank, result in enumerate(first, start=1):
-            if _wholly_in(result, found.selected):
+            if wholly_in(result, found.selected):
                 assert result.chunk.id not in left
                 shown += 1
             else:
