@@ -83,6 +83,17 @@ def groups() -> list[Group]:
         Group("rrf_k", "rank fusion's constant", None, ({"rrf_k": 10}, {"rrf_k": 200})),
         # off: no vector hit clears a cosine above 1 (the leg gives no candidates at all)
         Group("vector", "the vector leg (PPMI)", {"min_similarity": 1.01}, ({"vector": 1.0},)),
+        Group(
+            "meaning",
+            "the semantic leg (MiniLM, after the rules)",
+            {"meaning": 0.0, "meaning_named": 0.0},
+            (
+                {"meaning": 1.0, "meaning_named": 0.6},
+                {"meaning": 2.0, "meaning_named": 1.0},
+                {"meaning_rules_k": 30},
+                {"meaning_rules_k": 60, "meaning": 1.0, "meaning_named": 0.6},
+            ),
+        ),
         Group("fields_fusion", "the BM25F leg", {"fields_fusion": 0.0}, ({"fields_fusion": 1.0},)),
         Group("fields", "BM25F field weights", {"fields": ones}, ({"fields_k1": 1.2},)),
         Group(

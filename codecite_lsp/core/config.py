@@ -71,12 +71,18 @@ class Config:
     embedding: str = _setting(
         "default",
         "`default` (an offline embedder trained on the repository), `minilm` (all-MiniLM-L6-v2"
-        " vectors for every chunk, offline, the `[minilm]` extra), `none` (keyword only), or a"
+        " vectors for every chunk in the first fusion, offline), `none` (keyword only), or a"
         " litellm embedding model (`openai/text-embedding-3-small`, …)",
+    )
+    meaning: str = _setting(
+        "minilm",
+        "`minilm`: search's semantic leg, all-MiniLM-L6-v2 vectors of every chunk (offline),"
+        " embedded behind the keyword index, code first, voting after the ranking rules;"
+        " `none`: no semantic leg",
     )
     rerank: str = _setting(
         "none",
-        "`minilm` (the `[minilm]` extra): questions rerank their best 20 candidates by meaning,"
+        "`minilm`: questions rerank their best 20 candidates by meaning,"
         " offline; `none`: word evidence only. Never used by `search` or hover",
     )
     index_dir: str | None = _setting(
@@ -225,6 +231,7 @@ _FRACTIONS = {"relevance_floor"}
 _COUNTS_FROM_ZERO = {"model_retries"}  # no retry is a choice; no chunk or round is not
 _CHOICES = {
     "rerank": frozenset({"minilm", "none"}),
+    "meaning": frozenset({"minilm", "none"}),
     "support_check": frozenset({"model", "off"}),
     "tool_loop": frozenset({"auto", "on", "off"}),
 }

@@ -102,6 +102,9 @@ class RootStatus(_Model):
     indexing: bool
     last_update: float | None = Field(description="Seconds since the epoch of the last write.")
     embedder: EmbedderStatus
+    meaning: EmbedderStatus = Field(
+        description="The semantic leg's vectors (MiniLM), written behind the keyword index."
+    )
     error: str | None = Field(description="Why the index could not be read; null when fine.")
     skipped_count: int
     skipped: list[SkippedFile] = Field(description="The first skipped files, with reasons.")

@@ -95,6 +95,16 @@ class ChunkTables:
         columns = table["path"].to_pylist(), table["untrusted"].to_pylist()
         return Counter(path for path, found in zip(*columns, strict=True) if found)
 
+    def hash_paths(self) -> tuple[list[str], list[str], list[str]]:
+        """Every chunk row's (content hash, path, language), the three columns only."""
+        table = self.chunks.search().select(["content_hash", "path", "language"]).limit(None)
+        rows = table.to_arrow()
+        return (
+            rows["content_hash"].to_pylist(),
+            rows["path"].to_pylist(),
+            rows["language"].to_pylist(),
+        )
+
     def content_hashes(self) -> list[str]:
         """Every chunk row's content hash (the column only)."""
         return read_column(self.chunks, "content_hash")

@@ -5,15 +5,16 @@ filling of the store's vectors behind the keyword index."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core.environment import apply_defaults
+from ..core.terms import role
 from .embedder import Embedder, EmbeddingError, Progress, unit_rows
-from .minilm import MiniLMEmbedder, VectorCache
+from .minilm import CHUNK_TOKENS, RERANK_TOKENS, MiniLMEmbedder, VectorCache
 from .static_embedding import StaticEmbedder, static_model_path, train_if_needed
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def make_embedder(config: Config, index_dir: Path) -> Embedder | None:
     if choice == "none":
         return None
     if choice == "minilm":
-        return minilm_cache(index_dir)
+        return minilm_cache(index_dir, CHUNK_TOKENS)
     if choice == "default":
         path = static_model_path(index_dir)
         embedder = StaticEmbedder(path)
@@ -101,10 +102,35 @@ def make_embedder(config: Config, index_dir: Path) -> Embedder | None:
     return LiteLLMEmbedder(choice, timeout=config.model_timeout)
 
 
-def minilm_cache(index_dir: Path) -> VectorCache:
-    """MiniLM with its chunk vectors cached under the index folder: the one cache that the
-    vectors' fill (``embedding = "minilm"``) and the question rerank (``rerank``) share."""
-    return VectorCache(index_dir / "embedding", MiniLMEmbedder())
+def make_word_model(
+    config: Config, index_dir: Path, embedder: Embedder | None
+) -> StaticEmbedder | None:
+    """The corpus's word statistics (each word's IDF, the vocabulary compound names split
+    against): the static model trained on the repository, whichever embedder makes the
+    vectors; None with ``embedding = "none"`` (every word then counts alike)."""
+    if isinstance(embedder, StaticEmbedder):
+        return embedder
+    if config.embedding.strip() == "none":
+        return None
+    return StaticEmbedder(static_model_path(index_dir))
+
+
+def train_words(
+    store: Store, embedder: Embedder, index_dir: Path, progress: Progress | None
+) -> None:
+    """Train the word statistics once when another embedder makes the vectors (the static
+    embedder trains itself in :func:`fill_vectors`); seconds, before the vectors' minutes."""
+    path = static_model_path(index_dir)
+    if isinstance(embedder, StaticEmbedder) or path.is_file():
+        return
+    train_if_needed(store, StaticEmbedder(path), progress)
+
+
+def minilm_cache(index_dir: Path, max_tokens: int = RERANK_TOKENS) -> VectorCache:
+    """MiniLM reading ``max_tokens`` tokens, its vectors cached under the index folder by
+    content hash: the chunks' vectors (``embedding = "minilm"``) at 64, the question rerank's
+    windows (``rerank``) at 128, one file each."""
+    return VectorCache(index_dir / "embedding", MiniLMEmbedder(max_tokens))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,3 +212,48 @@ def fill_vectors(
                 store.put_vectors(name, hashes[: len(vectors)], vectors)
                 written += len(vectors)
     return written
+
+
+# ---------------------------------------------------------------------------------------------
+# The semantic leg's vectors (MiniLM, in its content-hash cache), behind the keyword index
+
+MEANING_BATCH = 64  # chunks embedded between two looks at ``cancel`` (~1-2 s here)
+
+
+def meaning_order(store: Store, cache: VectorCache) -> list[str]:
+    """The content hashes the cache lacks, code first: a question is answered by the code that
+    does the work, so its vectors are the ones worth having while the rest are written."""
+    hashes, paths, languages = store.tables.hash_paths()
+    lacking = set(cache.lacking(list(dict.fromkeys(hashes))))
+    first: dict[str, None] = {}
+    later: dict[str, None] = {}
+    for content_hash, path, language in zip(hashes, paths, languages, strict=True):
+        if content_hash in lacking:
+            (first if role(path, language) == "code" else later)[content_hash] = None
+    return [*first, *(h for h in later if h not in first)]
+
+
+def fill_meaning(
+    store: Store,
+    cache: VectorCache,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    among: Collection[str] | None = None,
+) -> int:
+    """Embed every chunk the cache lacks (of the content hashes ``among`` only, when given: a
+    saved file's), code first; returns how many. Stops early, keeping what was embedded, when
+    ``cancel`` is set; raises MiniLMUnavailable when the model cannot run."""
+    pending = cache.lacking(sorted(among)) if among is not None else meaning_order(store, cache)
+    total = len(pending)
+    done = 0
+    for start in range(0, total, MEANING_BATCH):
+        if cancel is not None and cancel.is_set():
+            break
+        batch = pending[start : start + MEANING_BATCH]
+        texts = among if isinstance(among, Mapping) else store.tables.texts(batch)
+        present = [h for h in batch if h in texts]
+        cache.vectors(present, [texts[h] for h in present])
+        done += len(batch)
+        if progress:
+            progress(done, total, "embedding chunks for semantic search")
+    return done

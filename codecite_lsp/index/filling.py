@@ -30,6 +30,7 @@ from .passes import EmbedderState
 if TYPE_CHECKING:
     from ..core.config import Config
     from .embedder import Embedder
+    from .minilm import VectorCache
     from .store import Store
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ class VectorFiller:
             "vectors": 0,
             "error": "",
         }
+        self.meaning = MeaningFiller(config, index_dir)
         self._whole: _Whole | None = None
         self._uncounted = 0  # > 0: "vectors" is stale; bumped by each fill that wrote
         self._counting: str | None = None  # the embedder whose vectors status counts
@@ -133,18 +135,32 @@ class VectorFiller:
         cancel: threading.Event | None,
         written: Collection[str] | None = None,
     ) -> None:
+        """The embedder's vectors (seconds), then the semantic leg's (minutes, code first);
+        keyword search already works, so a failure here only degrades."""
+        self._fill_embedder(store, progress, cancel, written)
+        self.meaning.fill(store, progress, cancel, written)
+
+    def _fill_embedder(
+        self,
+        store: Store,
+        progress: Progress | None,
+        cancel: threading.Event | None,
+        written: Collection[str] | None,
+    ) -> None:
         """Embed new chunks (only the content hashes ``written`` when the index was whole
-        before the write); keyword search already works, so a failure here only degrades."""
+        before the write)."""
         if self.config.embedding == "none":
             return
         try:
-            from .embedding import fill_vectors
+            from .embedding import fill_vectors, train_words
 
             if self._make_embedder() is None:
                 return
             assert self.embedder is not None
             self._whole = None  # until this fill has finished
             self._set("embedding")
+            if not self.keep_model:
+                train_words(store, self.embedder, self.index_dir, progress)
             if written is not None and self._fill_written(store, written, cancel):
                 return
             fill_vectors(store, self.embedder, progress, cancel, train=not self.keep_model)
@@ -189,3 +205,76 @@ class VectorFiller:
         with self._lock:
             self._state["state"] = state
             self._state["error"] = error
+
+
+class MeaningFiller:
+    """The semantic leg's vectors (``meaning = "minilm"``) behind the keyword index, into the
+    content-hash cache search reads (:mod:`..retrieve.meaning`): every chunk lacking one after
+    a full pass, the hashes a save wrote after an update. Thread-safe like VectorFiller."""
+
+    def __init__(self, config: Config, index_dir: Path) -> None:
+        self.index_dir = index_dir
+        self.on = config.meaning == "minilm"
+        self._cache: VectorCache | None = None
+        self._lock = threading.Lock()
+        self._state: EmbedderState = {
+            "name": "none",
+            "state": "idle" if self.on else "off",
+            "vectors": 0,
+            "error": "",
+        }
+
+    def state(self) -> EmbedderState:
+        with self._lock:
+            return self._state.copy()
+
+    def fill(
+        self,
+        store: Store,
+        progress: Progress | None,
+        cancel: threading.Event | None,
+        written: Collection[str] | None,
+    ) -> None:
+        if not self.on:
+            return
+        from .embedding import fill_meaning, minilm_cache
+        from .minilm import CHUNK_TOKENS
+
+        if self._cache is None:
+            self._cache = minilm_cache(self.index_dir, CHUNK_TOKENS)
+        cache = self._cache
+        self._set(name=cache.name, state="embedding", error="")
+        try:
+            if written is None:  # a full pass: count what the index's chunks already have
+                contents = list(dict.fromkeys(store.tables.content_hashes()))
+                self._set(vectors=len(contents) - len(cache.lacking(contents)))
+            held = self.state()["vectors"]
+
+            def counted(done: int, total: int, what: str) -> None:
+                self._set(vectors=held + done)
+                if progress:
+                    progress(done, total, what)
+
+            fill_meaning(store, cache, counted, cancel, written)
+            self._set(state="idle" if cancel is not None and cancel.is_set() else "ready")
+        except Exception as exc:  # the model cannot run: search goes on without the leg
+            log.warning("semantic search vectors not written: %s", exc)
+            self._set(state="failed", error=str(exc))
+
+    def _set(
+        self,
+        *,
+        name: str | None = None,
+        state: str | None = None,
+        vectors: int | None = None,
+        error: str | None = None,
+    ) -> None:
+        with self._lock:
+            if name is not None:
+                self._state["name"] = name
+            if state is not None:
+                self._state["state"] = state
+            if vectors is not None:
+                self._state["vectors"] = vectors
+            if error is not None:
+                self._state["error"] = error

@@ -117,6 +117,7 @@ class Indexer:
                 "pending": len(self._pending),
                 "last_update": last_update,
                 "embedder": embedder,
+                "meaning": self._vectors.meaning.state(),
             }
         if last_update is None:  # nothing written since this process started: the index's own
             status["last_update"] = epoch(MetaFile(self.index_dir).read().last_update)

@@ -130,6 +130,11 @@ class LayeredStore:
         base = self._shown(self.base.naming(names, limit + self.mask.masked(), column))
         return (over + base)[:limit]
 
+    def with_hashes(self, hashes: Collection[str]) -> list[Chunk]:
+        return self._own(self.overlay.with_hashes(hashes)) + self._shown(
+            self.base.with_hashes(hashes)
+        )
+
     def adjacent(self, spans: Collection[tuple[str, int, int]]) -> list[Chunk]:
         in_base = [s for s in spans if self.mask.same(s[0])]
         in_overlay = [s for s in spans if not self.mask.same(s[0])]

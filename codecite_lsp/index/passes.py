@@ -58,6 +58,7 @@ class IndexStatus(TypedDict):
     pending: int
     last_update: float | None  # time.time() of the last write
     embedder: EmbedderState
+    meaning: EmbedderState  # the semantic leg's vectors (index/filling.py, MeaningFiller)
 
 
 @dataclass

@@ -228,6 +228,9 @@ class Store:
     def naming(self, names: Collection[str], limit: int, column: str = "defines") -> list[Chunk]:
         return self.tables.naming(names, limit, column)
 
+    def with_hashes(self, hashes: Collection[str]) -> list[Chunk]:
+        return self.tables.with_hashes(hashes)
+
     def replace(
         self,
         chunks_by_path: Mapping[str, list[Chunk]],

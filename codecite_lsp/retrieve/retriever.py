@@ -17,7 +17,9 @@ Scores (every weight is in :mod:`.weights`; each rule's share is kept in ``Resul
   and gains ``file_share`` of the best other candidate of its file (``file``); the chunks beside
   the best candidates are scored from theirs (:mod:`.neighbours`), and each further chunk of a
   file is scaled by ``file_repeat`` once more. A chunk defining a name the query gives as typed
-  is scaled by ``defines_lift`` (``defines``). Divided by the best score when it is over 1
+  is scaled by ``defines_lift`` (``defines``). The semantic leg's nearest chunks (MiniLM,
+  :mod:`.meaning`) then reorder the rules' ranking (``meaning``,
+  :func:`.scoring.reordered_by_meaning`). Divided by the best score when it is over 1
   (``scale``): never clamped, so unequal evidence stays unequal.
 - ``retrieve``: the same search pass (:class:`Ranking`): its pool at the scores before
   ``file_repeat`` and ``scale``, its ``search`` term and search's first three (which keep their
@@ -55,7 +57,8 @@ from ..core.terms import (
     word_pattern,
 )
 from ..index.embedder import Embedder, EmbeddingError
-from ..index.embedding import make_embedder
+from ..index.embedding import make_embedder, make_word_model, minilm_cache
+from ..index.minilm import CHUNK_TOKENS
 from ..index.static_embedding import StaticEmbedder
 from ..ingest.languages import is_code
 
@@ -72,6 +75,7 @@ from .filenames import named_files
 from .ledger import Ledger
 from .legacy import asked_for, legacy_files
 from .manifests import MANIFESTS, asks_packaging
+from .meaning import MeaningLeg
 from .names import (
     Compounds,
     NameMatch,
@@ -88,6 +92,7 @@ from .on_disk import OnDisk, on_disk
 from .prior import CentralityPrior
 from .scoring import (
     Signals,
+    reordered_by_meaning,
     role_weight,
     rrf,
     search_depth,
@@ -168,15 +173,20 @@ class Retriever:
         vector_weight: float = WEIGHTS.vector,
         semantic: SemanticRanker | None = None,
         repo: Path | None = None,
+        words: StaticEmbedder | None = None,
+        meaning: MeaningLeg | None = None,
     ) -> None:
         self.store = store
         # The working tree: what a caller is handed is checked against it (:mod:`.on_disk`).
         # None (a benchmark of the ranking alone): handed as the index has it.
         self.repo = repo
         self.embedder = embedder
+        # The corpus's word statistics: the static embedder's when it makes the vectors.
+        self.words = embedder if isinstance(embedder, StaticEmbedder) else words
         self.config = config
         self.vector_weight = vector_weight
         self.semantic = semantic
+        self.meaning = meaning
         self.warnings: list[str] = []
         self._has_vectors: str | None = None  # embedder name known to have stored vectors
         self.prior = CentralityPrior(store.references)
@@ -221,12 +231,19 @@ class Retriever:
         """One search's ranking, read two ways (:class:`Ranking`)."""
         if not query.strip():
             return Ranking([], [])
-        if isinstance(self.embedder, StaticEmbedder):
-            self.embedder.refresh()  # the indexer may have (re)trained it since we opened
+        if self.words is not None:
+            self.words.refresh()  # the indexer may have (re)trained it since we opened
         depth = search_depth(limit)
         keyword = self.store.keyword_search(query, depth)
         vector = self._vector_ranking(query, depth)
         chunks = {c.id: c for ranked in (keyword, vector) for c, _ in ranked}
+        # The semantic leg votes after the rules (``meaning`` below).
+        nearest = (
+            self.meaning.nearest(query, self.store, depth, self.warnings) if self.meaning else []
+        )
+        for chunk in nearest:
+            chunks.setdefault(chunk.id, chunk)
+        meaning = [c.id for c in nearest]
         if not chunks:
             return Ranking([], [])
         names = identifiers(query)
@@ -256,7 +273,8 @@ class Retriever:
         lexical = {key: by_keyword.get(key, 0.0) + by_field.get(key, 0.0) for key in scores}
         ledger.step("keyword", {}, {key: by_keyword.get(key, 0.0) for key in scores})
         ledger.step("fields", {key: by_keyword.get(key, 0.0) for key in scores}, lexical)
-        ledger.step("vector", lexical, scores)
+        if vector:  # (without, the difference is rounding noise)
+            ledger.step("vector", lexical, scores)
         floor = lexical_best / best  # where the keyword search's first starts
         lifted_scores, defined = self._named(query, scores, chunks, floor, depth, names_only)
         scores = ledger.step("named", scores, lifted_scores)
@@ -305,6 +323,12 @@ class Retriever:
         scores = ledger.step("neighbours", scores, self._with_neighbours(scores, chunks))
         if not asks_what(query):
             scores = ledger.step("description", scores, bodies_first(scores, chunks))
+        if meaning:
+            weight = WEIGHTS.meaning_named if names else WEIGHTS.meaning
+            reordered = reordered_by_meaning(
+                scores, meaning, weight, lambda key: role_weight(chunks[key], asked)
+            )
+            scores = ledger.step("meaning", scores, reordered)
         by_evidence = sorted(scores, key=lambda key: (-scores[key], key))
         evidence = dedup_overlapping(
             Result(chunks[key], scores[key], ledger.terms(key)) for key in by_evidence
@@ -409,18 +433,18 @@ class Retriever:
     # -- questions ------------------------------------------------------------------------
 
     def _split(self) -> Compounds:
-        """Compound names split against the default embedder's vocabulary (the corpus's own
+        """Compound names split against the word statistics' vocabulary (the corpus's own
         words); without that model, names are not split."""
-        model = self.embedder.model if isinstance(self.embedder, StaticEmbedder) else None
+        model = self.words.model if self.words is not None else None
         if self._compounds is None or self._compounds[0] is not model:
             vocabulary = model.vocab if model is not None else {}
             self._compounds = (model, Compounds(vocabulary.__contains__))
         return self._compounds[1]
 
     def _idf(self, word: str) -> float:
-        if isinstance(self.embedder, StaticEmbedder):
-            return self.embedder.idf(word)
-        return 1.0  # no corpus statistics without the default model: every word counts alike
+        if self.words is not None:
+            return self.words.idf(word)
+        return 1.0  # no corpus statistics (`embedding = "none"`): every word counts alike
 
     @_one_version
     def retrieve(self, question: str, context: RetrievalContext | None = None) -> Retrieval:
@@ -692,5 +716,11 @@ def open_retriever(repo: Path, config: Config, in_memory: bool = False) -> Retri
     index_dir = config.resolved_index_dir(repo)
     store = open_index(repo, config, in_memory=in_memory)  # before the embedder: a base's model
     embedder = make_embedder(config, index_dir)
-    semantic = make_ranker(config.rerank, index_dir, embedder)
-    return Retriever(store, embedder, config, semantic=semantic, repo=repo)
+    words = make_word_model(config, index_dir, embedder)
+    semantic = make_ranker(config.rerank, index_dir)
+    meaning = (
+        MeaningLeg(minilm_cache(index_dir, CHUNK_TOKENS)) if config.meaning == "minilm" else None
+    )
+    return Retriever(
+        store, embedder, config, semantic=semantic, repo=repo, words=words, meaning=meaning
+    )

@@ -3,7 +3,7 @@ code first, file evidence, the calibrated relevance; the weights are :mod:`.weig
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..core.records import Chunk
@@ -24,6 +24,32 @@ def rrf(
         for rank, key in enumerate(ranking, start=1):
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
     return scores
+
+
+def reordered_by_meaning(
+    scores: dict[str, float], nearest: Sequence[str], weight: float, role_of: Callable[[str], float]
+) -> dict[str, float]:
+    """The rules' ranking reordered by the semantic leg's votes: each key's 1/(k + its rank by
+    the rules) plus ``weight`` x its role weight (code first: the model, trained on prose,
+    finds a guide closer to a question than the code) / (k + its rank among the ``nearest``
+    vectors). A chunk without a vector (not embedded yet) votes as one ranked past them.
+
+    The scores stay the rules' own, handed out in the new order (the places past the rules'
+    list, taken by keys only the vectors found, score below the last in proportion to their
+    votes): the leg decides the order, the calibrated relevance downstream still reads the
+    evidence."""
+    order = sorted(scores, key=lambda key: (-scores[key], key))
+    votes = {key: 1.0 / (WEIGHTS.meaning_rules_k + rank) for rank, key in enumerate(order, 1)}
+    for rank, key in enumerate(nearest, start=1):
+        vote = weight * role_of(key) / (WEIGHTS.meaning_k + rank)
+        votes[key] = votes.get(key, 0.0) + vote
+    fused = sorted(votes, key=lambda key: (-votes[key], key))
+    slots = [scores[key] for key in order]
+    # Past the slots, a score per vote: the last slot's (or, with none, the rules' first = 1).
+    per_vote = slots[-1] / votes[fused[len(slots) - 1]] if slots else WEIGHTS.meaning_rules_k + 1.0
+    return {
+        key: slots[i] if i < len(slots) else votes[key] * per_vote for i, key in enumerate(fused)
+    }
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 
 from ..core.records import Result, content_hash
-from ..index.embedder import Embedder
 from ..index.embedding import minilm_cache
 from ..index.minilm import MiniLMUnavailable, VectorCache
 from ..ingest.syntax import headers
@@ -88,14 +87,10 @@ class SemanticRanker:
         return order + list(rest), [float(a) for a in added] + [0.0] * len(rest)
 
 
-def make_ranker(
-    choice: str, index_dir: Path, embedder: Embedder | None = None
-) -> SemanticRanker | None:
-    """``rerank = "minilm"`` (vectors cached under the index folder) or ``"none"``. With
-    ``embedding = "minilm"`` too, the ranker reads the embedder's own cache: one copy in memory,
-    and the vectors filled behind the index make every question's rerank warm."""
+def make_ranker(choice: str, index_dir: Path) -> SemanticRanker | None:
+    """``rerank = "minilm"`` (vectors cached under the index folder) or ``"none"``. The model
+    in memory is the one the chunks' vectors use (``embedding = "minilm"``); the windows read
+    more tokens, so their vectors are cached apart."""
     if choice == "none":
         return None
-    return SemanticRanker(
-        embedder if isinstance(embedder, VectorCache) else minilm_cache(index_dir)
-    )
+    return SemanticRanker(minilm_cache(index_dir))

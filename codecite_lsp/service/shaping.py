@@ -76,6 +76,7 @@ def status(
         indexing=indexing,
         last_update=counts.get("last_update"),
         embedder=EmbedderStatus(**counts.get("embedder", idle)),
+        meaning=EmbedderStatus(**counts.get("meaning", {**idle, "name": "minilm"})),
         error=counts.get("error"),
         skipped_count=len(skipped),
         skipped=[SkippedFile(path=s.path, reason=s.reason) for s in skipped[:SKIPPED_SHOWN]],

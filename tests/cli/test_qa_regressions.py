@@ -79,9 +79,13 @@ def test_an_index_dir_that_cannot_be_created_is_a_clear_error(tmp_path: Path) ->
     assert str(blocker) in done.stderr
 
 
-def test_a_first_search_indexes_the_repository_and_leaves_it_complete(tmp_path: Path) -> None:
+def test_a_first_search_indexes_the_repository_and_leaves_it_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No index yet: the search builds the keyword index, answers from it, then fills the
     vectors, so the index is complete when the command ends (an index pass finds nothing)."""
+    # One chunk per function (merged, the tree is 20 chunks): enough for the default embedder.
+    monkeypatch.setenv("CODECITE_CHUNK_BUDGET", "150")
     repo = sample(tmp_path)
     write_trainable_tree(repo)
     done = codecite(repo, tmp_path / "index", "search", "handler_3_7", "--json")

@@ -201,6 +201,26 @@ def test_a_base_in_a_local_folder_serves_an_air_gapped_teammate(tmp_path: Path) 
     }
 
 
+def test_the_base_carries_its_semantic_vectors_and_a_teammate_embeds_only_its_own(
+    tmp_path: Path,
+) -> None:
+    """CI embeds every chunk for the semantic leg once; the teammate takes those vectors with
+    the base and embeds only the chunk of the file it added."""
+    record = 32 + 384 * 2  # a content hash and a half-precision MiniLM vector
+    ci = committed(tmp_path / "ci", FILES)
+    shared = tmp_path / "shared-bases"
+    assert codecite(ci, {}, "index", "--publish", str(shared)).returncode == 0
+    vectors = Path("embedding") / "minilm-l6-int8-64.vec"
+    published = (Config().resolved_index_dir(ci) / vectors).stat().st_size // record
+    assert published >= len(FILES) - 1  # every file of the base has its chunks embedded
+    mine = clone(ci, tmp_path / "mine")
+    (mine / "added.py").write_text("def added_function():\n    return 'ibisadded'\n")
+    done = codecite(mine, {"CODECITE_BASE": str(shared)}, "index")
+    assert done.returncode == 0, done.stderr
+    held = (Config().resolved_index_dir(mine) / vectors).stat().st_size // record
+    assert held == published + 1
+
+
 def test_an_answer_over_the_base_cites_the_working_tree(
     published: Path, tmp_path: Path, store_env: dict[str, str]
 ) -> None:

@@ -13,8 +13,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ...core.config import Config
+from ..embedding import minilm_cache
 from ..lance_import import import_lancedb
 from ..meta import Meta, MetaFile
+from ..minilm import CHUNK_TOKENS
 from ..static_embedding import static_model_path
 from ..tables import said, sql_literal
 from .copies import Removed, hold, prune, sizes
@@ -98,6 +100,11 @@ def fetch(
             )  # fmt: skip
             if model_fetched is not None:
                 model_fetched(temp)
+        if f"meaning-{manifest.commit}" in names:  # the semantic leg's vectors
+            blob = remote.open_table(f"meaning-{manifest.commit}").to_arrow().to_pylist()[0]
+            vectors = temp / "embedding" / Path(blob["name"]).name
+            vectors.parent.mkdir(parents=True, exist_ok=True)
+            vectors.write_bytes(blob["data"])
         _copy_folder(remote, manifest, temp / "lance")
     except Exception as exc:
         shutil.rmtree(temp, ignore_errors=True)
@@ -163,6 +170,15 @@ def _copy_folder(remote: Any, manifest: BaseManifest, lance_dir: Path) -> None:
         found = import_lancedb().connect(lance_dir).open_table("chunks").count_rows()
         if found != manifest.chunks:
             raise BaseError(f"its folder holds {found} chunks, its manifest {manifest.chunks}")
+
+
+def adopt_meaning(base_folder: Path, index_dir: Path) -> None:
+    """The base's semantic-leg vectors join the overlay's cache (search reads that one): the
+    overlay then embeds only the chunks of files that differ from the base."""
+    cache = minilm_cache(index_dir, CHUNK_TOKENS)
+    source = base_folder / "embedding" / cache.path.name
+    if source.is_file():
+        log.info("base: %d semantic-search vectors taken", cache.merge(source))
 
 
 def adopt_embedder(base_folder: Path, index_dir: Path) -> None:

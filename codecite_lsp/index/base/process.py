@@ -23,7 +23,7 @@ from ...core.files import read_regular
 from ..overlay import Overlay
 from ..tables import said
 from .copies import Removed, hold
-from .fetch import adopt_embedder, choose, fetch
+from .fetch import adopt_embedder, adopt_meaning, choose, fetch
 from .git import ancestors
 from .layout import BaseError, BaseManifest, differences
 
@@ -66,6 +66,7 @@ class OpenedBase:
     def _adopt(self, folder: Path) -> None:
         try:
             adopt_embedder(folder, self._index_dir)
+            adopt_meaning(folder, self._index_dir)
         finally:
             self._model.set()
 

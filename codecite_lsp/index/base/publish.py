@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from ... import __version__
 from ...core.config import Config
+from ..embedding import minilm_cache
 from ..lance_import import import_lancedb
 from ..meta import SCHEMA_VERSION
+from ..minilm import CHUNK_TOKENS
 from ..static_embedding import static_model_path
 from ..tables import said
 from .copies import ended
@@ -56,9 +58,14 @@ def _publish(store: Store, config: Config, commit: str, uri: str) -> BaseManifes
         tables["vectors"] = vectors.to_arrow()
     db.create_table(f"folder-{commit}", _packed(tables, store.index_dir, commit), mode="overwrite")
     model = static_model_path(store.index_dir)
-    if config.embedding == "default" and model.is_file():
+    if model.is_file():  # the word statistics, whichever embedder made the vectors
         blob = pa.table({"name": [model.name], "data": [model.read_bytes()]})
         db.create_table(f"embedding-{commit}", blob, mode="overwrite")
+    meaning = minilm_cache(store.index_dir, CHUNK_TOKENS)
+    records = meaning.records(set(store.tables.content_hashes()))
+    if records:  # the semantic leg's vectors: CI embeds once, every teammate reads them
+        blob = pa.table({"name": [meaning.path.name], "data": [records]})
+        db.create_table(f"meaning-{commit}", blob, mode="overwrite")
     row = pa.table(
         {
             "commit": [commit],

@@ -155,6 +155,8 @@ export interface RootStatus {
   /** Seconds since the epoch of the last write. */
   last_update: number | null;
   embedder: EmbedderStatus;
+  /** The semantic leg's vectors (MiniLM), written behind the keyword index. */
+  meaning: EmbedderStatus;
   /** Why the index could not be read; null when fine. */
   error: string | null;
   skipped_count: number;

@@ -52,9 +52,15 @@ function freshness(roots: RootStatus[], now: number): string {
     : "";
 }
 
-function vectorsOf(root: RootStatus): number {
-  const embedder = root.embedder;
-  return typeof embedder === "object" && embedder !== null && "vectors" in embedder ? embedder.vectors : 0;
+/** The vectors being written, if any: the embedder's (seconds), then the semantic leg's
+ * (minutes, code first). */
+function filling(root: RootStatus): number | undefined {
+  for (const part of [root.embedder, root.meaning]) {
+    if (typeof part === "object" && part !== null && part.state === "embedding") {
+      return "vectors" in part && typeof part.vectors === "number" ? part.vectors : 0;
+    }
+  }
+  return undefined;
 }
 
 function embedderName(root: RootStatus): string | undefined {
@@ -101,10 +107,14 @@ export function describeRootRow(
       : embedder
         ? `embedder ${embedder}`
         : "";
+  const meaning =
+    root.meaning && root.meaning.state !== "off"
+      ? `semantic search ${root.meaning.state} (${root.meaning.vectors} vectors)`
+      : "";
   return {
     label: `$(folder) ${root.root.split(/[\\/]/).filter(Boolean).pop() ?? root.root}`,
     description: figures.filter(Boolean).join(" · "),
-    detail: [rootState(root, now), vectors, root.index_dir ? `index in ${root.index_dir}` : ""]
+    detail: [rootState(root, now), vectors, meaning, root.index_dir ? `index in ${root.index_dir}` : ""]
       .filter(Boolean)
       .join(" · "),
   };
@@ -133,9 +143,7 @@ export function describeStatus(status: IndexStatus, now: number): StatusView {
     };
   }
   const running = roots.some((root) => root.indexing);
-  const embedding = roots.filter(
-    (root) => typeof root.embedder === "object" && root.embedder?.state === "embedding",
-  );
+  const embedding = roots.filter((root) => filling(root) !== undefined);
   if (running && pending > 0) {
     const percent = Math.floor((100 * indexed) / (indexed + pending));
     return {
@@ -147,7 +155,7 @@ export function describeStatus(status: IndexStatus, now: number): StatusView {
   if (running && embedding.length > 0) {
     // A first build past its files: the chunks are searchable by keyword, vectors being written.
     const chunks = embedding.reduce((sum, root) => sum + (root.chunks ?? 0), 0);
-    const vectors = embedding.reduce((sum, root) => sum + vectorsOf(root), 0);
+    const vectors = embedding.reduce((sum, root) => sum + (filling(root) ?? 0), 0);
     const share = chunks > 0 ? ` ${Math.min(100, Math.floor((100 * vectors) / chunks))}%` : "";
     return {
       text: `$(sync~spin) Codecite: embedding${share}`,

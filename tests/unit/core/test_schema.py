@@ -77,6 +77,7 @@ def _status(**changes: Any) -> dict[str, Any]:
         indexing=False,
         last_update=None,
         embedder=embedder,
+        meaning=EmbedderStatus(name="minilm-l6-int8-64", state="ready", vectors=3, error=""),
         error=None,
         skipped_count=0,
         skipped=[],

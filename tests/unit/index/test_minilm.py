@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from codecite_lsp.core.records import content_hash
-from codecite_lsp.index.minilm import MINILM_DIM, MiniLMEmbedder, VectorCache
+from codecite_lsp.index.minilm import CHUNK_TOKENS, MINILM_DIM, MiniLMEmbedder, VectorCache
 
 DATE_QUESTION = "parse a date string into a datetime"
 DATE_CODE = (
@@ -130,9 +130,12 @@ def test_embedding_minilm_fills_every_chunk_vector(tmp_path: Path) -> None:
     config = Config(embedding="minilm", index_dir=str(tmp_path / "idx"))
     Indexer(repo, config).run()
     store = Store.open(tmp_path / "idx")
-    assert store.vector_count(MiniLMEmbedder.name) == store.chunk_count() == 2
-    query = MiniLMEmbedder().embed([DATE_QUESTION])[0]
-    assert [c.path for c, _ in store.vector_search(MiniLMEmbedder.name, query, 2)] == [
+    chunks = MiniLMEmbedder(CHUNK_TOKENS)
+    assert store.vector_count(chunks.name) == store.chunk_count() == 2
+    # The stored vectors read 64 tokens: the rerank's 128-token vectors are kept apart.
+    assert chunks.name != MiniLMEmbedder().name
+    query = chunks.embed([DATE_QUESTION])[0]
+    assert [c.path for c, _ in store.vector_search(chunks.name, query, 2)] == [
         "dates.py",
         "trees.py",
     ]

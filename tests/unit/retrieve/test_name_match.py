@@ -91,7 +91,10 @@ def _retriever(tmp_path: Path, files: dict[str, str]) -> Retriever:
     repo.mkdir()
     for name, text in files.items():
         (repo / name).write_text(text)
-    config = Config(embedding="none", index_dir=str(tmp_path / "idx"), chunk_budget=200)
+    # Word evidence only: these tests isolate the name rule from what vectors would find.
+    config = Config(
+        embedding="none", meaning="none", index_dir=str(tmp_path / "idx"), chunk_budget=200
+    )
     Indexer(repo, config).run()
     return open_retriever(repo, config)
 

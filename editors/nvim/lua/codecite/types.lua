@@ -122,6 +122,7 @@
 ---@field indexing boolean
 ---@field last_update? number Seconds since the epoch of the last write.
 ---@field embedder codecite.EmbedderStatus
+---@field meaning codecite.EmbedderStatus The semantic leg's vectors (MiniLM), written behind the keyword index.
 ---@field error? string Why the index could not be read; null when fine.
 ---@field skipped_count integer
 ---@field skipped codecite.SkippedFile[] The first skipped files, with reasons.

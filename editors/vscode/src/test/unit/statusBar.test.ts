@@ -228,6 +228,28 @@ test("a first build past its files says it is embedding, with the share of chunk
   assert.match(view.tooltip, /^Embedding: 19 of 40 chunks have a vector/);
 });
 
+test("after the embedder, the semantic leg's vectors are the share shown, and each root says how far", () => {
+  const view = describeStatus(
+    {
+      roots: [
+        {
+          root: "/a",
+          files_indexed: 8,
+          chunks: 40,
+          pending: 0,
+          indexing: true,
+          last_update: NOW / 1000,
+          embedder: { name: "default", state: "ready", vectors: 40, error: "" },
+          meaning: { name: "minilm-l6-int8-64", state: "embedding", vectors: 10, error: "" },
+        },
+      ],
+    },
+    NOW,
+  );
+  assert.equal(view.text, "$(sync~spin) Codecite: embedding 25%");
+  assert.match(view.tooltip, /^Embedding: 10 of 40 chunks have a vector/);
+});
+
 test("the server's own progress reads as what it is doing: files, embedding, the search index", () => {
   const indexing = { title: "codecite: indexing", reported: true };
   assert.equal(
