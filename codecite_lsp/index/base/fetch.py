@@ -100,12 +100,12 @@ def fetch(
             )  # fmt: skip
             if model_fetched is not None:
                 model_fetched(temp)
+        _copy_folder(remote, manifest, temp / "lance")
         if f"meaning-{manifest.commit}" in names:  # the semantic leg's vectors
             blob = remote.open_table(f"meaning-{manifest.commit}").to_arrow().to_pylist()[0]
             vectors = temp / "embedding" / Path(blob["name"]).name
             vectors.parent.mkdir(parents=True, exist_ok=True)
             vectors.write_bytes(blob["data"])
-        _copy_folder(remote, manifest, temp / "lance")
     except Exception as exc:
         shutil.rmtree(temp, ignore_errors=True)
         raise BaseError(

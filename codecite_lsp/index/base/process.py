@@ -59,6 +59,7 @@ class OpenedBase:
         self.removed = Removed()  # what making the copy removed (said by the CLI)
         if copied is not None:
             self._adopt(copied)
+            adopt_meaning(copied, index_dir)
         else:
             self._copier = threading.Thread(target=self._copy, name="base-copy", daemon=True)
             self._copier.start()
@@ -66,7 +67,6 @@ class OpenedBase:
     def _adopt(self, folder: Path) -> None:
         try:
             adopt_embedder(folder, self._index_dir)
-            adopt_meaning(folder, self._index_dir)
         finally:
             self._model.set()
 
@@ -77,6 +77,7 @@ class OpenedBase:
             )
             if not self._model.is_set():  # an earlier copy, renamed into place meanwhile
                 self._adopt(folder)
+            adopt_meaning(folder, self._index_dir)  # the vectors come with the folder, last
             self._folder = folder
         except Exception as exc:  # whatever the reason, the base is not used: said, never raised
             log.warning("base %s not used: %s; the local index holds every file", self.uri, exc)
