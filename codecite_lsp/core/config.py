@@ -75,10 +75,11 @@ class Config:
         " litellm embedding model (`openai/text-embedding-3-small`, …)",
     )
     meaning: str = _setting(
-        "minilm",
+        "none",
         "`minilm`: search's semantic leg, all-MiniLM-L6-v2 vectors of every chunk (offline),"
-        " embedded behind the keyword index, code first, voting after the ranking rules;"
-        " `none`: no semantic leg",
+        " embedded behind the keyword index, code first, voting after the ranking rules (not"
+        " the default: it won on neither language fold, docs/benchmarks.md); `none`: no"
+        " semantic leg",
     )
     rerank: str = _setting(
         "none",

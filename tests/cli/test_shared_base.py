@@ -209,13 +209,14 @@ def test_the_base_carries_its_semantic_vectors_and_a_teammate_embeds_only_its_ow
     record = 32 + 384 * 2  # a content hash and a half-precision MiniLM vector
     ci = committed(tmp_path / "ci", FILES)
     shared = tmp_path / "shared-bases"
-    assert codecite(ci, {}, "index", "--publish", str(shared)).returncode == 0
+    on = {"CODECITE_MEANING": "minilm"}
+    assert codecite(ci, on, "index", "--publish", str(shared)).returncode == 0
     vectors = Path("embedding") / "minilm-l6-int8-64.vec"
     published = (Config().resolved_index_dir(ci) / vectors).stat().st_size // record
     assert published >= len(FILES) - 1  # every file of the base has its chunks embedded
     mine = clone(ci, tmp_path / "mine")
     (mine / "added.py").write_text("def added_function():\n    return 'ibisadded'\n")
-    done = codecite(mine, {"CODECITE_BASE": str(shared)}, "index")
+    done = codecite(mine, {**on, "CODECITE_BASE": str(shared)}, "index")
     assert done.returncode == 0, done.stderr
     held = (Config().resolved_index_dir(mine) / vectors).stat().st_size // record
     assert held == published + 1

