@@ -122,6 +122,11 @@ def _random_base64(run: str) -> bool:
     size = len(run)
     if size < _LONG_RUN:
         return False
+    # Random bytes almost never repeat three characters (0.007 repeats expected in a line of
+    # 64); a name built of repeated words (`thePemPemRsa2048Rsa2048X509`) repeats many.
+    trigrams = size - 2
+    if len({run[i : i + 3] for i in range(trigrams)}) * 10 < trigrams * 9:
+        return False
     upper, lower = len(_UPPER.findall(run)), len(_LOWER.findall(run))
     return upper * 5 >= size and lower * 5 >= size and len(_NOT_LETTER.findall(run)) * 32 >= size
 
