@@ -28,7 +28,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from codecite_lsp.answer.llm import MOCK_ENV, complete
+from file_replies import Pending, reply
+
+from codecite_lsp.answer.llm import MOCK_ENV, MockReplies, complete
 from codecite_lsp.answer.support_check import SCHEMA, check
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Source, outside_source
@@ -54,16 +56,27 @@ def gated(row: dict[str, Any]) -> tuple[GatePassed | None, Source]:
 
 
 def second_pass(
-    model: str, passed: GatePassed, source: Source, failed_closed: Counter[str]
+    model: str,
+    passed: GatePassed,
+    source: Source,
+    failed_closed: Counter[str],
+    replies: tuple[Path, str] | None = None,
 ) -> bool:
     """Whether the claim the gate accepted survives the model's second pass (a failure removes it,
-    as in the pipeline, and is counted by its error)."""
+    as in the pipeline, and is counted by its error); ``replies``: the verdicts are read from
+    that folder's files, written by whoever plays the model (file_replies.py), keyed by place."""
 
     defaults = Config()
 
     def ask(messages: list[dict[str, str]]) -> str:
         timeout, retries = defaults.model_timeout, defaults.model_retries
-        return complete(messages, model, timeout=timeout, retries=retries, schema=SCHEMA).text
+        scripted = None
+        if replies is not None:
+            scripted = MockReplies([reply(replies[0], replies[1], messages, SCHEMA)[1]])
+        return complete(
+            messages, model, timeout=timeout, retries=retries, schema=SCHEMA,
+            mock_response=scripted,
+        ).text  # fmt: skip
 
     checked = check(passed.spans, [source], ask)
     if checked.record["status"] == "failed_closed":
@@ -115,6 +128,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("claims", nargs="*", type=Path, default=CLAIMS)
     parser.add_argument("--model", default=os.environ.get("CODECITE_MODEL", "extractive"))
+    parser.add_argument(
+        "--replies",
+        type=Path,
+        help="play the second pass's model from files in this folder (file_replies.py): each "
+        "verdict's prompt is written to pending/ until its reply is in replies/",
+    )
     args = parser.parse_args()
     rows = [
         json.loads(line)
@@ -127,11 +146,22 @@ def main() -> None:
         print("(no model named: --model or CODECITE_MODEL runs the second pass)")
         return
     failed_closed: Counter[str] = Counter()
-    kept = [
-        passed is not None and second_pass(args.model, passed, source, failed_closed)
-        for passed, source in verdicts
-    ]
+    kept, pending = [], 0
+    for number, (passed, source) in enumerate(verdicts, start=1):
+        try:
+            place = (args.replies, f"c{number:03d}") if args.replies else None
+            kept.append(
+                passed is not None and second_pass(args.model, passed, source, failed_closed, place)
+            )
+        except Pending:
+            pending += 1
+            kept.append(True)
+    if pending:
+        print(f"{pending} verdicts pending: their prompts are in {args.replies}/pending")
+        return
     scripted = " (verdicts scripted by CODECITE_MOCK_RESPONSE)" if os.environ.get(MOCK_ENV) else ""
+    if args.replies:
+        scripted = f" (verdicts played from {args.replies})"
     report(f"the gate, then the second pass by {args.model}{scripted}", rows, kept)
     calls = sum(passed is not None for passed, _ in verdicts)
     opened = sum(failed_closed.values())

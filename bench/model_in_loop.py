@@ -25,12 +25,13 @@ and a changed prompt (a rule changed) asks again.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import sysconfig
 from pathlib import Path
 from typing import Any
+
+from file_replies import Pending, reply
 
 from codecite_lsp.answer.llm import MockReplies, ModelReply
 from codecite_lsp.answer.pipeline import Answerer
@@ -41,37 +42,6 @@ from codecite_lsp.index.indexer import Indexer
 from codecite_lsp.service.tools import RootTools
 
 SITE = Path(sysconfig.get_paths()["purelib"])
-
-
-class Pending(Exception):
-    """A call whose reply nobody has written yet: its prompt is in ``pending/``."""
-
-
-def call_key(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
-    text = json.dumps([messages, tools or []], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def prompt_text(
-    messages: list[dict[str, Any]], schema: dict[str, Any] | None, tools: list[dict[str, Any]] | None
-) -> str:
-    parts = []
-    for message in messages:
-        content = message.get("content")
-        if not isinstance(content, str):
-            content = json.dumps(message, ensure_ascii=False, indent=1)
-        parts.append(f"===== {message['role']} =====\n{content}")
-    if schema is not None:
-        parts.append("===== reply shape (JSON schema) =====\n" + json.dumps(schema))
-    if tools:
-        names = [tool["function"]["name"] for tool in tools]
-        parts.append(
-            "===== tools offered =====\n"
-            + json.dumps(tools)
-            + '\nTo call them reply {"tool_calls": [{"function": {"name": NAME, "arguments": '
-            "{...}}}]}; names: " + ", ".join(names)
-        )
-    return "\n\n".join(parts) + "\n"
 
 
 class FileModel(Answerer):
@@ -92,15 +62,10 @@ class FileModel(Answerer):
         timeout: float | None = None,
         listener: Any = None,
     ) -> ModelReply:
-        key = f"{self.question_id}-{len(self.calls) + 1:02d}-{call_key(messages, tools)}"
-        reply_file = self.work / "replies" / f"{key}.json"
-        if not reply_file.exists():
-            pending = self.work / "pending" / f"{key}.txt"
-            pending.parent.mkdir(parents=True, exist_ok=True)
-            pending.write_text(prompt_text(messages, schema, tools), encoding="utf-8")
-            raise Pending(key)
+        place = f"{self.question_id}-{len(self.calls) + 1:02d}"
+        key, text = reply(self.work, place, messages, schema, tools)
         self.calls.append(key)
-        self.replies = MockReplies([reply_file.read_text(encoding="utf-8").strip()])
+        self.replies = MockReplies([text])
         return super()._complete(messages, schema, cancel, retries, tools, timeout, listener)
 
 
@@ -169,8 +134,10 @@ def outcome(
     row["claims"] = len(claims)
     row["shown"] = [span.text for span in claims]
     row["note"] = answer.note
-    row["first_try"] = trace["retries"] == 0 and not trace["statements_removed"] and not (
-        (trace["support_check"] or {}).get("removed")
+    row["first_try"] = (
+        trace["retries"] == 0
+        and not trace["statements_removed"]
+        and not ((trace["support_check"] or {}).get("removed"))
     )
     return row
 
