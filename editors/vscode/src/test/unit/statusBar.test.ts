@@ -206,21 +206,15 @@ test("with no index seen before, or one that failed, a starting server says only
   assert.equal(describeStarting(empty, NOW).text, "$(sync~spin) Codecite: starting");
 });
 
+/** One root in its first build past its files (40 chunks), with the vectors' states given. */
+function firstBuild(vectors: object) {
+  const root = { root: "/a", files_indexed: 8, chunks: 40, pending: 0, indexing: true };
+  return { roots: [{ ...root, last_update: NOW / 1000, ...vectors }] };
+}
+
 test("a first build past its files says it is embedding, with the share of chunks, not 'checking'", () => {
   const view = describeStatus(
-    {
-      roots: [
-        {
-          root: "/a",
-          files_indexed: 8,
-          chunks: 40,
-          pending: 0,
-          indexing: true,
-          last_update: NOW / 1000,
-          embedder: { name: "default", state: "embedding", vectors: 19, error: "" },
-        },
-      ],
-    },
+    firstBuild({ embedder: { name: "default", state: "embedding", vectors: 19, error: "" } }),
     NOW,
   );
   assert.equal(view.text, "$(sync~spin) Codecite: embedding 47%");
@@ -230,20 +224,10 @@ test("a first build past its files says it is embedding, with the share of chunk
 
 test("after the embedder, the semantic leg's vectors are the share shown, and each root says how far", () => {
   const view = describeStatus(
-    {
-      roots: [
-        {
-          root: "/a",
-          files_indexed: 8,
-          chunks: 40,
-          pending: 0,
-          indexing: true,
-          last_update: NOW / 1000,
-          embedder: { name: "default", state: "ready", vectors: 40, error: "" },
-          meaning: { name: "minilm-l6-int8-64", state: "embedding", vectors: 10, error: "" },
-        },
-      ],
-    },
+    firstBuild({
+      embedder: { name: "default", state: "ready", vectors: 40, error: "" },
+      meaning: { name: "minilm-l6-int8-64", state: "embedding", vectors: 10, error: "" },
+    }),
     NOW,
   );
   assert.equal(view.text, "$(sync~spin) Codecite: embedding 25%");
