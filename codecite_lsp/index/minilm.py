@@ -169,7 +169,9 @@ class VectorCache:
         # multiplies (:meth:`matrix`) is this array itself, no second copy.
         self._row: dict[bytes, int] = {}
         self._hashes: list[str] = []
-        self._rows = np.zeros((0, embedder.dim), dtype=_VECTOR_DTYPE)
+        # Rows past len(self._hashes) are room to grow into: appending batch by batch doubles
+        # the array now and then instead of copying it whole on every batch.
+        self._room = np.zeros((0, embedder.dim), dtype=_VECTOR_DTYPE)
         self._loaded = 0  # bytes of the file already read
         self._lock = threading.Lock()
 
@@ -192,7 +194,6 @@ class VectorCache:
         if size < self._loaded:  # replaced (deleted index): start over
             self._row.clear()
             self._hashes.clear()
-            self._rows = self._rows[:0]
             self._loaded = 0
         whole = (size - self._loaded) // self._record * self._record
         if not whole:
@@ -210,10 +211,19 @@ class VectorCache:
         if not fresh:
             return
         rows = np.ascontiguousarray(halves[fresh]).view(_VECTOR_DTYPE).reshape(len(fresh), -1)
+        held = len(self._hashes)
+        if held + len(fresh) > len(self._room):
+            room = np.zeros((max(2 * len(self._room), held + len(fresh)), self.dim), _VECTOR_DTYPE)
+            room[:held] = self._room[:held]
+            self._room = room  # views handed out earlier keep the old array
+        self._room[held : held + len(fresh)] = rows
         for key in (keys[i] for i in fresh):
             self._row[key] = len(self._hashes)
             self._hashes.append(key.hex())
-        self._rows = np.concatenate([self._rows, rows])
+
+    @property
+    def _rows(self) -> np.ndarray:
+        return self._room[: len(self._hashes)]
 
     def vectors(self, hashes: Sequence[str], texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text; computed (and appended to the file) only for content
