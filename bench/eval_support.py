@@ -41,8 +41,10 @@ TARGETS = ("number", "name", "literal", "negation", "quantifier")
 SUBTLE = ("condition", "default", "precedence", "direction", "any_some", "count")
 
 
-def gated(row: dict[str, Any]) -> tuple[GatePassed | None, Source]:
-    """The gate's verdict on the row's claim (None: refused), and its source."""
+def gated(row: dict[str, Any], wording: bool = True) -> tuple[GatePassed | None, Source]:
+    """The gate's verdict on the row's claim (None: refused), and its source; ``wording``
+    False: as the pipeline runs it before the model's check (quantifiers, negations and
+    counts in words left to that check)."""
     source = outside_source(**row["source"], text=row["source_text"])
     citation = {
         "source": source.label,
@@ -51,7 +53,8 @@ def gated(row: dict[str, Any]) -> tuple[GatePassed | None, Source]:
         "quote": row["quote"],
     }
     spans = [{"kind": "claim", "text": row["claim"], "citations": [citation]}]
-    result = verify(json.dumps({"spans": spans, "refuse": None}), [source], row["question"])
+    raw = json.dumps({"spans": spans, "refuse": None})
+    result = verify(raw, [source], row["question"], wording)
     return (result if isinstance(result, GatePassed) else None), source
 
 
@@ -147,7 +150,8 @@ def main() -> None:
         return
     failed_closed: Counter[str] = Counter()
     kept, pending = [], 0
-    for number, (passed, source) in enumerate(verdicts, start=1):
+    before_check = [gated(row, wording=False) for row in rows]
+    for number, (passed, source) in enumerate(before_check, start=1):
         try:
             place = (args.replies, f"c{number:03d}") if args.replies else None
             kept.append(
@@ -162,8 +166,8 @@ def main() -> None:
     scripted = " (verdicts scripted by CODECITE_MOCK_RESPONSE)" if os.environ.get(MOCK_ENV) else ""
     if args.replies:
         scripted = f" (verdicts played from {args.replies})"
-    report(f"the gate, then the second pass by {args.model}{scripted}", rows, kept)
-    calls = sum(passed is not None for passed, _ in verdicts)
+    report(f"the gate before the check, then the check by {args.model}{scripted}", rows, kept)
+    calls = sum(passed is not None for passed, _ in before_check)
     opened = sum(failed_closed.values())
     print(
         f"second-pass calls: {calls}, failed closed: {opened} {dict(sorted(failed_closed.items()))}"

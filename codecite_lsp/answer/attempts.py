@@ -124,13 +124,15 @@ def converse(
     tries: int = 2,
     nothing_found: str = wording.MODEL_FOUND_NOTHING,
     question: str = "",
+    wording: bool = True,
 ) -> Verdict:
     """Ask, verify, retry once as a conversation, then answer what verified or refuse.
 
     ``ask`` may raise ModelError: before any reply that is a refusal; after a failed reply, that
     reply is judged on its own. ``nothing_found`` is the refusal detail when the answerer itself
     declines (worded for a model or for the offline answerer); ``question`` is the one asked
-    (the words a gap or an opener may use)."""
+    (the words a gap or an opener may use); ``wording`` False: the model's support check
+    judges the claims' wording (verify/gate.py)."""
     failed: list[GateFailed] = []
     attempts: list[dict[str, Any]] = []
     sent: list[Messages] = []
@@ -149,7 +151,7 @@ def converse(
                     requests=sent,
                 )
             break
-        result = verify(reply.text, sources, question)
+        result = verify(reply.text, sources, question, wording)
         attempts.append(_record(result, reply.mode))
         if isinstance(result, GatePassed):
             return Verdict("answered", spans=result.spans, attempts=attempts, requests=sent)

@@ -283,6 +283,7 @@ class Answerer:
             tries=1 if offline else 2,
             nothing_found=_offline_refusal(evidence) if offline else wording.MODEL_FOUND_NOTHING,
             question=asked,
+            wording=not self._checks_support(),
         )
         request.attempts = verdict.attempts
         request.statements_removed = verdict.removed

@@ -79,9 +79,10 @@ def _support_rule() -> str:
    quoted strings, numbers or True/False. A number is either written in the lines or a count
    of places, each cited ("called three times" with three citations); never compute one.
    "only", "always", "never", "every"/"all", "none" need that word or its code form ("only if
-   X" is shown by the condition `if X`); "not"/"cannot" need a negation in the lines. A long
-   range is cut to the quote's lines and the rest of that statement, so quote the line that
-   shows the point.
+   X" is shown by the condition `if X`); what a claim says is not done ("is not", "does
+   not", "cannot") needs a negation in the lines, a condition ("when X is not set") does not.
+   A long range is cut to the quote's lines, 4 lines either side and the rest of that
+   statement, so quote the line that shows the point.
 {shown}"""
 
 

@@ -11,7 +11,7 @@ Decisions, stated once:
   characters, or whole cited lines ("e" verifies nothing).
 - A claim says only what its evidence shows (support.py): its names, numbers, literals, options,
   paths, negations and quantifiers appear in its quotes or cited lines, and a range much wider
-  than its quote is cut to the quote's lines first.
+  than its quote is cut to the quote's lines and 4 either side first.
 - A source holding text addressed to an AI reader (ingest/injection.py) is untrusted: no claim
   rests on it alone, and its citations are left out of the claims that also cite clean sources.
   Whatever the scan found, an instruction is no evidence for what it tells its reader to say: a
@@ -308,6 +308,7 @@ def _unsupported(
     cites: list[ReplyCitation],
     prepared: dict[str, Prepared],
     question: str,
+    wording: bool,
 ) -> CitationCheck | None:
     """The claim-level support check over all its (narrowed) citations, or None if it holds."""
     held: list[str] = []
@@ -322,7 +323,7 @@ def _unsupported(
         names += [*symbols, entry.source.result.chunk.path, enclosing]
     quotes = len({(cite.source, normalise_ws(cite.quote), cite.start_line) for cite in cites})
     evidence = Evidence("\n".join(held), "\n".join(names), frozenset(numbers), question, quotes)
-    absent = missing(text, evidence)
+    absent = missing(text, evidence, wording)
     if not absent:
         return None
     terms = ", ".join(term if term.startswith("'") else f"'{term}'" for term in absent)
@@ -390,9 +391,10 @@ class Judge:
     whole reply (``verify``) and a reply still arriving (preview.py) are judged by the same
     code. The sources' words are read once, when a span first needs them."""
 
-    def __init__(self, sources: list[Source], question: str = "") -> None:
+    def __init__(self, sources: list[Source], question: str = "", wording: bool = True) -> None:
         self.sources = sources
         self.question = question
+        self.wording = wording  # False: the model's support check judges the claim's wording
         self.prepared = prepare(sources)
         self.asked = word_stems([question])
         self._known: frozenset[str] | None = None  # the question's and the sources' words
@@ -435,7 +437,9 @@ class Judge:
         clean = [cite for cite in narrow if not prepared[cite.source].flags]
         trusted = [cite for cite in clean if not _told(cite, prepared[cite.source])]
         if trusted:
-            unsupported = _unsupported(index, span.text, trusted, prepared, self.question)
+            unsupported = _unsupported(
+                index, span.text, trusted, prepared, self.question, self.wording
+            )
         elif clean:
             unsupported = _instruction(index, span.text, clean, prepared[clean[0].source])
         else:
@@ -446,9 +450,13 @@ class Judge:
         return Judged(ClaimSpan(text=span.text, citations=citations), own, [])
 
 
-def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "") -> GateResult:
+def verify(
+    raw: str | dict[str, Any], sources: list[Source], question: str = "", wording: bool = True
+) -> GateResult:
     """Check a model reply against this request's sources; never raises on bad model output.
-    ``question`` supplies the words an opener may repeat and a gap may name (prose.py)."""
+    ``question`` supplies the words an opener may repeat and a gap may name (prose.py);
+    ``wording`` False: a claim's counts in words, quantifiers and negations are left to the
+    model's support check, which runs after the gate (support.py, ``missing``)."""
     parsed = parse(raw)
     if isinstance(parsed, str):
         malformed = CitationCheck(None, None, None, None, None, False, "malformed_reply", parsed)
@@ -457,7 +465,7 @@ def verify(raw: str | dict[str, Any], sources: list[Source], question: str = "")
     if reply.refused:
         return GateRefusedByModel(reason="no_span_in_retrieval", envelope=envelope)
 
-    judge = Judge(sources, question)
+    judge = Judge(sources, question, wording)
     checks: list[CitationCheck] = []
     failures: list[CitationCheck] = []
     kept: list[AnswerSpan] = []

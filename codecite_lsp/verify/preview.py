@@ -33,7 +33,7 @@ class Preview:
     """One attempt's reply, fed as it arrives; ``feed`` returns each new, longer snapshot."""
 
     def __init__(self, sources: list[Source], question: str, checked: bool = False) -> None:
-        self.judge = Judge(sources, question)
+        self.judge = Judge(sources, question, wording=not checked)
         self.checked = checked
         self.shown: list[AnswerSpan] = []  # the last snapshot returned
         self.verdicts: dict[str, bool] = {}  # claim_key -> entailed, as the checks answered

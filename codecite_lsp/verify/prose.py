@@ -47,13 +47,13 @@ def _words(text: str) -> frozenset[str]:
 
 # Words that join or point but frame nothing on their own ("It does.", "It works." answer).
 FUNCTION_WORDS = _words(
-    """a an the this that these those it its it's they them their there there's which what
-    what's who whom whose where when why how and or but so as of in on at by for from to into onto
-    with within about above under over after before between through via per like is are was were
-    be been being do does did done has have had can could may might will would shall should we
-    you i me my your our us i'll we'll you'll i've we've that's more some most both each either
-    other another such same own just well now sure great alright okay ok right works work working
-    happens happen handled handles handling"""
+    """a an the this that these those it its it's they them their there there's which what what's
+    who whom whose where when why how and or but so as of in on at by for from to into onto
+    with within inside about above under over after before between through via per like is are
+    was were be been being do does did done has have had can could may might will would shall
+    should we you i me my your our us i'll we'll you'll i've we've that's more some most both
+    each either other another such same own just well now sure great alright okay ok right
+    works work working happens happen handled handles handling"""
 )
 # Words about the answer itself: at least one must be there for a span to be framing.
 FRAMING_WORDS = _words(
@@ -85,6 +85,10 @@ _EMPHASIS = re.compile(r"(\*\*|__|\*)(?=\S)(.+?)(?<=\S)\1")
 _TICKED = re.compile(r"`([^`\s]+)`")
 _WH_WORDS = frozenset({"how", "what", "what's", "when", "where", "why", "which", "whether"})
 _OPENER = re.compile(r"^\W*(?:here|here's|let|let's|i'll|we'll)\b", re.IGNORECASE)
+# A label announcing the part of the answer that follows: a preposition or an ordinal, then the
+# question's or the sources' words, a colon ("For options:", "Inside the types:", "First, the
+# declared type:"). Short and verbless by its shape, it asserts nothing.
+MAX_LABEL_WORDS = 5
 
 
 def _folded(word: str) -> str:
@@ -179,6 +183,7 @@ def prose_problem(
         )
     # A heading or opener that is a question ("**How it works**", "What it does:") frames.
     framing = opener and bool(tokens) and tokens[0] in _WH_WORDS
+    label = _is_label(plain, tokens)
     asking = speaking = False
     clause_start = True
     unknown = []
@@ -195,8 +200,8 @@ def prose_problem(
         topic = stem(word) in names or (name and stem(word) in asked)
         if word in FRAMING_WORDS or word in COUNT_WORDS:
             framing = True
-        elif opener and (topic or (asking and stem(word) in asked)):
-            framing = framing or asking  # the topic announced: "how Click handles this"
+        elif opener and (topic or ((asking or label) and stem(word) in asked)):
+            framing = framing or asking or label  # the topic announced: "how Click handles it"
         elif speaking and not asking and ordinary:
             pass  # the answer's own doing: "Let's dig in", "Let me unpack this"
         elif word not in FUNCTION_WORDS:
@@ -208,6 +213,25 @@ def prose_problem(
     if not framing and any(token[0].isalpha() for token in tokens):
         return "prose frames the answer; on its own this one answers the question"
     return None
+
+
+def _is_label(plain: str, tokens: list[str]) -> bool:
+    """A short label ending in a colon that starts with a preposition or an ordinal, with no
+    verb or subject the vocabulary knows ("For a redirect, it strips:" states)."""
+    words = [token for token in tokens if token[0].isalpha()]
+    starts = bool(words) and (words[0] in _LABEL_STARTS)
+    clause = any(word in _NOT_IN_LABEL for word in words)
+    return starts and not clause and len(words) <= MAX_LABEL_WORDS and plain.endswith(":")
+
+
+_LABEL_STARTS = _words("for in inside within on with about regarding first then next finally also")
+# Words that make a label a clause: a verb the vocabulary knows, a subject ("For keys, it
+# retires:" states).
+_NOT_IN_LABEL = _words(
+    """is are was were be been being do does did done has have had can could may might will
+    would shall should works work happens happen handled handles it its they them this that
+    these those which who we you i he she"""
+)
 
 
 _GAP_OPENING = re.compile(

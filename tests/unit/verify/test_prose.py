@@ -145,3 +145,12 @@ def test_one_framing_rule_no_ordinary_word_or_repository_name_trips_it() -> None
         assert prose_problem(text, word_stems([question]), code, names) is not None, text
     assert prose_problem("There are three steps:", claims=3) is None  # three claims follow
     assert prose_problem("There are seven steps:", claims=5) is not None
+
+
+def test_a_label_for_the_part_that_follows_frames_but_a_clause_does_not() -> None:
+    question = "How are old keys retired and new keys made for the keyring?"
+    for label in ("For old keys:", "For new keys:", "First, the old keys:", "Inside the keyring:"):
+        assert _passes(label, question), label
+    assert not _passes("For old keys, it retires:", question)  # a subject: a clause
+    assert not _passes("For old keys, retire_key runs:", question)  # code
+    assert not _passes("For the database:", question)  # a word neither question nor source has

@@ -106,16 +106,17 @@ def test_a_lone_bracket_or_block_word_quoted_whole_is_not_evidence() -> None:
     assert isinstance(verify(answer("The loop ends.", 342, 342, "break"), [SOURCE]), GatePassed)
 
 
-def test_a_wide_range_is_cut_to_its_quote_and_lends_nothing_else() -> None:
-    # 48 lines for one word: the citation shown points at the quote's own line.
+def test_a_wide_range_is_cut_to_its_quote_and_four_lines_either_side() -> None:
+    # 48 lines for one word: the citation shown points at the quote's line and 4 either side.
     result = verify(
         answer("confirm reads the answer with a prompt.", 298, 345, "_readline_prompt"), [PADDED]
     )
     assert isinstance(result, GatePassed), result
     span = result.spans[0]
     assert isinstance(span, ClaimSpan)
-    assert (span.citations[0].start_line, span.citations[0].end_line) == (330, 330)
-    # What is only elsewhere in the range does not support the claim ("False" is line 336).
+    assert (span.citations[0].start_line, span.citations[0].end_line) == (326, 334)
+    # What is only further off in the range does not support the claim ("False" is line 336,
+    # 5 below the quote's).
     raw = answer("An interrupt makes confirm return False.", 298, 345, "KeyboardInterrupt")
     why, detail = failure_of(verify(raw, [PADDED]))
     assert why == "claim_unsupported" and "'False'" in detail
@@ -217,15 +218,17 @@ def test_a_count_is_shown_by_as_many_citations() -> None:
 def test_narrowing_keeps_the_rest_of_the_statement_the_quote_begins() -> None:
     text = "\n".join(
         ["    #"] * 10 + ["    parser.add_argument(", '        "--retries",', "        type=int,",
+                         '        metavar="N",', '        help="tries",', "        required=False,",
                          "        default=3,", "    )", "    return parser"]
     )  # fmt: skip
-    source = outside_source("S1", "cli.py", 1, 16, text, symbol="build_parser")
-    raw = answer("The --retries option defaults to 3.", 1, 16, '"--retries",')
+    source = outside_source("S1", "cli.py", 1, 19, text, symbol="build_parser")
+    raw = answer("The --retries option defaults to 3.", 1, 19, '"--retries",')
     result = verify(raw, [source])
     assert isinstance(result, GatePassed), result
     span = result.spans[0]
     assert isinstance(span, ClaimSpan)
-    assert (span.citations[0].start_line, span.citations[0].end_line) == (12, 15)
+    # The quote's line 12 and 4 either side, then on to the statement's end: default=3 (17).
+    assert (span.citations[0].start_line, span.citations[0].end_line) == (8, 18)
 
 
 def test_the_feedback_shows_every_citation_the_failing_claim_rests_on() -> None:
@@ -238,3 +241,47 @@ def test_the_feedback_shows_every_citation_the_failing_claim_rests_on() -> None:
     assert isinstance(result, GateFailed)
     feedback = retry_feedback(result.failures, [SOURCE])
     assert "Lines 334-334 of S1" in feedback and "Lines 343-343 of S1" in feedback
+
+
+def test_a_negation_in_a_condition_or_a_description_asserts_nothing_to_show() -> None:
+    # Lines 343-344: `if abort and not rv:` / `raise Abort()`; 330: the read.
+    quote = "raise Abort()"
+    for text in (
+        "When the answer is not yes, confirm raises Abort if abort is set.",
+        "An answer that is not yes makes confirm raise Abort when abort is set.",
+    ):
+        assert isinstance(verify(answer(text, 343, 344, quote), [SOURCE]), GatePassed), text
+    # Said of what the code does, a negation must be shown.
+    raw = answer("confirm does not lowercase the answer.", 330, 330, ".lower().strip()")
+    assert failure_of(verify(raw, [SOURCE]))[0] == "claim_unsupported"
+
+
+def test_an_option_of_the_question_is_no_negation_and_a_name_may_be_named_by_its_words() -> None:
+    text = "    def get_completion_args(self) -> tuple[list[str], str]:\n        return [], ''"
+    source = outside_source("S1", "shell.py", 10, 11, text, symbol="PowerShellComplete")
+    raw = answer("PowerShell completion reads its arguments here.", 10, 10, "get_completion_args")
+    assert isinstance(verify(raw, [source]), GatePassed)
+    flag = "    flag = decl.split('/', 1)"
+    source = outside_source("S1", "core.py", 5, 5, flag, symbol="Option._parse_decls")
+    raw = answer("A declaration like --shout/--no-shout is split at the slash.", 5, 5, flag.strip())
+    assert isinstance(verify(raw, [source], "How does --shout/--no-shout work?"), GatePassed)
+
+
+def test_with_the_model_check_the_wording_is_left_to_it() -> None:
+    raw = answer("It always aborts.", 343, 344, "raise Abort()")
+    assert failure_of(verify(raw, [SOURCE]))[0] == "claim_unsupported"
+    assert isinstance(verify(raw, [SOURCE], wording=False), GatePassed)
+    # Names, numbers and literals stay the gate's: the model check never sees them unshown.
+    raw = answer("It raises `Abort` 3 times.", 343, 344, "raise Abort()")
+    assert failure_of(verify(raw, [SOURCE], wording=False))[0] == "claim_unsupported"
+
+
+def test_a_number_is_its_value_and_a_path_ends_before_the_full_stop() -> None:
+    text = '    keepalive_expiry: float = 5.0,\n    if request.http_version < b"1.1":'
+    source = outside_source("S1", "config.py", 20, 21, text, symbol="Limits")
+    raw = answer("Idle connections expire after 5 seconds.", 20, 20, "keepalive_expiry: float = 5.0")
+    assert isinstance(verify(raw, [source]), GatePassed)
+    raw = answer("Requests older than HTTP/1.1.", 21, 21, 'if request.http_version < b"1.1":')
+    assert isinstance(verify(raw, [source]), GatePassed)
+    raw = answer("Idle connections expire after 6 seconds.", 20, 20, "keepalive_expiry: float = 5.0")
+    assert failure_of(verify(raw, [source]))[0] == "claim_unsupported"
