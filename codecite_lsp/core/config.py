@@ -125,7 +125,8 @@ class Config:
         " one more call per answer (not hover), batching every claim that passed the citation"
         " checks, asks the model whether the quoted lines entail each; claims it judges"
         " unsupported are removed, and a failed or unreadable check refuses the answer (no claim"
-        " is shown unchecked). `off`: the deterministic checks alone",
+        " is shown unchecked); a claim's wording (negations, quantifiers, counts in words) is then"
+        " its to judge. `off`: the deterministic checks alone, word rules included",
     )
     tool_loop: str = _setting(
         "auto",
