@@ -134,11 +134,9 @@ def outcome(
     row["claims"] = len(claims)
     row["shown"] = [span.text for span in claims]
     row["note"] = answer.note
-    row["first_try"] = (
-        trace["retries"] == 0
-        and not trace["statements_removed"]
-        and not ((trace["support_check"] or {}).get("removed"))
-    )
+    unsupported = (trace["support_check"] or {}).get("unsupported") or []
+    row["first_try"] = trace["retries"] == 0 and not trace["statements_removed"]
+    row["checked_out"] = len(unsupported)  # claims the model's support check removed
     return row
 
 
@@ -147,8 +145,13 @@ def report(outcomes: list[dict[str, Any]]) -> None:
     done = [row for row in outcomes if "pending" not in row]
     print(f"questions {len(outcomes)}: answered or refused {len(done)}, pending {len(pending)}")
     first = sum(1 for row in done if row.get("first_try"))
+    whole = sum(1 for row in done if row.get("first_try") and not row.get("checked_out"))
     refused = sum(1 for row in done if "refused" in row)
-    print(f"passed on the first reply, nothing removed: {first} of {len(done)}; refused {refused}")
+    removed = sum(row.get("removed", 0) + row.get("checked_out", 0) for row in done)
+    print(
+        f"first reply passed the gate: {first} of {len(done)}; and lost no claim to the support "
+        f"check: {whole}; claims removed in all {removed}; refused {refused}"
+    )
     for row in outcomes:
         print(json.dumps(row, ensure_ascii=False))
 
