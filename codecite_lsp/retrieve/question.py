@@ -106,15 +106,14 @@ def retrieve(
     # Search's first results keep their places in the prompt (:func:`.select_sources`).
     first = {r.chunk.id for r in listed}
     kept = [r for r in candidates if r.chunk.id in first]
-    config = retriever.config
 
     def select(pool: list[Result]) -> Selection:
         ids = {r.chunk.id for r in pool}
         return select_sources(
             pool,
-            max_sources=config.context_chunks,
-            token_budget=config.context_tokens,
-            floor=config.relevance_floor,
+            max_sources=retriever.config.context_chunks,
+            token_budget=retriever.config.context_tokens,
+            floor=retriever.config.relevance_floor,
             asked=asked.asked,
             terms=terms,
             headers_for=files.headers,
