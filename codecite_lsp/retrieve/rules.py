@@ -62,7 +62,7 @@ class Context:
     depth: int  # candidates taken from each ranking
     meaning: list[str]  # the semantic leg's nearest chunks, nearest first
     defined: Scores = field(default_factory=dict)
-    _exact: dict[str, float | None] = field(default_factory=dict)
+    _exact: dict[str, float | None] = field(default_factory=dict, init=False, repr=False)
 
     @functools.cached_property
     def centrality(self) -> dict[str, float]:
