@@ -13,14 +13,10 @@ from record_helpers import result as make
 from codecite_lsp.core.config import Config
 from codecite_lsp.core.records import Result, content_hash
 from codecite_lsp.index.static_embedding import StaticEmbedder
-from codecite_lsp.retrieve.retriever import (
-    RetrievalContext,
-    Retriever,
-    dedup_overlapping,
-    merge_adjacent,
-    open_retriever,
-)
+from codecite_lsp.retrieve.candidates import RetrievalContext
+from codecite_lsp.retrieve.retriever import Retriever, open_retriever
 from codecite_lsp.retrieve.scoring import rrf, search_depth
+from codecite_lsp.retrieve.selection import dedup_overlapping, merge_adjacent
 
 
 def result(path: str, start: int, end: int, text: str = "", score: float = 0.5) -> Result:
