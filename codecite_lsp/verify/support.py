@@ -217,12 +217,16 @@ class Evidence:
         return word_pattern(word, flags).search(self._all(asked)) is not None
 
     def has_part(self, name: str) -> bool:
-        """A capitalised name that begins a longer one in the evidence: "PowerShell" names
-        ``PowerShellComplete`` by its words."""
-        if not name[:1].isupper():
+        """A name without underscores that is a part of a longer one in the evidence: a
+        capitalised one at its start ("PowerShell" of ``PowerShellComplete``), or one between
+        underscores in any case ("IPv4" of ``is_ipv4_hostname``)."""
+        if "_" in name:
             return False
-        pattern = rf"(?<![\w$]){re.escape(name)}(?=[A-Z_\d])"
-        return re.search(pattern, self._all(False)) is not None
+        text, escaped = self._all(False), re.escape(name)
+        if name[:1].isupper() and re.search(rf"(?<![\w$]){escaped}(?=[A-Z_\d])", text):
+            return True
+        parts = rf"(?<![A-Za-z0-9$])(?:{escaped}(?=_)|(?<=_){escaped}(?![A-Za-z0-9$]))"
+        return re.search(parts, text, re.IGNORECASE) is not None
 
     def has_text(self, text: str) -> bool:
         return normalise_ws(text) in normalise_ws(self._all())
@@ -303,7 +307,7 @@ def missing(claim: str, evidence: Evidence, wording: bool = True) -> list[str]:
         for name in _names_in(inner):
             if not evidence.has_word(name):
                 lack(name)
-    prose = _BACKTICKED.sub(" ", claim)
+    prose = _BACKTICKED.sub("code", claim)  # a word: "`/`-separated" starts no option
     for groups in _LITERAL.findall(prose):
         literal = next(group for group in groups if group)
         if not evidence.has_literal(literal):

@@ -62,6 +62,8 @@ def test_a_claim_the_model_finds_unsupported_is_removed_and_recorded(
     sent = json.loads(second[1]["content"])
     assert [c["text"] for c in sent["claims"]] == [TRUE, FALSE]
     assert "old.retired_at = now" in sent["claims"][1]["cited_lines"][0]["text"]
+    # ... and the definition those lines are in, which a claim may name as the gate lets it.
+    assert "rotate_key" in sent["claims"][1]["cited_lines"][0]["in"]
     record = last_trace(answerer.config, indexed[0], answer.trace_id)
     assert record["support_check"] == {"claims": 2, "status": "checked", "unsupported": [2]}
     assert record["model_calls"] == 2

@@ -279,9 +279,22 @@ def test_with_the_model_check_the_wording_is_left_to_it() -> None:
 def test_a_number_is_its_value_and_a_path_ends_before_the_full_stop() -> None:
     text = '    keepalive_expiry: float = 5.0,\n    if request.http_version < b"1.1":'
     source = outside_source("S1", "config.py", 20, 21, text, symbol="Limits")
-    raw = answer("Idle connections expire after 5 seconds.", 20, 20, "keepalive_expiry: float = 5.0")
+    expiry = "keepalive_expiry: float = 5.0"
+    raw = answer("Idle connections expire after 5 seconds.", 20, 20, expiry)
     assert isinstance(verify(raw, [source]), GatePassed)
     raw = answer("Requests older than HTTP/1.1.", 21, 21, 'if request.http_version < b"1.1":')
     assert isinstance(verify(raw, [source]), GatePassed)
-    raw = answer("Idle connections expire after 6 seconds.", 20, 20, "keepalive_expiry: float = 5.0")
+    raw = answer("Idle connections expire after 6 seconds.", 20, 20, expiry)
     assert failure_of(verify(raw, [source]))[0] == "claim_unsupported"
+
+
+def test_a_name_may_be_a_part_of_one_the_lines_hold_but_not_another_name() -> None:
+    text = "    if is_ipv4_hostname(hostname):\n        mounts[hostname] = None"
+    source = outside_source("S1", "utils.py", 40, 41, text, symbol="get_environment_proxies")
+    quote = "if is_ipv4_hostname(hostname):"
+    assert isinstance(verify(answer("IPv4 hosts are mounted apart.", 40, 40, quote), [source]),
+                      GatePassed)  # fmt: skip
+    raw = answer("IPv6 hosts are mounted apart.", 40, 40, quote)
+    assert failure_of(verify(raw, [source]))[0] == "claim_unsupported"
+    raw = answer("Each `/`-separated part is checked.", 40, 40, quote)
+    assert isinstance(verify(raw, [source]), GatePassed)
