@@ -31,9 +31,11 @@ sys.path.insert(0, str(ROOT))
 
 from codecite_lsp.core import records  # noqa: E402
 from codecite_lsp.core.records import Source  # noqa: E402
+from codecite_lsp.ingest.injection import findings  # noqa: E402
 from codecite_lsp.verify.gate import GatePassed, verify  # noqa: E402
 
 Reply = dict[str, Any]
+ORDINALS = ("first", "second", "third", "fourth")
 
 
 def corpus() -> list[tuple[str, list[str]]]:
@@ -42,8 +44,11 @@ def corpus() -> list[tuple[str, list[str]]]:
     files += sorted(p for p in fixture.rglob("*") if p.is_file() and p.suffix in {".py", ".ts"})
     loaded = []
     for path in files:
-        lines = path.read_text(encoding="utf-8").split("\n")[:-1]
-        if len(lines) >= 12:
+        text = path.read_text(encoding="utf-8")
+        lines = text.split("\n")[:-1]
+        # A file holding text addressed to a model (the scanner's own patterns) is untrusted
+        # data: no claim rests on it alone, so an honest reply over it is no valid case.
+        if len(lines) >= 12 and not findings(text):
             loaded.append((str(path.relative_to(ROOT)), lines))
     return loaded
 
@@ -102,7 +107,9 @@ def honest_reply(rng: random.Random, sources: list[Source]) -> Reply:
     spans: list[dict[str, Any]] = [{"kind": "prose", "text": "Here is what the code shows."}]
     for index in range(rng.randint(1, 4)):
         citations = [honest_citation(rng, sources) for _ in range(rng.randint(1, 2))]
-        spans.append({"kind": "claim", "text": f"Claim {index}.", "citations": citations})
+        # No digits: a number in a claim is content the quote must show (verify/support.py).
+        text = f"The {ORDINALS[index]} claim."
+        spans.append({"kind": "claim", "text": text, "citations": citations})
     return {"spans": spans, "refuse": None}
 
 
