@@ -307,7 +307,7 @@ def missing(claim: str, evidence: Evidence, wording: bool = True) -> list[str]:
         for name in _names_in(inner):
             if not evidence.has_word(name):
                 lack(name)
-    prose = _BACKTICKED.sub("code", claim)  # a word: "`/`-separated" starts no option
+    prose = _BACKTICKED.sub("§", claim)  # no word: "`/`-separated" starts no option
     for groups in _LITERAL.findall(prose):
         literal = next(group for group in groups if group)
         if not evidence.has_literal(literal):

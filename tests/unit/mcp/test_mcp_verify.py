@@ -139,7 +139,7 @@ def test_a_folder_a_missing_file_and_a_symlink_out_are_refused_in_plain_words(
 GATE = Path(__file__).parents[3] / "codecite_lsp" / "verify" / "gate.py"
 
 
-@pytest.mark.parametrize("quote", ["e", " verify(r", "def verify(raw: str | dict[str, Any], sour"])
+@pytest.mark.parametrize("quote", ["e", " prepare(s", "def prepare(sources: list[Source]) -> di"])
 def test_verify_citations_refuses_what_the_gate_refuses(quote: str) -> None:
     import threading
 
@@ -147,7 +147,7 @@ def test_verify_citations_refuses_what_the_gate_refuses(quote: str) -> None:
     from codecite_lsp.mcp.tools import verify_citations
 
     lines = GATE.read_text(encoding="utf-8").split("\n")
-    line = next(n for n, text in enumerate(lines, start=1) if text.startswith("def verify("))
+    line = next(n for n, text in enumerate(lines, start=1) if text.startswith("def prepare("))
     root = GATE.parents[2]
     cited = CitationIn(
         path="codecite_lsp/verify/gate.py", start_line=line, end_line=line, quote=quote
