@@ -82,8 +82,9 @@ def reshuffle_whitespace(rng: random.Random, quote: str) -> str:
 
 
 def word_edges(text: str) -> list[int]:
-    """Offsets not inside a word: where an honest quote may start or end."""
-    inner = {m.start() for m in re.finditer(r"(?<=\w)\w", text)}
+    """Offsets not inside a word: where an honest quote may start or end (``$`` is a word
+    character, as in JavaScript's ``$ref`` and the gate's whole-word rule)."""
+    inner = {m.start() for m in re.finditer(r"(?<=[\w$])[\w$]", text)}
     return [i for i in range(len(text) + 1) if i not in inner]
 
 

@@ -27,7 +27,7 @@ invalidated"). Line numbers ("line 42", "lines 10-20", "L42") name a place and a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 
 from ..core.terms import COUNT_WORDS
 
@@ -114,13 +114,20 @@ _IDENTIFIER_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+"
 def word_stems(texts: Iterable[str]) -> frozenset[str]:
     """The stems of every word in ``texts``, identifiers also split into their parts
     (``should_strip_auth``, ``getParameterSource``), numbers as they are."""
-    stems: set[str] = set()
+    tokens: set[str] = set()  # each distinct word once: code repeats its names
     for text in texts:
-        for token in re.findall(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)?", text):
-            token = re.sub(r"['\u2019]s?$", "", token)
-            stems.add(stem(token))
+        tokens.update(_STEMMED.findall(text))
+    stems: set[str] = set()
+    for token in tokens:
+        token = _POSSESSIVE.sub("", token)
+        stems.add(stem(token))
+        if not (token.isalpha() and token.islower()):  # a plain word is its only part
             stems.update(stem(part) for part in _IDENTIFIER_PART.findall(token))
     return frozenset(stems)
+
+
+_STEMMED = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)?")
+_POSSESSIVE = re.compile(r"['\u2019]s?$")
 
 
 def _layout_free(text: str) -> tuple[str, bool]:
@@ -144,7 +151,7 @@ def _named(asked: frozenset[str]) -> Callable[[re.Match[str]], str]:
 def prose_problem(
     text: str,
     asked: frozenset[str] = frozenset(),
-    code: frozenset[str] | None = None,
+    code: Container[str] | None = None,
     names: frozenset[str] = frozenset(),
     claims: int | None = 0,
 ) -> str | None:
@@ -196,15 +203,16 @@ def prose_problem(
         if clause_start:
             speaking = word in _SPEAKER
             clause_start = False
-        ordinary = code is not None and not name and stem(word) not in code
         topic = stem(word) in names or (name and stem(word) in asked)
         if word in FRAMING_WORDS or word in COUNT_WORDS:
             framing = True
         elif opener and (topic or ((asking or label) and stem(word) in asked)):
             framing = framing or asking or label  # the topic announced: "how Click handles it"
-        elif speaking and not asking and ordinary:
+        elif word in FUNCTION_WORDS:
+            pass
+        elif speaking and not asking and code is not None and not name and stem(word) not in code:
             pass  # the answer's own doing: "Let's dig in", "Let me unpack this"
-        elif word not in FUNCTION_WORDS:
+        else:
             unknown.append(word)
         asking = asking or word in _WH_WORDS
     if unknown:
