@@ -166,6 +166,26 @@ def enclosing_definition(known: dict[int, str], line: int) -> str:
     """The nearest definition line above ``line`` among a file's known lines (number -> text),
     less indented than it: a claim may name the function whose body it quotes, and its header
     may sit in the chunk before."""
+    for number, text in _openers(known, line):
+        if _is_definition(text):
+            return _header(known, number)
+    return ""
+
+
+def enclosing_headers(known: dict[int, str], line: int, most: int = 4) -> list[str]:
+    """The headers of the blocks ``line`` is in, outermost first, up to its definition's: the
+    ``if WIN:`` a quoted ``os.startfile(url)`` runs under is part of what the line says."""
+    headers = [text.strip() for _, text in _openers(known, line) if text.lstrip()[0] not in ")]}"]
+    return headers[:most][::-1]
+
+
+def _is_definition(text: str) -> bool:
+    return bool(_DEFINITION.match(text) or _METHOD.match(text) or _FUNCTION_VALUE.match(text))
+
+
+def _openers(known: dict[int, str], line: int) -> Iterable[tuple[int, str]]:
+    """Each known line above ``line`` less indented than the lines below it, innermost first,
+    ending at a definition or at top-level code."""
     own = known.get(line, "")
     indent = len(own) - len(own.lstrip())
     for number in sorted((n for n in known if n < line), reverse=True):
@@ -173,14 +193,14 @@ def enclosing_definition(known: dict[int, str], line: int) -> str:
         depth = len(text) - len(text.lstrip())
         if not text.strip() or depth >= indent:
             continue
-        if _DEFINITION.match(text) or _METHOD.match(text) or _FUNCTION_VALUE.match(text):
-            return _header(known, number)
+        yield number, text
+        if _is_definition(text):
+            return
         if text.lstrip()[0] in ")]}":  # a multi-line signature's end, its header above
             continue
         if depth == 0:  # top-level code that is no definition: nothing encloses the line
-            break
+            return
         indent = depth  # an enclosing block: its own scope is what encloses it
-    return ""
 
 
 def _header(known: dict[int, str], first: int, most: int = 12) -> str:

@@ -298,3 +298,22 @@ def test_a_name_may_be_a_part_of_one_the_lines_hold_but_not_another_name() -> No
     assert failure_of(verify(raw, [source]))[0] == "claim_unsupported"
     raw = answer("Each `/`-separated part is checked.", 40, 40, quote)
     assert isinstance(verify(raw, [source]), GatePassed)
+
+
+def test_the_blocks_a_line_runs_in_are_its_headers_outermost_first() -> None:
+    from codecite_lsp.verify.support import enclosing_headers
+
+    code = """def launch(url, locate=False):
+    if WIN:
+        if locate:
+            return explorer(url)
+        os.startfile(url)
+    return 0"""
+    known = dict(enumerate(code.split("\n"), start=10))
+    header = "def launch(url, locate=False):"
+    assert enclosing_headers(known, 13) == [header, "if WIN:", "if locate:"]
+    assert enclosing_headers(known, 14) == [header, "if WIN:"]
+    assert enclosing_headers(known, 15) == [header]
+    assert enclosing_headers(dict(enumerate(CONFIRM.split("\n"), start=321)), 344) == [
+        "if abort and not rv:"
+    ]
