@@ -20,7 +20,7 @@ from collections import Counter
 from importlib import metadata
 from pathlib import Path
 
-from build_subtle_claims import SITE, STDLIB, normalise_ws, quote_ranges
+from build_subtle_claims import SITE, STDLIB, claim_row
 
 OUT = Path(__file__).parents[1] / "tests" / "fixtures" / "support" / "claims_heldout.jsonl"
 
@@ -1106,34 +1106,9 @@ def _repository(file: str) -> str:
     return f"{package} {metadata.version(package)}"
 
 
-def _row(index: int, number: int, pair: tuple[str, ...], claim: str, label: bool) -> dict:
-    file, quote, question, _, _, cls = pair
-    root = SITE if file.split("/")[0] in DISTRIBUTIONS else STDLIB
-    lines = (root / file).read_text(encoding="utf-8").splitlines()
-    spots = quote_ranges(lines, quote)
-    assert spots, (file, quote)
-    first, last = spots[0]
-    start, end = max(1, first - 8), min(len(lines), last + 8)
-    return {
-        "id": f"heldout/{index}/{number}",
-        "repository": _repository(file),
-        "question": question,
-        "source": {
-            "label": "S1",
-            "path": file,
-            "start_line": start,
-            "end_line": end,
-            "symbol": None,
-        },
-        "source_text": "\n".join(lines[start - 1 : end]),
-        "start_line": first,
-        "end_line": last,
-        "cited_lines": "\n".join(lines[first - 1 : last]),
-        "quote": normalise_ws(quote),
-        "claim": claim,
-        "label": label,
-        "cls": "true" if label else cls,
-    }
+def _row(index: int, number: int, pair: tuple[str, ...], label: bool) -> dict:
+    root = SITE if pair[0].split("/")[0] in DISTRIBUTIONS else STDLIB
+    return claim_row("heldout", index, number, pair, root, _repository(pair[0]), label)
 
 
 def main() -> None:
@@ -1144,8 +1119,8 @@ def main() -> None:
     assert len(per_base) >= 8 and max(per_base.values()) <= 15, per_base
     rows = []
     for index, pair in enumerate(PAIRS, start=1):
-        rows.append(_row(index, 1, pair, pair[3], True))
-        rows.append(_row(index, 2, pair, pair[4], False))
+        rows.append(_row(index, 1, pair, True))
+        rows.append(_row(index, 2, pair, False))
     OUT.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     print(f"{len(rows)} claims -> {OUT}")
 

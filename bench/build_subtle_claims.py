@@ -283,18 +283,21 @@ PAIRS: list[tuple[str, str, str, str, str, str]] = [
 ]
 
 
-def _row(index: int, number: int, pair: tuple[str, ...], claim: str, label: bool) -> dict:
-    file, quote, question, _, _, cls = pair
-    root = SITE if file.split("/")[0] in VERSIONS else STDLIB
+def claim_row(
+    name: str, index: int, number: int, pair: tuple[str, ...], root: Path, repository: str,
+    label: bool,
+) -> dict:  # fmt: skip
+    """One labelled row of ``pair`` (file, quote, question, true claim, false claim, class):
+    its true claim (``label``) or its false one, citing the quote's lines of the installed file
+    under ``root``, with those lines and 8 either side as the source."""
+    file, quote, question, true, false, cls = pair
     lines = (root / file).read_text(encoding="utf-8").splitlines()
     spots = quote_ranges(lines, quote)
     assert spots, (file, quote)
     first, last = spots[0]
     start, end = max(1, first - 8), min(len(lines), last + 8)
-    package = file.split("/")[0]
-    repository = VERSIONS.get(package, "cpython 3.11.7 stdlib")
     return {
-        "id": f"subtle/{index}/{number}",
+        "id": f"{name}/{index}/{number}",
         "repository": repository,
         "question": question,
         "source": {
@@ -309,17 +312,24 @@ def _row(index: int, number: int, pair: tuple[str, ...], claim: str, label: bool
         "end_line": last,
         "cited_lines": "\n".join(lines[first - 1 : last]),
         "quote": normalise_ws(quote),
-        "claim": claim,
+        "claim": true if label else false,
         "label": label,
         "cls": "true" if label else cls,
     }
 
 
+def _row(index: int, number: int, pair: tuple[str, ...], label: bool) -> dict:
+    package = pair[0].split("/")[0]
+    root = SITE if package in VERSIONS else STDLIB
+    repository = VERSIONS.get(package, "cpython 3.11.7 stdlib")
+    return claim_row("subtle", index, number, pair, root, repository, label)
+
+
 def main() -> None:
     rows = []
     for index, pair in enumerate(PAIRS, start=1):
-        rows.append(_row(index, 1, pair, pair[3], True))
-        rows.append(_row(index, 2, pair, pair[4], False))
+        rows.append(_row(index, 1, pair, True))
+        rows.append(_row(index, 2, pair, False))
     OUT.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     print(f"{len(rows)} claims -> {OUT}")
 
