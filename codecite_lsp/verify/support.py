@@ -348,7 +348,7 @@ def missing(claim: str, evidence: Evidence, wording: bool = True) -> list[str]:
         if not evidence.has_number(number):
             lack(number)
     words = [word.lower() for word in _PROSE_WORD.findall(prose)] if wording else []
-    negated = _asserted_negations(prose)
+    negated = _asserted_negations(prose) if wording else frozenset()
     for word in words:
         if word in COUNT_WORDS:
             shown = evidence.has_number(str(COUNT_WORDS[word]))
