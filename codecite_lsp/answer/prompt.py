@@ -82,7 +82,7 @@ def _support_rule() -> str:
    X" is shown by the condition `if X`); what a claim says is not done ("is not", "does
    not", "cannot") needs a negation in the lines, a condition ("when X is not set") does not.
    A long range is cut to the quote's lines, 4 lines either side and the rest of that
-   statement, so quote the line that shows the point.
+   statement, so quote the line that shows the point; cite every line holding a name you give.
 {shown}"""
 
 

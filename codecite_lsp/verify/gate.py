@@ -53,7 +53,7 @@ from .quotes import (
     quote_problem,
     quote_ranges,
 )
-from .support import Evidence, enclosing_definition, missing, narrowed
+from .support import Evidence, enclosing_definition, missing, narrowed, reached
 
 Why = Literal[
     "unknown_label",
@@ -303,15 +303,7 @@ def _claim_failure(
     return CitationCheck(index, None, *place, False, why, detail, cite.quote, text, ranges)
 
 
-def _unsupported(
-    index: int,
-    text: str,
-    cites: list[ReplyCitation],
-    prepared: dict[str, Prepared],
-    question: str,
-    wording: bool,
-) -> CitationCheck | None:
-    """The claim-level support check over all its (narrowed) citations, or None if it holds."""
+def _evidence(cites: list[ReplyCitation], prepared: dict[str, Prepared], question: str) -> Evidence:
     held: list[str] = []
     names: list[str] = []
     numbers: set[int] = set()
@@ -323,13 +315,34 @@ def _unsupported(
         symbols = entry.source.result.symbols_within(cite.start_line, cite.end_line)
         names += [*symbols, entry.source.result.chunk.path, enclosing]
     quotes = len({(cite.source, normalise_ws(cite.quote), cite.start_line) for cite in cites})
-    evidence = Evidence("\n".join(held), "\n".join(names), frozenset(numbers), question, quotes)
-    absent = missing(text, evidence, wording)
+    return Evidence("\n".join(held), "\n".join(names), frozenset(numbers), question, quotes)
+
+
+def _reached(cite: ReplyCitation, entry: Prepared, terms: list[str]) -> ReplyCitation:
+    first = entry.source.result.chunk.start_line
+    start, end = reached(entry.lines, first, cite.start_line, cite.end_line, cite.quote, terms)
+    return cite.model_copy(update={"start_line": start, "end_line": end})
+
+
+def _supported(
+    index: int,
+    text: str,
+    cites: list[ReplyCitation],
+    prepared: dict[str, Prepared],
+    question: str,
+    wording: bool,
+) -> tuple[list[ReplyCitation], CitationCheck | None]:
+    """The claim-level support check over all its (narrowed) citations: the citations to show
+    (grown to a line next to them that holds a name the claim gives) and None, or the failure."""
+    absent = missing(text, _evidence(cites, prepared, question), wording)
     if not absent:
-        return None
+        return cites, None
+    grown = [_reached(cite, prepared[cite.source], absent) for cite in cites]
+    if grown != cites and not missing(text, _evidence(grown, prepared, question), wording):
+        return grown, None
     terms = ", ".join(term if term.startswith("'") else f"'{term}'" for term in absent)
     detail = f"the claim says {terms}, which its quoted lines do not show"
-    return _claim_failure(index, text, cites, "claim_unsupported", detail)
+    return cites, _claim_failure(index, text, cites, "claim_unsupported", detail)
 
 
 def _untrusted(
@@ -453,7 +466,7 @@ class Judge:
         clean = [cite for cite in narrow if not prepared[cite.source].flags]
         trusted = [cite for cite in clean if not _told(cite, prepared[cite.source])]
         if trusted:
-            unsupported = _unsupported(
+            trusted, unsupported = _supported(
                 index, span.text, trusted, prepared, self.question, self.wording
             )
         elif clean:

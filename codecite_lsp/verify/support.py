@@ -94,6 +94,7 @@ _AUXILIARIES = _words(
     "have had"
 )
 _CLAUSE_BREAK = re.compile(r"[,;:()\u2014]")
+_WORDING = frozenset(COUNT_WORDS) | frozenset(_QUANTIFIERS) | _NEGATIONS  # judged, not located
 _NEGATION_EVIDENCE = _words(
     """not no never none nothing cannot without neither nor unless except false nil null
     undefined raise raises raised throw throws error errors reject rejects refuse refuses
@@ -132,6 +133,34 @@ def narrowed(cited: list[str], quote: str, start: int, end: int) -> tuple[int, i
     last = max(min(last + MAX_EXTRA_LINES, len(cited)), _statement_end(cited, last - 1) + 1)
     first = max(1, first - MAX_EXTRA_LINES)
     return start + first - 1, start + last - 1
+
+
+REACH_LINES = 2  # lines beyond a citation a name its claim gives may sit on: the range grows
+
+
+def reached(
+    lines: list[str], first: int, start: int, end: int, quote: str, terms: Iterable[str]
+) -> tuple[int, int]:
+    """The cited range ``start..end`` grown to the nearest line within ``REACH_LINES`` that holds
+    each of the claim's missing ``terms`` (names, literals, numbers, paths, options: never its
+    wording), never past the ``MAX_EXTRA_LINES`` a range may hold beyond its quote: a citation
+    one line short of the ``default_encoding`` it names then shows it. ``lines`` are the
+    source's lines, the first numbered ``first``; start..end hold ``quote``."""
+    spots = quote_ranges(lines[start - first : end - first + 1], quote)
+    if not spots:
+        return start, end
+    low = max(first, start - REACH_LINES, start + spots[0][0] - 1 - MAX_EXTRA_LINES)
+    high = min(first + len(lines) - 1, end + REACH_LINES, start + spots[0][1] - 1 + MAX_EXTRA_LINES)
+    for term in terms:
+        if term.lower() in _WORDING or term.lower().endswith("n't"):
+            continue
+        quoted = len(term) > 1 and term[0] in "'\"" and term[-1] == term[0]
+        pattern = word_pattern(term[1:-1] if quoted else term)
+        holding = [n for n in range(low, high + 1) if pattern.search(lines[n - first])]
+        if holding and not any(start <= n <= end for n in holding):
+            nearest = min(holding, key=lambda n: min(abs(n - start), abs(n - end)))
+            start, end = min(start, nearest), max(end, nearest)
+    return start, end
 
 
 def _any_of(words: Iterable[str]) -> str:

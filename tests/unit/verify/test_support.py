@@ -317,3 +317,23 @@ def test_the_blocks_a_line_runs_in_are_its_headers_outermost_first() -> None:
     assert enclosing_headers(dict(enumerate(CONFIRM.split("\n"), start=321)), 344) == [
         "if abort and not rv:"
     ]
+
+
+def test_a_citation_a_line_short_of_a_name_it_gives_grows_to_show_it() -> None:
+    # Line 333 `if value in ("y", "yes"):`, 334 `rv = True`: the claim names what 334 holds.
+    raw = answer("Answering `yes` sets `rv` to `True`.", 333, 333, 'if value in ("y", "yes"):')
+    result = verify(raw, [SOURCE])
+    assert isinstance(result, GatePassed), result
+    span = result.spans[0]
+    assert isinstance(span, ClaimSpan)
+    cited = span.citations[0]
+    assert (cited.start_line, cited.end_line) == (333, 334)
+    assert cited.quote == 'if value in ("y", "yes"):'
+
+
+def test_a_name_further_than_two_lines_from_the_citation_is_still_unsupported() -> None:
+    # `_readline_prompt` is on line 330, four lines above the cited 334.
+    why, detail = failure_of(
+        verify(answer("`rv` comes from `_readline_prompt`.", 334, 334, "rv = True"), [SOURCE])
+    )
+    assert why == "claim_unsupported" and "'_readline_prompt'" in detail
