@@ -14,13 +14,12 @@ field names the installed version, read from importlib.metadata.
 
 from __future__ import annotations
 
-import json
 import platform
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
 
-from build_subtle_claims import SITE, STDLIB, claim_row
+from build_subtle_claims import SITE, STDLIB, claim_row, write_claims
 
 OUT = Path(__file__).parents[1] / "tests" / "fixtures" / "support" / "claims_heldout.jsonl"
 
@@ -1117,12 +1116,7 @@ def main() -> None:
         assert pair[3] != pair[4], pair
     per_base = Counter(_repository(pair[0]) for pair in PAIRS)
     assert len(per_base) >= 8 and max(per_base.values()) <= 15, per_base
-    rows = []
-    for index, pair in enumerate(PAIRS, start=1):
-        rows.append(_row(index, 1, pair, True))
-        rows.append(_row(index, 2, pair, False))
-    OUT.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    print(f"{len(rows)} claims -> {OUT}")
+    write_claims(PAIRS, _row, OUT)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sysconfig
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from codecite_lsp.verify.quotes import normalise_ws, quote_ranges
@@ -325,13 +326,22 @@ def _row(index: int, number: int, pair: tuple[str, ...], label: bool) -> dict:
     return claim_row("subtle", index, number, pair, root, repository, label)
 
 
-def main() -> None:
+def write_claims(
+    pairs: Sequence[tuple[str, ...]],
+    row: Callable[[int, int, tuple[str, ...], bool], dict],
+    out: Path,
+) -> None:
+    """Each pair as its true claim, then its false one, one JSON row a line."""
     rows = []
-    for index, pair in enumerate(PAIRS, start=1):
-        rows.append(_row(index, 1, pair, True))
-        rows.append(_row(index, 2, pair, False))
-    OUT.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    print(f"{len(rows)} claims -> {OUT}")
+    for index, pair in enumerate(pairs, start=1):
+        rows.append(row(index, 1, pair, True))
+        rows.append(row(index, 2, pair, False))
+    out.write_text("".join(json.dumps(one) + "\n" for one in rows), encoding="utf-8")
+    print(f"{len(rows)} claims -> {out}")
+
+
+def main() -> None:
+    write_claims(PAIRS, _row, OUT)
 
 
 if __name__ == "__main__":
