@@ -53,7 +53,14 @@ from .quotes import (
     quote_problem,
     quote_ranges,
 )
-from .support import Evidence, enclosing_definition, missing, narrowed, reached
+from .support import (
+    Evidence,
+    enclosing_definition,
+    enclosing_headers,
+    missing,
+    narrowed,
+    reached,
+)
 
 Why = Literal[
     "unknown_label",
@@ -284,12 +291,13 @@ def _narrowed(cite: ReplyCitation, entry: Prepared) -> ReplyCitation:
     return cite.model_copy(update={"start_line": start, "end_line": end})
 
 
-def _enclosing(prepared: dict[str, Prepared], path: str, line: int) -> str:
+def _known(prepared: dict[str, Prepared], path: str) -> dict[int, str]:
+    """The lines of ``path`` the request's sources hold, by number."""
     known: dict[int, str] = {}
     for entry in prepared.values():
         if entry.source.result.chunk.path == path:
             known.update(enumerate(entry.lines, start=entry.source.result.chunk.start_line))
-    return enclosing_definition(known, line)
+    return known
 
 
 def _claim_failure(
@@ -306,16 +314,24 @@ def _claim_failure(
 def _evidence(cites: list[ReplyCitation], prepared: dict[str, Prepared], question: str) -> Evidence:
     held: list[str] = []
     names: list[str] = []
+    headers: list[str] = []
     numbers: set[int] = set()
     for cite in cites:
         numbers.update(range(cite.start_line, cite.end_line + 1))
         entry = prepared[cite.source]
         held += [cite.quote, *entry.cited(cite.start_line, cite.end_line)]
-        enclosing = _enclosing(prepared, entry.source.result.chunk.path, cite.start_line)
+        known = _known(prepared, entry.source.result.chunk.path)
         symbols = entry.source.result.symbols_within(cite.start_line, cite.end_line)
-        names += [*symbols, entry.source.result.chunk.path, enclosing]
+        names += [
+            *symbols,
+            entry.source.result.chunk.path,
+            enclosing_definition(known, cite.start_line),
+        ]
+        headers += enclosing_headers(known, cite.start_line)
     quotes = len({(cite.source, normalise_ws(cite.quote), cite.start_line) for cite in cites})
-    return Evidence("\n".join(held), "\n".join(names), frozenset(numbers), question, quotes)
+    return Evidence(
+        "\n".join(held), "\n".join(names), frozenset(numbers), question, quotes, "\n".join(headers)
+    )
 
 
 def _reached(cite: ReplyCitation, entry: Prepared, terms: list[str]) -> ReplyCitation:

@@ -255,9 +255,14 @@ class Evidence:
     line_numbers: frozenset[int] = frozenset()  # "line 54" names the citation, not the code
     asked: str = ""  # the question: the names, options and paths it gives are given
     quotes: int = 0  # the claim's citations: "three times" is shown by three quoted places
+    # The headers of the blocks the cited lines run in (`if WIN:`, a docstring's `ncols : int`
+    # entry): the names they give, like the question's, never a value or a quantifier (the
+    # `True` of `while True:`, the `for` of a loop).
+    headers: str = ""
 
     def _all(self, asked: bool = True) -> str:
-        return f"{self.text}\n{self.names}" + (f"\n{self.asked}" if asked else "")
+        given = f"\n{self.asked}\n{self.headers}" if asked else ""
+        return f"{self.text}\n{self.names}{given}"
 
     def has_word(self, word: str, case: bool = True, asked: bool = True) -> bool:
         """The word in the evidence; ``asked``: or in the question (a name it gives), never for
@@ -371,7 +376,8 @@ def missing(claim: str, evidence: Evidence, wording: bool = True) -> list[str]:
             lack(option)
     prose = _OPTION.sub(" ", prose)  # the "no" of --no-shout is no negation
     for name in _names_in(prose):
-        if not (evidence.has_word(name, asked=name not in _CONSTANTS) or evidence.has_part(name)):
+        constant = name in _CONSTANTS  # asserted, never given; "null bytes" of "Null bytes"
+        if not (evidence.has_word(name, not constant, not constant) or evidence.has_part(name)):
             lack(name)
     for number in _NUMBER.findall(prose):
         if not evidence.has_number(number):

@@ -337,3 +337,47 @@ def test_a_name_further_than_two_lines_from_the_citation_is_still_unsupported() 
         verify(answer("`rv` comes from `_readline_prompt`.", 334, 334, "rv = True"), [SOURCE])
     )
     assert why == "claim_unsupported" and "'_readline_prompt'" in detail
+
+
+# tqdm's docstring: a parameter's entry, then the lines describing it.
+DOCSTRING = outside_source(
+    "S1",
+    "tqdm/std.py",
+    270,
+    276,
+    """    ncols  : int, optional
+        The width of the entire output message. If specified,
+        dynamically resizes the progressbar to stay within this bound.
+        If unspecified, attempts to use environment width. The
+        fallback is a meter width of 10 and no limit for the counter and
+        statistics. If 0, will not print any meter (only stats).
+    mininterval  : float, optional""",
+)
+
+
+def test_a_described_line_may_name_the_entry_it_sits_under_but_not_take_its_values() -> None:
+    quote = "If unspecified, attempts to use environment width."
+    raw = answer("Without `ncols`, the bar attempts to use the environment width.", 273, 274, quote)
+    assert isinstance(verify(raw, [DOCSTRING]), GatePassed)
+    # `while True:` encloses line 338 (`rv = default`) but shows no value the claim can assert.
+    why, detail = failure_of(
+        verify(answer("An empty answer returns True.", 338, 338, "rv = default"), [SOURCE])
+    )
+    assert why == "claim_unsupported" and "'True'" in detail
+
+
+def test_a_constant_in_plain_words_matches_its_capitalised_form() -> None:
+    source = outside_source(
+        "S1",
+        "static.py",
+        1,
+        2,
+        "    # Null bytes or other invalid characters.\n    raise ValueError(path)",
+    )
+    raw = answer(
+        "A path with null bytes raises a ValueError.",
+        1,
+        2,
+        "Null bytes or other invalid characters.",
+    )
+    assert isinstance(verify(raw, [source]), GatePassed)
