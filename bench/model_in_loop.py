@@ -135,8 +135,13 @@ def outcome(
     row["shown"] = [span.text for span in claims]
     row["note"] = answer.note
     unsupported = (trace["support_check"] or {}).get("unsupported") or []
-    row["first_try"] = trace["retries"] == 0 and not trace["statements_removed"]
-    row["checked_out"] = len(unsupported)  # claims the model's support check removed
+    # The first reply passed the gate: the check ran on it (it runs on every reply the gate
+    # passes), or nothing was retried nor removed (the check off).
+    first = (trace["attempts"] or [{}])[0]
+    passed = "support_check" in first or (trace["retries"] == 0 and not trace["statements_removed"])
+    row["first_try"] = passed
+    row["first_checked"] = passed and not (first.get("support_check") or {}).get("unsupported")
+    row["checked_out"] = len(unsupported)  # claims the check removed from what is shown
     return row
 
 
@@ -145,12 +150,12 @@ def report(outcomes: list[dict[str, Any]]) -> None:
     done = [row for row in outcomes if "pending" not in row]
     print(f"questions {len(outcomes)}: answered or refused {len(done)}, pending {len(pending)}")
     first = sum(1 for row in done if row.get("first_try"))
-    whole = sum(1 for row in done if row.get("first_try") and not row.get("checked_out"))
+    whole = sum(1 for row in done if row.get("first_checked"))
     refused = sum(1 for row in done if "refused" in row)
     removed = sum(row.get("removed", 0) + row.get("checked_out", 0) for row in done)
     print(
         f"first reply passed the gate: {first} of {len(done)}; and lost no claim to the support "
-        f"check: {whole}; claims removed in all {removed}; refused {refused}"
+        f"check: {whole}; claims removed from the answers shown {removed}; refused {refused}"
     )
     for row in outcomes:
         print(json.dumps(row, ensure_ascii=False))

@@ -13,7 +13,7 @@ from codecite_lsp.core.answers import Citation, Exact
 from codecite_lsp.core.records import content_hash, outside_source
 from codecite_lsp.verify.agent_quotes import check_quote
 from codecite_lsp.verify.anchors import resolve
-from codecite_lsp.verify.gate import GatePassed, verify
+from codecite_lsp.verify.gate import GateFailed, GatePassed, verify
 from codecite_lsp.verify.quotes import normalise_ws, split_lines
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +48,7 @@ class Judged:
         return self.gate == self.resolution == self.mcp
 
 
+_CLAIM_RULES = frozenset({"untrusted_source", "claim_unsupported"})
 _SPACES = st.sampled_from([" ", "  ", "\n", "\n    ", "\t", " \n "])
 
 
@@ -104,7 +105,13 @@ def judge(case: Case) -> Judged:
         "quote": case.quote,
     }
     reply = {"spans": [{"kind": "claim", "text": "It holds.", "citations": [cite]}]}
-    gate = isinstance(verify(reply, [source]), GatePassed)
+    result = verify(reply, [source])
+    # The quote rule's verdict: the gate's claim rules (a quote an instruction on its lines tells
+    # the reader to say, gate.py's own docstring quoting "tell the user that") are not it.
+    claim_rules = isinstance(result, GateFailed) and all(
+        failure.why in _CLAIM_RULES for failure in result.failures
+    )
+    gate = isinstance(result, GatePassed) or claim_rules
     citation = Citation(
         path=case.path,
         start_line=case.start_line,

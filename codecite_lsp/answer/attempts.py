@@ -8,6 +8,9 @@
 3. If the retry fails too, the claims that still do not verify are dropped (their text is never
    shown) and the verified ones are answered with a note saying how many statements were
    removed; when none survives, or most were removed, the answer is refused.
+4. With the model's support check (``check``), a first reply that passed the gate but lost claims
+   to the check goes back the same way, with those claims and their lines; the retry replaces
+   it only when more of its checked claims hold.
 
 ``ask`` is the only effect: the answering pipeline passes a litellm call, ``codecite eval`` a
 scripted list of replies, so both judge replies with the same code.
@@ -26,6 +29,7 @@ from ..verify.feedback import retry_feedback, user_detail
 from ..verify.gate import AnswerSpan, CitationCheck, GateFailed, GatePassed, GateResult, verify
 from .llm import ModelError
 from .prompt import retry_messages
+from .support_check import Checked, feedback
 
 Messages = list[dict[str, str]]
 
@@ -37,6 +41,7 @@ class ModelText:
 
 
 Ask = Callable[[Messages], ModelText]
+Check = Callable[[list[AnswerSpan]], Checked]  # the model's support check of shown spans
 
 
 @dataclass
@@ -49,6 +54,7 @@ class Verdict:
     detail: str = ""
     attempts: list[dict[str, Any]] = field(default_factory=list)  # one trace record each
     requests: list[Messages] = field(default_factory=list)  # what the model was sent, in order
+    checked: Checked | None = None  # the support check's verdict on ``spans``, when it ran
 
     @property
     def note(self) -> str | None:
@@ -125,6 +131,7 @@ def converse(
     nothing_found: str = wording.MODEL_FOUND_NOTHING,
     question: str = "",
     wording: bool = True,
+    check: Check | None = None,
 ) -> Verdict:
     """Ask, verify, retry once as a conversation, then answer what verified or refuse.
 
@@ -132,17 +139,21 @@ def converse(
     reply is judged on its own. ``nothing_found`` is the refusal detail when the answerer itself
     declines (worded for a model or for the offline answerer); ``question`` is the one asked
     (the words a gap or an opener may use); ``wording`` False: the model's support check
-    judges the claims' wording (verify/gate.py)."""
+    judges the claims' wording (verify/gate.py). ``check``: that support check, run on every
+    reply the gate passed; when it removed claims and a try is left, the reply goes back with
+    them and their lines (a true claim cited short is cited again), and the retry is taken only
+    if it keeps more claims."""
     failed: list[GateFailed] = []
     attempts: list[dict[str, Any]] = []
     sent: list[Messages] = []
-    for _ in range(tries):
+    best: Verdict | None = None  # a reply the gate passed and the check judged
+    for number in range(tries):
         sent.append(messages)
         try:
             reply = ask(messages)
         except ModelError as exc:
             attempts.append({"gate": "not_run", "error": exc.kind})
-            if not failed:
+            if not failed and best is None:
                 return Verdict(
                     "refused",
                     reason="model_error",
@@ -153,10 +164,21 @@ def converse(
             break
         result = verify(reply.text, sources, question, wording)
         attempts.append(_record(result, reply.mode))
-        if isinstance(result, GatePassed):
-            return Verdict("answered", spans=result.spans, attempts=attempts, requests=sent)
-        if isinstance(result, GateFailed) and _only_prose_failed(result):
-            return Verdict("answered", spans=result.kept, attempts=attempts, requests=sent)
+        passed = _passed(result)
+        if passed is not None:
+            answer = Verdict("answered", spans=passed, attempts=attempts, requests=sent)
+            if check is None:
+                return answer
+            answer.checked = check(passed)
+            attempts[-1]["support_check"] = answer.checked.record
+            if best is None or _keeps_more(answer.checked, best.checked):
+                best = answer
+            if not (answer.checked.judged and answer.checked.removed) or number == tries - 1:
+                break
+            messages = retry_messages(messages, reply.text, feedback(answer.checked, sources))
+            continue
+        if best is not None:  # the retry did worse than the reply already judged
+            break
         if not isinstance(result, GateFailed):
             return Verdict(
                 "refused",
@@ -167,6 +189,28 @@ def converse(
             )
         failed.append(result)
         messages = retry_messages(messages, reply.text, retry_feedback(result.failures, sources))
+    if best is not None:
+        best.attempts, best.requests = attempts, sent
+        return best
     verdict = _salvage(failed, sources, retried=len(failed) > 1)
     verdict.attempts, verdict.requests = attempts, sent
+    if check is not None and verdict.status == "answered":
+        verdict.checked = check(verdict.spans)
     return verdict
+
+
+def _passed(result: GateResult) -> list[AnswerSpan] | None:
+    """The spans to show of a reply that passed the gate (prose or a gap failing its rule is
+    left out: not claims, so no retry), or None."""
+    if isinstance(result, GatePassed):
+        return result.spans
+    if isinstance(result, GateFailed) and _only_prose_failed(result):
+        return result.kept
+    return None
+
+
+def _keeps_more(new: Checked | None, old: Checked | None) -> bool:
+    """The newer judged reply keeps more claims than the older (fewer removed on a tie)."""
+    if new is None or old is None or not new.judged:
+        return False
+    return (new.claims_left, -new.removed) > (old.claims_left, -old.removed)

@@ -15,6 +15,7 @@ import functools
 import threading
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from ..core.answers import ClaimSpan
@@ -39,6 +40,7 @@ class Checks:
         self.ask = ask
         self.pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="codecite-support")
         self.asked: dict[str, Future[Verdict]] = {}
+        self.batched: dict[str, bool] = {}  # verdicts of the final checks' one calls (a retry's)
         self.lock = threading.Lock()
 
     def start(self, claim: ClaimSpan, sources: list[Source]) -> Future[Verdict]:
@@ -64,19 +66,29 @@ class Checks:
             batched += 1
             return self.ask(sent)
 
+        unknown: list[ClaimSpan] = []
+
         def known(claim: ClaimSpan) -> Verdict | None:
-            return self._known(claim, sources)
+            verdict = self._known(claim, sources)
+            if verdict is None:
+                unknown.append(claim)
+            return verdict
 
         checked = check(spans, sources, counted, known)
+        if checked.judged:  # a retry repeating a claim is not asked about it again
+            with self.lock:
+                for claim in unknown:
+                    self.batched[_question(claim, sources)] = claim not in checked.dropped
         record: dict[str, Any] = {**checked.record, "mode": "per_claim"}
         record["calls"] = len(self.asked) + batched
-        return Checked(checked.spans, checked.removed, record)
+        return replace(checked, record=record)
 
     def _known(self, claim: ClaimSpan, sources: list[Source]) -> Verdict | None:
+        question = _question(claim, sources)
         with self.lock:
-            future = self.asked.get(_question(claim, sources))
-        if future is None:
-            return None
+            future = self.asked.get(question)
+            if future is None:
+                return self.batched.get(question)
         try:
             return future.result()
         except CancelledError:

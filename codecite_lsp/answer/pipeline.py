@@ -1,6 +1,7 @@
 """The answering pipeline: retrieve, check the floor, prompt, model, citation gate, one stricter
 retry, refuse; with ``support_check = "model"`` (the default with a model), a second model
-call judging each verified claim against its lines (support_check.py): streamed (``on_spans``),
+call judging each verified claim against its lines (support_check.py; a first reply that lost
+claims to it is retried once, attempts.py): streamed (``on_spans``),
 each claim is judged alone as it verifies (partial.py). Every request gets a trace id and one
 trace record; answers go to the history.
 
@@ -24,7 +25,8 @@ from ..core.limits import MAX_QUESTION_CHARS
 from ..core.records import Result, Source, sources_from_results
 from ..offline.evidence import OFFLINE_FLOOR, Evidence, gather
 from ..retrieve.on_disk import index_differs
-from .attempts import ModelText, converse
+from ..verify.gate import AnswerSpan
+from .attempts import Check, ModelText, converse
 from .followup import Turn, callers_asked, callers_question, continues, recent, standalone
 from .history import History
 from .llm import (
@@ -40,7 +42,7 @@ from .partial import Checks, OnSpans, Shown
 from .prompt import RESPONSE_SCHEMA, build_messages
 from .request import Request
 from .support_check import SCHEMA as SUPPORT_SCHEMA
-from .support_check import Ask
+from .support_check import Ask, Checked
 from .support_check import check as check_support
 from .tool_loop import Budget, Explored, Messages, Tools, explore
 from .trace import TraceLog, untrusted_sources
@@ -284,18 +286,14 @@ class Answerer:
             nothing_found=_offline_refusal(evidence) if offline else wording.MODEL_FOUND_NOTHING,
             question=asked,
             wording=not self._checks_support(),
+            check=self._support_check(request, sources, cancel),
         )
         request.attempts = verdict.attempts
         request.statements_removed = verdict.removed
         if verdict.status == "answered":
             spans, unsupported = verdict.spans, None
-            if self._checks_support():
-                request.stage("checking each claim against its lines")
-                # Streamed: the verdicts each claim had as it verified, one call for the rest.
-                if request.checks is not None:
-                    checked = request.checks.check(spans, sources)
-                else:
-                    checked = check_support(spans, sources, self._judge(request, cancel))
+            checked = verdict.checked
+            if checked is not None:
                 request.support_check = checked.record
                 if checked.record["status"] == "failed_closed":
                     error = checked.record["error"]
@@ -399,6 +397,23 @@ class Answerer:
             request.shown.close()
         request.shown = Shown(attempt, sources, asked, request.on_spans, request.checks)
         return request.shown
+
+    def _support_check(
+        self, request: Request, sources: list[Source], cancel: threading.Event | None
+    ) -> Check | None:
+        """The model's support check of a verified reply's claims, when it runs."""
+        if not self._checks_support():
+            return None
+        judge = self._judge(request, cancel)
+
+        def check(spans: list[AnswerSpan]) -> Checked:
+            request.stage("checking each claim against its lines")
+            # Streamed: the verdicts each claim had as it verified, one call for the rest.
+            if request.checks is not None:
+                return request.checks.check(spans, sources)
+            return check_support(spans, sources, judge)
+
+        return check
 
     def _judge(self, request: Request, cancel: threading.Event | None) -> Ask:
         """The support check's model call: no transient retries, since a failure only leaves

@@ -8,7 +8,9 @@ does). This pass asks the model for that judgement, as a short reply of one verd
 
 - a claim judged not entailed is removed (its text is never shown); when no claim is left the
   answer is refused;
-- it can only remove: it never adds a claim nor restores one the gate removed;
+- it can only remove: it never adds a claim nor restores one the gate removed; the pipeline
+  sends a first reply that lost claims back once with them and their lines (``feedback``,
+  attempts.converse) and keeps the retry only when more of its claims hold;
 - it fails closed: a model error, a timeout, or a reply that is not one verdict per claim
   removes every claim (none was checked, so none is shown as verified) and the answer is
   refused saying why; the trace says ``status: failed_closed`` and the error.
@@ -31,12 +33,18 @@ from typing import Any
 
 from ..core.answers import Citation, ClaimSpan
 from ..core.records import Source
-from ..verify.gate import AnswerSpan
+from ..verify.feedback import retry_feedback
+from ..verify.gate import AnswerSpan, CitationCheck
 from ..verify.quotes import declared_lines
 from ..verify.support import enclosing_headers
 from .llm import ModelError
 
 Messages = list[dict[str, str]]
+# The retry's word for a claim the check removed (the model's own turn, never the user's).
+NOT_SHOWN = (
+    "a second reading of its cited lines found that they do not show all it says (a condition, "
+    "a call, a value or a result it states)"
+)
 MAX_HEADER_CHARS = 120  # of each block header the checker is shown (a long signature is cut)
 Ask = Callable[[Messages], str]  # the model's reply text; may raise ModelError
 
@@ -83,23 +91,68 @@ class Checked:
     spans: list[AnswerSpan]
     removed: int  # claims judged not entailed by their lines
     record: dict[str, Any]
+    dropped: tuple[ClaimSpan, ...] = ()  # those claims, for the retry's feedback
 
     @property
     def claims_left(self) -> int:
         return sum(isinstance(span, ClaimSpan) for span in self.spans)
 
+    @property
+    def judged(self) -> bool:
+        """Every claim got a verdict (not skipped, not failed closed)."""
+        return self.record.get("status") == "checked"
 
-def _cited_lines(citation: Citation, sources: list[Source]) -> str:
-    """The lines a citation names, from the source holding them (the quote if none does)."""
+
+def _holding(citation: Citation, sources: list[Source]) -> Source | None:
+    """The source whose lines hold the citation's."""
     for source in sources:
         chunk = source.result.chunk
         if chunk.path == citation.path and (
             chunk.start_line <= citation.start_line and citation.end_line <= chunk.end_line
         ):
-            lines = declared_lines(chunk.text, chunk.end_line - chunk.start_line + 1)
-            first = citation.start_line - chunk.start_line
-            return "\n".join(lines[first : first + citation.end_line - citation.start_line + 1])
-    return citation.quote
+            return source
+    return None
+
+
+def _cited_lines(citation: Citation, sources: list[Source]) -> str:
+    """The lines a citation names, from the source holding them (the quote if none does)."""
+    source = _holding(citation, sources)
+    if source is None:
+        return citation.quote
+    chunk = source.result.chunk
+    lines = declared_lines(chunk.text, chunk.end_line - chunk.start_line + 1)
+    first = citation.start_line - chunk.start_line
+    return "\n".join(lines[first : first + citation.end_line - citation.start_line + 1])
+
+
+def feedback(checked: Checked, sources: list[Source]) -> str:
+    """The retry's turn after the check removed claims: each with the lines it cited, so the
+    model cites the lines that show all of it (a true claim cited short is kept then) or says
+    only what they show."""
+    failures = []
+    for claim in checked.dropped:
+        held = [(c, _holding(c, sources)) for c in claim.citations]
+        ranges = tuple((s.label, c.start_line, c.end_line) for c, s in held if s is not None)
+        if not ranges:
+            continue
+        label, start, end = ranges[0]
+        detail = NOT_SHOWN
+        failures.append(
+            CitationCheck(
+                None,
+                None,
+                label,
+                start,
+                end,
+                False,
+                "claim_unsupported",
+                detail,
+                claim.citations[0].quote,
+                claim.text,
+                ranges,
+            )
+        )
+    return retry_feedback(failures, sources)
 
 
 def _within(citation: Citation, sources: list[Source]) -> dict[str, str]:
@@ -220,4 +273,6 @@ def check(
     unsupported = {id(claim) for claim, ok in zip(claims, judged, strict=True) if not ok}
     kept = [span for span in spans if id(span) not in unsupported]
     numbers = [number for number, ok in enumerate(judged, start=1) if not ok]
-    return Checked(kept, len(unsupported), {**record, "status": "checked", "unsupported": numbers})
+    record = {**record, "status": "checked", "unsupported": numbers}
+    dropped = tuple(claim for claim, ok in zip(claims, judged, strict=True) if not ok)
+    return Checked(kept, len(unsupported), record, dropped)

@@ -14,7 +14,8 @@ from difflib import SequenceMatcher
 from ..core import wording
 from ..core.records import Source
 from ..core.terms import word_char
-from .gate import CitationCheck, Prepared, prepare
+from .gate import CitationCheck
+from .prepared import Prepared, prepare
 from .quotes import normalise_ws, quote_ranges
 
 MAX_SHOWN_LINES = 8  # real lines shown per failing citation

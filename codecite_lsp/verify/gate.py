@@ -41,26 +41,19 @@ from typing import Any, Literal
 from ..core import wording
 from ..core.answers import Citation, ClaimSpan, GapSpan, ProseSpan
 from ..core.records import Result, Source
-from ..ingest.injection import Finding, instructed, kinds, source_findings
+from ..ingest.injection import instructed, kinds
 from .envelope import Envelope, ReplyCitation, ReplyClaim, ReplyGap, ReplySpan, parse
+from .prepared import Prepared, evidence, prepare, reached_citation
 from .prose import gap_problem, gap_subject, prose_problem, word_stems
 from .quotes import (
     PROBLEMS,
-    declared_lines,
     lines_hash,
     normalise_ws,
     quote_hash,
     quote_problem,
     quote_ranges,
 )
-from .support import (
-    Evidence,
-    enclosing_definition,
-    enclosing_headers,
-    missing,
-    narrowed,
-    reached,
-)
+from .support import missing, narrowed
 
 Why = Literal[
     "unknown_label",
@@ -157,55 +150,6 @@ class GateFailed:
 GateResult = GatePassed | GateRefusedByModel | GateFailed
 
 _LINE_PREFIX = re.compile(r"(?:^|\n)\s*\d+ \| ")
-_EOL = re.compile(r"(\r\n|\r|\n)")
-
-
-# ---------------------------------------------------------------------------------------------
-# Sources prepared once per request
-
-
-@dataclass
-class Prepared:
-    source: Source
-    lines: list[str]
-    normalised: str
-    flags: tuple[Finding, ...] = ()  # text addressed to an AI reader (file lines): untrusted
-    _byte_spans: list[tuple[int, int]] | None = None
-
-    def byte_span(self, start_line: int, end_line: int) -> tuple[int, int]:
-        """File byte offsets of the cited lines: start of the first, end of the last's content."""
-        if self._byte_spans is None:
-            spans, offset = [], self.source.result.chunk.start_byte
-            pieces = _EOL.split(self.source.result.chunk.text)
-            for index in range(0, len(pieces), 2):
-                size = len(pieces[index].encode("utf-8"))
-                spans.append((offset, offset + size))
-                ending = pieces[index + 1] if index + 1 < len(pieces) else ""
-                offset += size + len(ending)
-            end = spans[-1][1]
-            # Lines the text lacks (a declared empty last line) sit at its end.
-            spans += [(end, end)] * (len(self.lines) - len(spans))
-            self._byte_spans = spans
-        first = start_line - self.source.result.chunk.start_line
-        last = end_line - self.source.result.chunk.start_line
-        return self._byte_spans[first][0], self._byte_spans[last][1]
-
-    def cited(self, start_line: int, end_line: int) -> list[str]:
-        first = self.source.result.chunk.start_line
-        return self.lines[start_line - first : end_line - first + 1]
-
-
-def prepare(sources: list[Source]) -> dict[str, Prepared]:
-    prepared = {}
-    for source in sources:
-        lines = declared_lines(
-            source.result.chunk.text,
-            source.result.chunk.end_line - source.result.chunk.start_line + 1,
-        )
-        prepared[source.label] = Prepared(
-            source, lines, normalise_ws("\n".join(lines)), source_findings(source)
-        )
-    return prepared
 
 
 def _check(
@@ -291,15 +235,6 @@ def _narrowed(cite: ReplyCitation, entry: Prepared) -> ReplyCitation:
     return cite.model_copy(update={"start_line": start, "end_line": end})
 
 
-def _known(prepared: dict[str, Prepared], path: str) -> dict[int, str]:
-    """The lines of ``path`` the request's sources hold, by number."""
-    known: dict[int, str] = {}
-    for entry in prepared.values():
-        if entry.source.result.chunk.path == path:
-            known.update(enumerate(entry.lines, start=entry.source.result.chunk.start_line))
-    return known
-
-
 def _claim_failure(
     index: int, text: str, cites: list[ReplyCitation], why: Why, detail: str
 ) -> CitationCheck:
@@ -309,35 +244,6 @@ def _claim_failure(
     place = (cite.source, cite.start_line, cite.end_line)
     ranges = tuple((c.source, c.start_line, c.end_line) for c in cites)
     return CitationCheck(index, None, *place, False, why, detail, cite.quote, text, ranges)
-
-
-def _evidence(cites: list[ReplyCitation], prepared: dict[str, Prepared], question: str) -> Evidence:
-    held: list[str] = []
-    names: list[str] = []
-    headers: list[str] = []
-    numbers: set[int] = set()
-    for cite in cites:
-        numbers.update(range(cite.start_line, cite.end_line + 1))
-        entry = prepared[cite.source]
-        held += [cite.quote, *entry.cited(cite.start_line, cite.end_line)]
-        known = _known(prepared, entry.source.result.chunk.path)
-        symbols = entry.source.result.symbols_within(cite.start_line, cite.end_line)
-        names += [
-            *symbols,
-            entry.source.result.chunk.path,
-            enclosing_definition(known, cite.start_line),
-        ]
-        headers += enclosing_headers(known, cite.start_line)
-    quotes = len({(cite.source, normalise_ws(cite.quote), cite.start_line) for cite in cites})
-    return Evidence(
-        "\n".join(held), "\n".join(names), frozenset(numbers), question, quotes, "\n".join(headers)
-    )
-
-
-def _reached(cite: ReplyCitation, entry: Prepared, terms: list[str]) -> ReplyCitation:
-    first = entry.source.result.chunk.start_line
-    start, end = reached(entry.lines, first, cite.start_line, cite.end_line, cite.quote, terms)
-    return cite.model_copy(update={"start_line": start, "end_line": end})
 
 
 def _supported(
@@ -350,11 +256,11 @@ def _supported(
 ) -> tuple[list[ReplyCitation], CitationCheck | None]:
     """The claim-level support check over all its (narrowed) citations: the citations to show
     (grown to a line next to them that holds a name the claim gives) and None, or the failure."""
-    absent = missing(text, _evidence(cites, prepared, question), wording)
+    absent = missing(text, evidence(cites, prepared, question), wording)
     if not absent:
         return cites, None
-    grown = [_reached(cite, prepared[cite.source], absent) for cite in cites]
-    if grown != cites and not missing(text, _evidence(grown, prepared, question), wording):
+    grown = [reached_citation(cite, prepared[cite.source], absent) for cite in cites]
+    if grown != cites and not missing(text, evidence(grown, prepared, question), wording):
         return grown, None
     terms = ", ".join(term if term.startswith("'") else f"'{term}'" for term in absent)
     detail = f"the claim says {terms}, which its quoted lines do not show"

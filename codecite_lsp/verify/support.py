@@ -135,7 +135,7 @@ def narrowed(cited: list[str], quote: str, start: int, end: int) -> tuple[int, i
     return start + first - 1, start + last - 1
 
 
-REACH_LINES = 2  # lines beyond a citation a name its claim gives may sit on: the range grows
+REACH_LINES = 1  # lines beyond a citation a name its claim gives may sit on: the range grows
 
 
 def reached(

@@ -110,7 +110,7 @@ def _replies(indexed: tuple[Path, Config], name: str) -> list[str]:
         "count_wrong": [reply({"kind": "prose", "text": "In three steps:"}, retired, framing)],
         "fenced": [f"Here is the answer:\n```json\n{passing}\n```\nThat is all."],
         "cut_out_of_words": [f"The answer: {passing} (done)"],
-        "support_check": [passing],
+        "support_check": [passing, passing],  # the retry, told of its removed claim, repeats
         "support_check_retry": [reply(retired, failing), reply(framing, retired, added)],
         "support_check_count": [reply({"kind": "prose", "text": "There are two steps:"}, retired,
                                       added)],
@@ -219,7 +219,10 @@ def test_what_each_reply_shows(indexed: tuple[Path, Config], script: Chunked) ->
     assert kinds("failing_then_retry")[-1] == (2, ["prose", "claim", "claim"])
     assert kinds("cut_out_of_words") == []
     # Each claim as its own verdict comes; the one not entailed never, the answer without it.
-    assert kinds("support_check") == [(1, ["prose"]), (1, ["prose", "claim"])]
+    # The removed claim is sent back once; the retry, the same, shows the same.
+    assert kinds("support_check") == [
+        (n, spans) for n in (1, 2) for spans in (["prose"], ["prose", "claim"])
+    ]
     assert kinds("support_check_broken") == [(1, ["prose"])]
 
 

@@ -50,7 +50,11 @@ def _claims(answer: Answered) -> list[str]:
 def test_a_claim_the_model_finds_unsupported_is_removed_and_recorded(
     indexed: tuple[Path, Config], sources: list[Source], litellm_calls: LitellmCalls
 ) -> None:
-    answerer = mocked(indexed, _answer(sources), _judged(True, False), support_check="model")
+    # The check removes the false claim; the retry repeats it and it is removed again.
+    judged = _judged(True, False)
+    answerer = mocked(
+        indexed, _answer(sources), judged, _answer(sources), judged, support_check="model"
+    )
     answer = answerer.ask(QUESTION)
 
     assert isinstance(answer, Answered), answer
@@ -64,9 +68,54 @@ def test_a_claim_the_model_finds_unsupported_is_removed_and_recorded(
     assert "old.retired_at = now" in sent["claims"][1]["cited_lines"][0]["text"]
     # ... and the definition those lines are in, which a claim may name as the gate lets it.
     assert "rotate_key" in sent["claims"][1]["cited_lines"][0]["in"]
+    # The retry was told which claim its lines do not show, with those lines.
+    told = litellm_calls.calls[2]["messages"][-1]["content"]
+    assert FALSE[:40] in told and TRUE[:40] not in told
+    assert "do not show all it says" in told and "old.retired_at = now" in told
     record = last_trace(answerer.config, indexed[0], answer.trace_id)
     assert record["support_check"] == {"claims": 2, "status": "checked", "unsupported": [2]}
-    assert record["model_calls"] == 2
+    assert record["model_calls"] == 4
+
+
+def test_a_true_claim_cited_short_is_kept_once_the_retry_cites_its_lines(
+    indexed: tuple[Path, Config], sources: list[Source], litellm_calls: LitellmCalls
+) -> None:
+    rotated = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    short = claim("Rotation adds the new key to the store.", rotated)
+    shown = claim(
+        "Rotation adds the new key to the store.",
+        cite(sources, "keyvault/keys.py", "store.add(client"),
+    )
+    first, retry = reply(claim(TRUE, rotated), short), reply(claim(TRUE, rotated), shown)
+    answerer = mocked(
+        indexed, first, _judged(True, False), retry, _judged(True, True), support_check="model"
+    )
+    answer = answerer.ask(QUESTION)
+
+    assert isinstance(answer, Answered), answer
+    assert _claims(answer) == [TRUE, "Rotation adds the new key to the store."]
+    assert answer.note is None  # nothing was removed from what is shown
+    record = last_trace(answerer.config, indexed[0], answer.trace_id)
+    assert record["support_check"] == {"claims": 2, "status": "checked", "unsupported": []}
+    assert len(litellm_calls) == 4
+
+
+def test_a_retry_that_keeps_fewer_claims_is_not_taken(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    line = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    worse = reply(claim(FALSE, line))
+    answerer = mocked(
+        indexed,
+        _answer(sources),
+        _judged(True, False),
+        worse,
+        _judged(False),
+        support_check="model",
+    )
+    answer = answerer.ask(QUESTION)
+    assert isinstance(answer, Answered), answer
+    assert _claims(answer) == [TRUE]
 
 
 def test_the_answer_is_refused_when_the_model_supports_none_of_its_claims(
@@ -109,10 +158,10 @@ def test_with_a_model_the_check_is_on_by_default_and_off_turns_it_off(
     assert Config().support_check == "model"
     repo, config = indexed
     model_config = Config(index_dir=config.index_dir, model=MODEL, model_retries=1)
-    replies = llm.MockReplies([_answer(sources), _judged(True, False)])
+    replies = llm.MockReplies([_answer(sources), _judged(True, True)])
     answer = Answerer(repo, model_config, replies=replies).ask(QUESTION)
     assert isinstance(answer, Answered), answer
-    assert _claims(answer) == [TRUE]
+    assert _claims(answer) == [TRUE, FALSE]
     assert len(litellm_calls) == 2  # one batched call for both claims
 
     answer = mocked(indexed, _answer(sources), support_check="off").ask(QUESTION)

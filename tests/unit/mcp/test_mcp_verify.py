@@ -136,7 +136,7 @@ def test_a_folder_a_missing_file_and_a_symlink_out_are_refused_in_plain_words(
         Privacy.for_root(root, Config()).read("up/outside.py")
 
 
-GATE = Path(__file__).parents[3] / "codecite_lsp" / "verify" / "gate.py"
+GATE = Path(__file__).parents[3] / "codecite_lsp" / "verify" / "prepared.py"
 
 
 @pytest.mark.parametrize("quote", ["e", " prepare(s", "def prepare(sources: list[Source]) -> di"])
@@ -150,7 +150,7 @@ def test_verify_citations_refuses_what_the_gate_refuses(quote: str) -> None:
     line = next(n for n, text in enumerate(lines, start=1) if text.startswith("def prepare("))
     root = GATE.parents[2]
     cited = CitationIn(
-        path="codecite_lsp/verify/gate.py", start_line=line, end_line=line, quote=quote
+        path="codecite_lsp/verify/prepared.py", start_line=line, end_line=line, quote=quote
     )
     whole = cited.model_copy(update={"quote": lines[line - 1]})
     out = verify_citations(root, Config(), [cited, whole], threading.Event())

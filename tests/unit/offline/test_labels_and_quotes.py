@@ -128,9 +128,14 @@ def test_the_gate_does_not_lend_a_merged_neighbours_name_to_the_cited_lines() ->
             },
             {
                 "kind": "claim",
-                "text": "`handleHTTPRequest` resets the context.",
+                "text": "`handleHTTPRequest` conforms to the http.Handler interface.",
                 "citations": [
-                    {"source": "S1", "start_line": 6, "end_line": 6, "quote": "c.reset()"}
+                    {
+                        "source": "S1",
+                        "start_line": 3,
+                        "end_line": 3,
+                        "quote": "conforms to the http.Handler interface.",
+                    }
                 ],
             },
         ],

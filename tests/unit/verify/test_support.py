@@ -331,7 +331,7 @@ def test_a_citation_a_line_short_of_a_name_it_gives_grows_to_show_it() -> None:
     assert cited.quote == 'if value in ("y", "yes"):'
 
 
-def test_a_name_further_than_two_lines_from_the_citation_is_still_unsupported() -> None:
+def test_a_name_further_than_the_next_line_is_still_unsupported() -> None:
     # `_readline_prompt` is on line 330, four lines above the cited 334.
     why, detail = failure_of(
         verify(answer("`rv` comes from `_readline_prompt`.", 334, 334, "rv = True"), [SOURCE])
