@@ -214,10 +214,14 @@ def _is_definition(text: str) -> bool:
 
 def _openers(known: dict[int, str], line: int) -> Iterable[tuple[int, str]]:
     """Each known line above ``line`` less indented than the lines below it, innermost first,
-    ending at a definition or at top-level code."""
+    ending at a definition, at top-level code, or at a line no source holds."""
     own = known.get(line, "")
     indent = len(own) - len(own.lstrip())
+    expected = line - 1
     for number in sorted((n for n in known if n < line), reverse=True):
+        if number != expected:  # lines no source holds: what is above may be another block's
+            return
+        expected = number - 1
         text = known[number]
         depth = len(text) - len(text.lstrip())
         if not text.strip() or depth >= indent:

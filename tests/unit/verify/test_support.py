@@ -301,7 +301,7 @@ def test_a_name_may_be_a_part_of_one_the_lines_hold_but_not_another_name() -> No
 
 
 def test_the_blocks_a_line_runs_in_are_its_headers_outermost_first() -> None:
-    from codecite_lsp.verify.support import enclosing_headers
+    from codecite_lsp.verify.support import enclosing_definition, enclosing_headers
 
     code = """def launch(url, locate=False):
     if WIN:
@@ -317,6 +317,11 @@ def test_the_blocks_a_line_runs_in_are_its_headers_outermost_first() -> None:
     assert enclosing_headers(dict(enumerate(CONFIRM.split("\n"), start=321)), 344) == [
         "if abort and not rv:"
     ]
+    # Lines the sources do not hold between: the header above them may be another function's
+    # (a read of lines 239-252 under the chunk of `register_algorithm` far above).
+    apart = {10: "def register_algorithm(alg):", 11: "    pass", 40: "    if alg not in allowed:"}
+    assert enclosing_headers(apart, 40) == []
+    assert enclosing_definition(apart, 40) == ""
 
 
 def test_a_citation_a_line_short_of_a_name_it_gives_grows_to_show_it() -> None:
