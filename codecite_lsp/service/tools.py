@@ -76,4 +76,18 @@ class RootTools:
             revision=source.revision,
             untrusted=at_lines(text, first),  # planted text is marked as in any source
         )
-        return [Result(chunk, 0.0)]
+        return [Result(chunk, 0.0, pieces=self._symbols(chunk))]
+
+    def _symbols(self, read: Chunk) -> tuple[tuple[int, str], ...]:
+        """(first line, symbol) of the indexed definitions the read lines run through, in line
+        order, when the file is as indexed: a claim may name the function whose lines it read
+        (the gate lets a chunk's symbol be named); none once the file changed (its lines moved)."""
+        indexed = self.parts.retriever.store.chunks_for_path(read.path)
+        held = [
+            c
+            for c in indexed
+            if c.revision == read.revision and c.symbol
+            and c.start_line <= read.end_line and c.end_line >= read.start_line
+        ]  # fmt: skip
+        ordered = sorted(held, key=lambda c: c.start_line)
+        return tuple((max(c.start_line, read.start_line), str(c.symbol)) for c in ordered)

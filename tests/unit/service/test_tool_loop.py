@@ -308,3 +308,15 @@ def test_a_model_failing_mid_loop_is_refused_as_without_it_and_traced(
         assert (loop["rounds"], loop["stopped"], loop["error"]) == (1, "model_error", kind)
     else:  # a reply without tool calls is the loop's answer; the gate refuses it
         assert (loop["rounds"], loop["stopped"]) == (2, "answered") and "error" not in loop
+
+
+def test_lines_read_know_the_definition_they_run_through(
+    indexed: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, litellm_calls: LitellmCalls
+) -> None:
+    # Lines 3-6 are the body of consume_value: a claim may name it, as it may a chunk's symbol.
+    read = ("read", {"path": "settings/values.py", "start_line": 3, "end_line": 6})
+    named = one_claim("S2", 5, "return int(text)", "`consume_value` turns digits into a number.")
+    answer, _ = _ask(indexed, monkeypatch, tmp_path, [tool_calls(read), named], [])
+    assert isinstance(answer, Answered), answer
+    [result] = _tool_results(litellm_calls, 1)
+    assert "consume_value" in result.splitlines()[1]  # the source's header names it
