@@ -118,6 +118,22 @@ def test_a_retry_that_keeps_fewer_claims_is_not_taken(
     assert _claims(answer) == [TRUE]
 
 
+def test_a_retry_whose_check_fails_or_whose_model_times_out_leaves_the_first_checked_answer(
+    indexed: tuple[Path, Config], sources: list[Source]
+) -> None:
+    line = cite(sources, "keyvault/keys.py", "old.retired_at = now")
+    unchecked = reply(claim(TRUE, line), claim("Rotation sets retired_at.", line))
+    for script in [
+        (_answer(sources), _judged(True, False), unchecked, "I cannot tell."),
+        (_answer(sources), _judged(True, False), "litellm.Timeout"),
+    ]:
+        answer = mocked(indexed, *script, support_check="model").ask(QUESTION)
+        # Never the retry's claims unchecked: the first reply's checked claim, with its note.
+        assert isinstance(answer, Answered), (script, answer)
+        assert _claims(answer) == [TRUE]
+        assert answer.note == wording.unsupported_note(1)
+
+
 def test_the_answer_is_refused_when_the_model_supports_none_of_its_claims(
     indexed: tuple[Path, Config], sources: list[Source]
 ) -> None:
