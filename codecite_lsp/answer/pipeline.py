@@ -339,9 +339,12 @@ class Answerer:
             text = ModelText(answer(asked, sources, evidence), "offline")
             request.stage("verifying citations")
             return text
-        request.stage(
-            "retrying with stricter instructions" if request.attempts_made else "asking the model"
-        )
+        if not request.attempts_made:
+            request.stage("asking the model")
+        elif request.check_removed:
+            request.stage("asking again for the claims the check removed")
+        else:
+            request.stage("retrying with stricter instructions")
         request.attempts_made += 1
         shown = self._shown(request, request.attempts_made, sources, asked)
         retries = self.config.model_retries
@@ -410,8 +413,11 @@ class Answerer:
             request.stage("checking each claim against its lines")
             # Streamed: the verdicts each claim had as it verified, one call for the rest.
             if request.checks is not None:
-                return request.checks.check(spans, sources)
-            return check_support(spans, sources, judge)
+                checked = request.checks.check(spans, sources)
+            else:
+                checked = check_support(spans, sources, judge)
+            request.check_removed = checked.removed if checked.judged else 0
+            return checked
 
         return check
 
