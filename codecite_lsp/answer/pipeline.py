@@ -339,12 +339,9 @@ class Answerer:
             text = ModelText(answer(asked, sources, evidence), "offline")
             request.stage("verifying citations")
             return text
-        if not request.attempts_made:
-            request.stage("asking the model")
-        elif request.check_removed:
-            request.stage("asking again for the claims the check removed")
-        else:
-            request.stage("retrying with stricter instructions")
+        request.stage(
+            "retrying with stricter instructions" if request.attempts_made else "asking the model"
+        )
         request.attempts_made += 1
         shown = self._shown(request, request.attempts_made, sources, asked)
         retries = self.config.model_retries
@@ -413,11 +410,8 @@ class Answerer:
             request.stage("checking each claim against its lines")
             # Streamed: the verdicts each claim had as it verified, one call for the rest.
             if request.checks is not None:
-                checked = request.checks.check(spans, sources)
-            else:
-                checked = check_support(spans, sources, judge)
-            request.check_removed = checked.removed if checked.judged else 0
-            return checked
+                return request.checks.check(spans, sources)
+            return check_support(spans, sources, judge)
 
         return check
 

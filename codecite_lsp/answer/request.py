@@ -39,7 +39,6 @@ class Request:
     model_latency_ms: float = 0.0
     statements_removed: int = 0
     attempts_made: int = 0  # model answers asked for: the second is the stricter retry
-    check_removed: int = 0  # claims the support check removed from the last reply judged
     support_check: dict[str, Any] | None = None  # the second pass's record, when it ran
     tool_loop: dict[str, Any] | None = None  # the tool loop's rounds and calls, when it ran
 
